@@ -1,0 +1,1 @@
+int toolhost_support_placeholder(void);

@@ -1,0 +1,2 @@
+#include "CToolhostSupport.h"
+int toolhost_support_placeholder(void) { return 0; }
