@@ -30,7 +30,9 @@ public struct JSONError: Error, Sendable, Equatable, CustomStringConvertible {
   public var position: Int?
 
   /// Makes an error.
-  public init(kind: Kind, message: String, line: Int? = nil, column: Int? = nil, position: Int? = nil) {
+  public init(
+    kind: Kind, message: String, line: Int? = nil, column: Int? = nil, position: Int? = nil
+  ) {
     self.kind = kind
     self.message = message
     self.line = line
@@ -78,15 +80,18 @@ extension JSONValue {
   ///   hostile input.
   public static func parse(_ text: String) throws(JSONError) -> JSONValue {
     var text = text
-    return try text.withUTF8 { buffer in Result { () throws(JSONError) in try parse(UnsafeRawBufferPointer(buffer)) } }
-      .get()
+    return try text.withUTF8 { buffer in
+      Result { () throws(JSONError) in try parse(UnsafeRawBufferPointer(buffer)) }
+    }
+    .get()
   }
 
   /// Parses strict RFC 8259 JSON from UTF-8 bytes.
   ///
   /// - Throws: ``JSONError`` as ``parse(_:)-(String)`` does.
   public static func parse(_ bytes: [UInt8]) throws(JSONError) -> JSONValue {
-    try bytes.withUnsafeBytes { buffer in Result { () throws(JSONError) in try parse(buffer) } }.get()
+    try bytes.withUnsafeBytes { buffer in Result { () throws(JSONError) in try parse(buffer) } }
+      .get()
   }
 
   /// Parses strict RFC 8259 JSON from a buffer of UTF-8 bytes.
@@ -97,23 +102,52 @@ extension JSONValue {
     if let nul = buffer.firstIndex(of: 0) {
       let (line, column) = lineAndColumn(of: nul, in: buffer)
       throw JSONError(
-        kind: .syntax, message: "a NUL byte is not allowed in JSON text", line: line, column: column, position: nul)
+        kind: .syntax, message: "a NUL byte is not allowed in JSON text", line: line,
+        column: column, position: nul)
     }
     var error = json_error_t()
+    if let root = load(buffer, &error) {
+      defer { toolhost_json_decref(root) }
+      return JanssonReader.value(root)
+    }
+    // jansson refuses a `\u0000` escape inside an object key, which RFC 8259 allows. Parse again with every such
+    // escape replaced by the escape of a character the text does not contain (same length, so error places hold), and
+    // turn that character back into NUL while reading.
+    if toolhost_json_error_code(&error) == Int32(json_error_null_byte_in_key.rawValue),
+      let substitution = NulEscapeSubstitution(buffer)
+    {
+      let root = substitution.bytes.withUnsafeBytes { load($0, &error) }
+      if let root {
+        defer { toolhost_json_decref(root) }
+        return JanssonReader(nulSentinel: substitution.sentinel).value(root)
+      }
+      throw parseError(error, replacing: substitution.escapeDigits)
+    }
+    throw parseError(error, replacing: nil)
+  }
+
+  /// Runs jansson's parser on `buffer`, which has no NUL byte.
+  private static func load(
+    _ buffer: UnsafeRawBufferPointer, _ error: inout json_error_t
+  ) -> UnsafeMutablePointer<json_t>? {
     let flags = toolhost_json_flag_decode_any() | toolhost_json_flag_allow_nul()
     let base = buffer.baseAddress?.assumingMemoryBound(to: CChar.self) ?? emptyCString
-    guard let root = json_loadb(base, buffer.count, flags, &error) else {
-      let message = withUnsafeBytes(of: error.text) { raw in
-        String(decoding: raw.prefix(while: { $0 != 0 }), as: UTF8.self)
-      }
-      let tooDeep = toolhost_json_error_code(&error) == Int32(json_error_stack_overflow.rawValue)
-      throw JSONError(
-        kind: tooDeep ? .tooDeep : .syntax,
-        message: tooDeep ? "nesting is deeper than \(maximumDepth) levels" : message,
-        line: Int(error.line), column: Int(error.column), position: Int(error.position))
+    return json_loadb(base, buffer.count, flags, &error)
+  }
+
+  /// The ``JSONError`` for a jansson parse failure; `replacing` names the hex digits of a NUL substitute to show as
+  /// `0000` again in the message.
+  private static func parseError(_ error: json_error_t, replacing digits: String?) -> JSONError {
+    var error = error
+    var message = withUnsafeBytes(of: error.text) { raw in
+      String(decoding: raw.prefix(while: { $0 != 0 }), as: UTF8.self)
     }
-    defer { toolhost_json_decref(root) }
-    return JanssonReader.value(root)
+    if let digits { message = NulEscapeSubstitution.restore(message, digits: digits) }
+    let tooDeep = toolhost_json_error_code(&error) == Int32(json_error_stack_overflow.rawValue)
+    return JSONError(
+      kind: tooDeep ? .tooDeep : .syntax,
+      message: tooDeep ? "nesting is deeper than \(maximumDepth) levels" : message,
+      line: Int(error.line), column: Int(error.column), position: Int(error.position))
   }
 
   /// The value as JSON text, printed through jansson. Reals print as the shortest text that reads back as the
@@ -131,7 +165,9 @@ extension JSONValue {
     if style.sortedKeys { flags |= 0x80 }  // JSON_SORT_KEYS
     let size = json_dumpb(root, nil, 0, flags)
     var bytes = [UInt8](repeating: 0, count: size)
-    _ = bytes.withUnsafeMutableBytes { json_dumpb(root, $0.baseAddress?.assumingMemoryBound(to: CChar.self), size, flags) }
+    _ = bytes.withUnsafeMutableBytes {
+      json_dumpb(root, $0.baseAddress?.assumingMemoryBound(to: CChar.self), size, flags)
+    }
     if writer.realCount > 0 { bytes = ShortestReals.rewrite(bytes) }
     return String(decoding: bytes, as: UTF8.self)
   }
@@ -161,16 +197,43 @@ extension JSONValue {
 private var emptyCString: UnsafePointer<CChar> { toolhost_json_empty_cstring() }
 
 /// Converts jansson trees into ``JSONValue``s.
-enum JanssonReader {
+struct JanssonReader {
+  /// The UTF-8 bytes of a character that stands for NUL in the tree's strings (see ``NulEscapeSubstitution``).
+  var nulSentinel: [UInt8]? = nil
+
   static func value(_ j: UnsafeMutablePointer<json_t>) -> JSONValue {
+    JanssonReader().value(j)
+  }
+
+  /// A Swift string from jansson's UTF-8 bytes, with the NUL sentinel (if any) turned back into NUL.
+  func string(_ start: UnsafePointer<CChar>?, _ count: Int) -> String {
+    let raw = UnsafeRawBufferPointer(start: start, count: count)
+    guard let sentinel = nulSentinel, raw.contains(sentinel[0]) else {
+      return String(decoding: raw, as: UTF8.self)
+    }
+    var bytes: [UInt8] = []
+    bytes.reserveCapacity(count)
+    var i = 0
+    while i < count {
+      if i + 2 < count, raw[i] == sentinel[0], raw[i + 1] == sentinel[1], raw[i + 2] == sentinel[2]
+      {
+        bytes.append(0)
+        i += 3
+      } else {
+        bytes.append(raw[i])
+        i += 1
+      }
+    }
+    return String(decoding: bytes, as: UTF8.self)
+  }
+
+  func value(_ j: UnsafeMutablePointer<json_t>) -> JSONValue {
     switch toolhost_json_typeof(j) {
     case JSON_OBJECT:
       var object = JSONObject()
       var iter = json_object_iter(j)
       while let it = iter {
-        let key = String(
-          decoding: UnsafeRawBufferPointer(start: json_object_iter_key(it), count: json_object_iter_key_len(it)),
-          as: UTF8.self)
+        let key = string(json_object_iter_key(it), json_object_iter_key_len(it))
         object[key] = value(json_object_iter_value(it))
         iter = json_object_iter_next(j, it)
       }
@@ -182,9 +245,7 @@ enum JanssonReader {
       for i in 0..<n { array.append(value(json_array_get(j, i))) }
       return .array(array)
     case JSON_STRING:
-      return .string(
-        String(
-          decoding: UnsafeRawBufferPointer(start: json_string_value(j), count: json_string_length(j)), as: UTF8.self))
+      return .string(string(json_string_value(j), json_string_length(j)))
     case JSON_INTEGER:
       return .integer(Int64(json_integer_value(j)))
     case JSON_REAL:
@@ -199,11 +260,110 @@ enum JanssonReader {
   }
 }
 
+/// A copy of JSON text in which every `\u0000` escape inside a string is replaced by the escape of a sentinel
+/// character that occurs nowhere in the text, neither raw nor escaped; the copy has the same length.
+///
+/// jansson 2.14 rejects `\u0000` inside object keys ("NUL byte in object key not supported"), though RFC 8259 and
+/// JSONTestSuite (`y_object_escaped_null_in_key`) accept it. The sentinel is a noncharacter (U+FDD0...U+FDEF) or
+/// else a private-use character (U+E000...U+F8FF); ``JanssonReader`` turns it back into NUL.
+struct NulEscapeSubstitution {
+  /// The rewritten text.
+  var bytes: [UInt8]
+  /// The sentinel's UTF-8 bytes (three of them).
+  var sentinel: [UInt8]
+  /// The sentinel's four uppercase hex digits, as written into the escapes.
+  var escapeDigits: String
+
+  /// `nil` when every candidate sentinel already occurs in the text.
+  init?(_ text: UnsafeRawBufferPointer) {
+    let backslash = UInt8(ascii: "\\")
+    let quote = UInt8(ascii: "\"")
+    // Code points U+E000...U+FFFF that occur in the text, raw or as \uXXXX (anywhere: over-counting is harmless).
+    var present = Set<UInt16>()
+    var i = 0
+    while i < text.count {
+      let c = text[i]
+      if c >= 0xEE, c <= 0xEF, i + 2 < text.count {
+        present.insert(
+          UInt16(c & 0x0F) << 12 | UInt16(text[i + 1] & 0x3F) << 6 | UInt16(text[i + 2] & 0x3F))
+      } else if c == backslash, i + 5 < text.count, text[i + 1] == UInt8(ascii: "u"),
+        let h = Self.hex(text, i + 2)
+      {
+        present.insert(h)
+      }
+      i += 1
+    }
+    let candidates = Array(UInt16(0xFDD0)...0xFDEF) + Array(UInt16(0xE000)...0xF8FF)
+    guard let code = candidates.first(where: { !present.contains($0) }) else { return nil }
+    sentinel = Array(String(Character(Unicode.Scalar(code)!)).utf8)
+    let digits = Array(String(code, radix: 16, uppercase: true).utf8)
+    escapeDigits = String(decoding: digits, as: UTF8.self)
+
+    bytes = Array(text)
+    var inString = false
+    i = 0
+    while i < bytes.count {
+      let c = bytes[i]
+      if !inString {
+        if c == quote { inString = true }
+        i += 1
+      } else if c == quote {
+        inString = false
+        i += 1
+      } else if c == backslash {
+        if i + 5 < bytes.count, bytes[i + 1] == UInt8(ascii: "u"),
+          bytes[(i + 2)...(i + 5)].allSatisfy({ $0 == 0x30 })
+        {
+          bytes.replaceSubrange((i + 2)...(i + 5), with: digits)
+        }
+        i += 2
+      } else {
+        i += 1
+      }
+    }
+  }
+
+  /// The value of four hex digits at `offset`, if they are hex digits.
+  private static func hex(_ text: UnsafeRawBufferPointer, _ offset: Int) -> UInt16? {
+    var v: UInt16 = 0
+    for k in offset..<(offset + 4) {
+      let c = text[k]
+      let d: UInt8
+      switch c {
+      case 0x30...0x39: d = c - 0x30
+      case 0x41...0x46: d = c - 0x41 + 10
+      case 0x61...0x66: d = c - 0x61 + 10
+      default: return nil
+      }
+      v = v << 4 | UInt16(d)
+    }
+    return v
+  }
+
+  /// `message` with each `\u` + `digits` written as `\u0000` again (jansson quotes the text it stopped near).
+  static func restore(_ message: String, digits: String) -> String {
+    let needle = Array(("\\u" + digits).utf8)
+    var bytes = Array(message.utf8)
+    var i = 0
+    while i + needle.count <= bytes.count {
+      if bytes[i..<(i + needle.count)].elementsEqual(needle) {
+        bytes.replaceSubrange((i + 2)..<(i + 6), with: Array("0000".utf8))
+        i += needle.count
+      } else {
+        i += 1
+      }
+    }
+    return String(decoding: bytes, as: UTF8.self)
+  }
+}
+
 /// Builds jansson trees from ``JSONValue``s.
 struct JanssonWriter {
   var realCount = 0
 
-  mutating func make(_ value: JSONValue, depth: Int) throws(JSONError) -> UnsafeMutablePointer<json_t> {
+  mutating func make(_ value: JSONValue, depth: Int) throws(JSONError) -> UnsafeMutablePointer<
+    json_t
+  > {
     switch value {
     case .object(let object):
       guard depth < JSONValue.maximumDepth else { throw Self.tooDeep }
@@ -216,7 +376,9 @@ struct JanssonWriter {
         }
         var key = key
         _ = key.withUTF8 { k in
-          k.withMemoryRebound(to: CChar.self) { json_object_setn_new_nocheck(j, $0.baseAddress ?? emptyCString, $0.count, child) }
+          k.withMemoryRebound(to: CChar.self) {
+            json_object_setn_new_nocheck(j, $0.baseAddress ?? emptyCString, $0.count, child)
+          }
         }
       }
       return j
@@ -233,7 +395,11 @@ struct JanssonWriter {
       }
       return j
     case .string(var s):
-      return s.withUTF8 { u in u.withMemoryRebound(to: CChar.self) { json_stringn_nocheck($0.baseAddress ?? emptyCString, $0.count) } }
+      return s.withUTF8 { u in
+        u.withMemoryRebound(to: CChar.self) {
+          json_stringn_nocheck($0.baseAddress ?? emptyCString, $0.count)
+        }
+      }
     case .integer(let i):
       return json_integer(json_int_t(i))
     case .real(let d):
@@ -247,7 +413,8 @@ struct JanssonWriter {
     }
   }
 
-  static let tooDeep = JSONError(kind: .tooDeep, message: "nesting is deeper than \(JSONValue.maximumDepth) levels")
+  static let tooDeep = JSONError(
+    kind: .tooDeep, message: "nesting is deeper than \(JSONValue.maximumDepth) levels")
 }
 
 /// Rewrites the real-number literals of jansson's output (printed with 17 significant digits) as the shortest text
@@ -284,7 +451,9 @@ enum ShortestReals {
           let d = input[j]
           if d == UInt8(ascii: ".") || d == UInt8(ascii: "e") || d == UInt8(ascii: "E") {
             isReal = true
-          } else if !(d == UInt8(ascii: "-") || d == UInt8(ascii: "+") || (d >= UInt8(ascii: "0") && d <= UInt8(ascii: "9"))) {
+          } else if !(d == UInt8(ascii: "-") || d == UInt8(ascii: "+")
+            || (d >= UInt8(ascii: "0") && d <= UInt8(ascii: "9")))
+          {
             break
           }
           j += 1
@@ -303,9 +472,19 @@ enum ShortestReals {
     return out
   }
 
-  /// Swift's `description` of a finite `Double` is the shortest text that round-trips, and always has a `.` or an
-  /// exponent (`3.0`, `1e-05`, `1e+16`), which is valid JSON.
+  /// Swift's `description` of a finite `Double` has the fewest significant digits that round-trip, and always a `.`
+  /// or an exponent (`3.0`, `1e-05`, `1e+16`), which is valid JSON; the exponent's `+` and leading zeros are dropped
+  /// here (`1e-5`, `1e16`) so the text is the shortest.
   static func shortest(_ d: Double) -> String {
-    d.description
+    let text = d.description
+    guard let e = text.utf8.firstIndex(of: UInt8(ascii: "e")) else { return text }
+    var exponent = text.utf8[text.utf8.index(after: e)...]
+    var sign = ""
+    if let first = exponent.first, first == UInt8(ascii: "+") || first == UInt8(ascii: "-") {
+      if first == UInt8(ascii: "-") { sign = "-" }
+      exponent = exponent.dropFirst()
+    }
+    let digits = exponent.drop { $0 == UInt8(ascii: "0") }
+    return String(text.utf8[..<e])! + "e" + sign + (digits.isEmpty ? "0" : String(digits)!)
   }
 }

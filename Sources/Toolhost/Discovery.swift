@@ -1,0 +1,174 @@
+import Foundation
+import ToolhostJSON
+import ToolhostSchema
+
+/// Something wrong with a plugin found during discovery. A broken plugin never hides the good ones: it becomes a
+/// diagnostic and the rest load.
+public struct PluginDiagnostic: Sendable, Hashable, Codable, CustomStringConvertible {
+  /// What kind of problem it is.
+  public enum Kind: String, Sendable, Codable {
+    /// A plugin folder given with `--plugins` does not exist.
+    case missingFolder = "missing_folder"
+    /// The manifest cannot be read.
+    case unreadable
+    /// The manifest is not valid JSON.
+    case invalidJSON = "invalid_json"
+    /// The manifest breaks the manifest schema.
+    case schemaViolation = "schema_violation"
+    /// A tool name breaks the naming rule.
+    case badToolName = "bad_tool_name"
+    /// The command does not exist.
+    case commandMissing = "command_missing"
+    /// The command is not executable.
+    case commandNotExecutable = "command_not_executable"
+    /// A tool's inputSchema or outputSchema is invalid or uses keywords the validator does not support.
+    case unsupportedSchema = "unsupported_schema"
+    /// A tool of the same name was found earlier; this one is ignored.
+    case shadowed
+  }
+
+  /// What kind of problem.
+  public var kind: Kind
+  /// The manifest (or folder) concerned.
+  public var path: String
+  /// The tool concerned, if one.
+  public var tool: String?
+  /// What is wrong and what to do, in words.
+  public var message: String
+  /// `true` for problems that make a tool unusable; `false` for notes such as shadowing.
+  public var isError: Bool
+
+  /// `path: [tool] message`.
+  public var description: String {
+    "\(path): " + (tool.map { "\($0): " } ?? "") + message
+  }
+}
+
+/// The tools found in plugin folders, and the diagnostics of the plugins that could not be used.
+public struct PluginCatalog: Sendable {
+  /// A found tool and where it came from.
+  public struct Entry: Sendable {
+    /// The tool.
+    public var tool: PluginTool
+    /// The plugin folder it was found in.
+    public var folder: String
+  }
+
+  /// Usable tools in discovery order; names are unique (the first folder wins).
+  public var entries: [Entry]
+  /// Problems found, in discovery order.
+  public var diagnostics: [PluginDiagnostic]
+  /// The folders searched, in order.
+  public var folders: [String]
+
+  /// The tools.
+  public var tools: [PluginTool] { entries.map(\.tool) }
+
+  /// Whether any diagnostic is an error (shadowing is not).
+  public var hasErrors: Bool { diagnostics.contains { $0.isError } }
+
+  /// The plugin folders in search order: each `explicit` folder, then `$TOOLHOST_PLUGIN_PATH` (colon-separated),
+  /// then `./plugins`, then `$XDG_CONFIG_HOME/toolhost/plugins` (default `~/.config/toolhost/plugins`).
+  public static func searchFolders(
+    explicit: [String], environment: [String: String] = ProcessInfo.processInfo.environment,
+    currentDirectory: String = FileManager.default.currentDirectoryPath
+  ) -> [String] {
+    func absolute(_ p: String) -> String {
+      let expanded = (p as NSString).expandingTildeInPath
+      let full = expanded.hasPrefix("/") ? expanded : (currentDirectory as NSString).appendingPathComponent(expanded)
+      return (full as NSString).standardizingPath
+    }
+    var folders = explicit.map(absolute)
+    folders += (environment["TOOLHOST_PLUGIN_PATH"] ?? "").split(separator: ":").map { absolute(String($0)) }
+    folders.append(absolute("plugins"))
+    let config =
+      environment["XDG_CONFIG_HOME"].flatMap { $0.isEmpty ? nil : $0 }
+      ?? ((environment["HOME"] ?? NSHomeDirectory()) as NSString).appendingPathComponent(".config")
+    folders.append(absolute((config as NSString).appendingPathComponent("toolhost/plugins")))
+    var seen = Set<String>()
+    return folders.filter { seen.insert($0).inserted }
+  }
+
+  /// The manifests of one folder: `DIR/*/toolhost.json` and `DIR/*.toolhost.json`, sorted by name.
+  public static func manifests(in folder: String) -> [String] {
+    let fm = FileManager.default
+    guard let names = try? fm.contentsOfDirectory(atPath: folder) else { return [] }
+    var found: [String] = []
+    for name in names.sorted() where !name.hasPrefix(".") {
+      let path = (folder as NSString).appendingPathComponent(name)
+      if name.hasSuffix(".toolhost.json") {
+        found.append(path)
+        continue
+      }
+      let manifest = (path as NSString).appendingPathComponent("toolhost.json")
+      if fm.fileExists(atPath: manifest) { found.append(manifest) }
+    }
+    return found
+  }
+
+  /// Discovers the plugins of `folders`, in order.
+  ///
+  /// Folders that do not exist are skipped, except those in `required` (the ones the user named), which become
+  /// diagnostics. Never throws: every problem is a ``PluginDiagnostic``.
+  public static func discover(
+    folders: [String], required: Set<String> = [], runner: ProcessRunner = .shared,
+    environment: [String: String] = ProcessInfo.processInfo.environment
+  ) -> PluginCatalog {
+    var catalog = PluginCatalog(entries: [], diagnostics: [], folders: folders)
+    var names: [String: String] = [:]  // tool name -> manifest path
+    let fm = FileManager.default
+    for folder in folders {
+      var isDir: ObjCBool = false
+      guard fm.fileExists(atPath: folder, isDirectory: &isDir), isDir.boolValue else {
+        if required.contains(folder) {
+          catalog.diagnostics.append(
+            PluginDiagnostic(
+              kind: .missingFolder, path: folder, tool: nil, message: "plugin folder does not exist", isError: true))
+        }
+        continue
+      }
+      for path in manifests(in: folder) {
+        let manifest: PluginManifest
+        let executable: String
+        do {
+          manifest = try PluginManifest.load(path: path)
+          executable = try manifest.resolveExecutable(searchPath: environment["PATH"])
+        } catch {
+          catalog.diagnostics.append(
+            PluginDiagnostic(
+              kind: PluginDiagnostic.Kind(rawValue: error.kind.rawValue) ?? .schemaViolation, path: path, tool: nil,
+              message: error.message, isError: true))
+          continue
+        }
+        for definition in manifest.tools {
+          if let first = names[definition.name] {
+            catalog.diagnostics.append(
+              PluginDiagnostic(
+                kind: .shadowed, path: path, tool: definition.name,
+                message: "shadowed by the tool of the same name in \(first), which was found first", isError: false))
+            continue
+          }
+          do {
+            let tool = try PluginTool(
+              definition: definition, manifest: manifest, executable: executable, runner: runner,
+              hostEnvironment: environment)
+            names[definition.name] = path
+            catalog.entries.append(Entry(tool: tool, folder: folder))
+          } catch {
+            catalog.diagnostics.append(
+              PluginDiagnostic(
+                kind: .unsupportedSchema, path: path, tool: definition.name,
+                message: "its schema cannot be used: \(error.description)", isError: true))
+          }
+        }
+      }
+    }
+    return catalog
+  }
+
+  /// A registry of the catalog's tools.
+  public func registry() -> ToolRegistry {
+    // PluginTools carry compiled schemas, so this cannot fail.
+    (try? ToolRegistry(tools)) ?? (try! ToolRegistry([]))
+  }
+}

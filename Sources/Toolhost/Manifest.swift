@@ -1,0 +1,191 @@
+import Foundation
+import ToolhostJSON
+import ToolhostSchema
+
+/// A plugin manifest (`toolhost.json`): an executable and the tools it provides. See `schemas/manifest.schema.json`.
+public struct PluginManifest: Sendable {
+  /// How a plugin's stdout is read.
+  public enum OutputMode: String, Sendable, Codable {
+    /// One reply object as `schemas/reply.schema.json` says.
+    case json
+    /// Plain text; exit status 0 means success.
+    case text
+  }
+
+  /// The manifest file.
+  public var path: String
+  /// The folder holding the manifest: the plugin's working directory.
+  public var directory: String
+  /// The command as written in the manifest.
+  public var command: String
+  /// Fixed arguments.
+  public var arguments: [String]
+  /// Default time limit in seconds.
+  public var timeout: Double?
+  /// Host environment variables the plugin may receive.
+  public var environment: [String]
+  /// How stdout is read.
+  public var output: OutputMode
+  /// The tools, in manifest order.
+  public var tools: [ToolDefinition]
+
+  /// The compiled manifest schema.
+  static let schema: JSONSchema = {
+    do { return try JSONSchema(JSONValue.parse(EmbeddedSchemas.manifest)) } catch {
+      fatalError("toolhost: the embedded manifest schema is invalid: \(error)")
+    }
+  }()
+
+  /// Reads and checks a manifest file against the manifest schema.
+  ///
+  /// Does not check that the command exists or that tool schemas compile (discovery does, as diagnostics).
+  /// - Throws: ``ManifestError`` when the file cannot be read, is not JSON (with line:column), or violates the
+  ///   schema (with the JSON path of each problem).
+  public static func load(path: String) throws(ManifestError) -> PluginManifest {
+    let bytes: [UInt8]
+    do { bytes = Array(try Data(contentsOf: URL(fileURLWithPath: path))) } catch {
+      throw ManifestError(path: path, kind: .unreadable, message: "cannot read the file: \(error.localizedDescription)")
+    }
+    let value: JSONValue
+    do { value = try JSONValue.parse(bytes) } catch {
+      throw ManifestError(path: path, kind: .invalidJSON, message: "not valid JSON: \(error.description)")
+    }
+    return try make(value, path: path)
+  }
+
+  /// Checks a manifest value against the manifest schema and reads it.
+  ///
+  /// - Throws: ``ManifestError`` of kind `.schemaViolation` or `.badToolName`.
+  public static func make(_ value: JSONValue, path: String) throws(ManifestError) -> PluginManifest {
+    let issues = schema.validate(value)
+    if !issues.isEmpty {
+      // A bad tool name deserves its own words.
+      if let nameIssue = issues.first(where: { $0.instanceLocation.hasSuffix("/name") && $0.keyword == "pattern" }),
+        let bad = JSONPointer.resolve(nameIssue.instanceLocation, in: value)?.stringValue
+      {
+        throw ManifestError(
+          path: path, kind: .badToolName,
+          message:
+            "bad tool name \"\(bad)\" at \(nameIssue.instanceLocation): a name is 1 to 64 characters of A-Z a-z 0-9 _ . -")
+      }
+      throw ManifestError(
+        path: path, kind: .schemaViolation,
+        message: "does not match the manifest schema: " + issues.prefix(5).map(\.description).joined(separator: "; "))
+    }
+    let o = value.objectValue!
+    let tools = (o["tools"]?.arrayValue ?? []).map { t in
+      ToolDefinition(
+        name: t["name"]?.stringValue ?? "", title: t["title"]?.stringValue,
+        description: t["description"]?.stringValue ?? "", inputSchema: t["inputSchema"] ?? [:],
+        outputSchema: t["outputSchema"], arguments: t["args"]?.arrayValue?.compactMap(\.stringValue) ?? [],
+        timeout: t["timeout"]?.doubleValue, annotations: ToolAnnotations(json: t["annotations"]))
+    }
+    return PluginManifest(
+      path: path, directory: (path as NSString).deletingLastPathComponent, command: o["command"]?.stringValue ?? "",
+      arguments: o["args"]?.arrayValue?.compactMap(\.stringValue) ?? [], timeout: o["timeout"]?.doubleValue,
+      environment: o["env"]?.arrayValue?.compactMap(\.stringValue) ?? [],
+      output: OutputMode(rawValue: o["output"]?.stringValue ?? "json") ?? .json, tools: tools)
+  }
+
+  /// Finds the executable: a path with a slash is relative to the manifest's folder; a bare name is looked up in
+  /// the manifest's folder, then on `searchPath` (colon-separated).
+  ///
+  /// - Throws: ``ManifestError`` of kind `.commandMissing` or `.commandNotExecutable`, saying where it looked.
+  public func resolveExecutable(searchPath: String?) throws(ManifestError) -> String {
+    let fm = FileManager.default
+    var candidates: [String] = []
+    if command.hasPrefix("/") {
+      candidates = [command]
+    } else if command.contains("/") {
+      candidates = [(directory as NSString).appendingPathComponent(command)]
+    } else {
+      candidates = [(directory as NSString).appendingPathComponent(command)]
+      for dir in (searchPath ?? "").split(separator: ":") where !dir.isEmpty {
+        candidates.append((String(dir) as NSString).appendingPathComponent(command))
+      }
+    }
+    for c in candidates {
+      let path = (c as NSString).standardizingPath
+      var isDir: ObjCBool = false
+      guard fm.fileExists(atPath: path, isDirectory: &isDir), !isDir.boolValue else { continue }
+      if fm.isExecutableFile(atPath: path) { return path }
+      if candidates.count == 1 || c == candidates[0] {
+        throw ManifestError(
+          path: self.path, kind: .commandNotExecutable, message: "command \(path) is not executable (chmod +x \(path))")
+      }
+    }
+    let whereLooked = command.contains("/") ? candidates[0] : "\(directory) and PATH"
+    throw ManifestError(
+      path: path, kind: .commandMissing,
+      message: "command \"\(command)\" not found (looked in \(whereLooked)); build the plugin or fix \"command\"")
+  }
+}
+
+/// One tool of a manifest.
+public struct ToolDefinition: Sendable {
+  /// The tool's name.
+  public var name: String
+  /// A title for people.
+  public var title: String?
+  /// What it does, for a model.
+  public var description: String
+  /// The JSON Schema of its arguments.
+  public var inputSchema: JSONValue
+  /// The JSON Schema of its result, if declared.
+  public var outputSchema: JSONValue?
+  /// Arguments after the manifest's fixed ones.
+  public var arguments: [String]
+  /// Its time limit in seconds, if it has its own.
+  public var timeout: Double?
+  /// MCP-style hints.
+  public var annotations: ToolAnnotations
+}
+
+/// A manifest that cannot be used.
+public struct ManifestError: Error, Sendable, Equatable, CustomStringConvertible {
+  /// What is wrong.
+  public enum Kind: String, Sendable, Codable {
+    /// The file cannot be read.
+    case unreadable
+    /// The file is not valid JSON.
+    case invalidJSON = "invalid_json"
+    /// The JSON does not match the manifest schema.
+    case schemaViolation = "schema_violation"
+    /// A tool name breaks the naming rule.
+    case badToolName = "bad_tool_name"
+    /// The command does not exist.
+    case commandMissing = "command_missing"
+    /// The command is not executable.
+    case commandNotExecutable = "command_not_executable"
+  }
+
+  /// The manifest file.
+  public var path: String
+  /// What is wrong.
+  public var kind: Kind
+  /// What is wrong, in words, with line:column or JSON paths.
+  public var message: String
+
+  /// `path: message`.
+  public var description: String { "\(path): \(message)" }
+}
+
+extension ToolAnnotations {
+  init(json: JSONValue?) {
+    self.init(
+      title: json?["title"]?.stringValue, readOnlyHint: json?["readOnlyHint"]?.boolValue,
+      destructiveHint: json?["destructiveHint"]?.boolValue, idempotentHint: json?["idempotentHint"]?.boolValue,
+      openWorldHint: json?["openWorldHint"]?.boolValue)
+  }
+
+  /// The annotations as an MCP `annotations` object (absent hints omitted).
+  public var json: JSONValue {
+    var o = JSONObject()
+    if let title { o["title"] = .string(title) }
+    if let readOnlyHint { o["readOnlyHint"] = .bool(readOnlyHint) }
+    if let destructiveHint { o["destructiveHint"] = .bool(destructiveHint) }
+    if let idempotentHint { o["idempotentHint"] = .bool(idempotentHint) }
+    if let openWorldHint { o["openWorldHint"] = .bool(openWorldHint) }
+    return .object(o)
+  }
+}

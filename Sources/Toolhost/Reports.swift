@@ -1,0 +1,146 @@
+import Foundation
+import ToolhostJSON
+
+/// One line of `toolhost batch` input: `{"tool": ..., "arguments": {...}, "timeout"?: seconds, "id"?: any}`.
+public struct BatchRequest: Sendable {
+  /// A line that is not a call.
+  public struct Problem: Error, Sendable, Equatable {
+    /// What is wrong with the line.
+    public var message: String
+  }
+
+  /// The caller's id, echoed in the result.
+  public var id: JSONValue?
+  /// The call, or what is wrong with the line.
+  public var request: Result<ToolCallRequest, Problem>
+
+  /// Reads one NDJSON line. Never throws: a bad line becomes a ``Problem``.
+  public static func parse(_ line: String) -> BatchRequest {
+    let value: JSONValue
+    do { value = try JSONValue.parse(line) } catch {
+      return BatchRequest(id: nil, request: .failure(Problem(message: "not valid JSON: \(error.description)")))
+    }
+    let id = value["id"]
+    func fail(_ m: String) -> BatchRequest { BatchRequest(id: id, request: .failure(Problem(message: m))) }
+    guard let tool = value["tool"]?.stringValue else {
+      return fail("each line needs \"tool\" (a string) and \"arguments\" (an object)")
+    }
+    let arguments = value["arguments"] ?? [:]
+    guard arguments.objectValue != nil else { return fail("\"arguments\" must be an object") }
+    var timeout: Duration?
+    if let t = value["timeout"] {
+      guard let s = t.doubleValue, s > 0 else { return fail("\"timeout\" must be a number of seconds above 0") }
+      timeout = .milliseconds(Int64((s * 1000).rounded()))
+    }
+    return BatchRequest(id: id, request: .success(ToolCallRequest(tool: tool, arguments: arguments, timeout: timeout)))
+  }
+}
+
+/// Text and JSON renderings of catalogs, tools and errors, shared by the CLI and library users.
+public enum Report {
+  /// The catalog as JSON: `{"folders": [...], "tools": [...], "diagnostics": [...]}`.
+  public static func catalogJSON(_ catalog: PluginCatalog) -> JSONValue {
+    let tools = catalog.entries.map { toolJSON($0) }
+    let diagnostics: [JSONValue] = catalog.diagnostics.map { d in
+      var o: JSONObject = [
+        "kind": .string(d.kind.rawValue), "severity": .string(d.isError ? "error" : "note"), "path": .string(d.path),
+      ]
+      if let t = d.tool { o["tool"] = .string(t) }
+      o["message"] = .string(d.message)
+      return .object(o)
+    }
+    return [
+      "folders": .array(catalog.folders.map { .string($0) }), "tools": .array(tools), "diagnostics": .array(diagnostics),
+    ]
+  }
+
+  /// One tool as JSON: name, description, source, annotations, schemas.
+  public static func toolJSON(_ entry: PluginCatalog.Entry) -> JSONValue {
+    var o: JSONObject = [
+      "name": .string(entry.tool.name), "description": .string(entry.tool.description),
+      "manifest": .string(entry.tool.manifest.path), "folder": .string(entry.folder),
+      "annotations": entry.tool.annotations.json, "inputSchema": entry.tool.parameters,
+    ]
+    if let out = entry.tool.outputSchema { o["outputSchema"] = out }
+    o["timeoutSeconds"] = .real(entry.tool.timeout.seconds)
+    return .object(o)
+  }
+
+  /// A table of tools (name, description, source) followed by the diagnostics.
+  public static func catalogTable(_ catalog: PluginCatalog, width: Int = 100) -> String {
+    var out = ""
+    if catalog.entries.isEmpty {
+      out += "No tools found. Searched: \(catalog.folders.joined(separator: ", "))\n"
+    } else {
+      let nameWidth = min(28, catalog.entries.map(\.tool.name.count).max() ?? 4)
+      let cwd = FileManager.default.currentDirectoryPath + "/"
+      for e in catalog.entries {
+        var source = (e.tool.manifest.directory)
+        if source.hasPrefix(cwd) { source = String(source.dropFirst(cwd.count)) }
+        let room = max(20, width - nameWidth - source.count - 6)
+        var desc = e.tool.description.split(separator: "\n").first.map(String.init) ?? ""
+        if desc.count > room { desc = String(desc.prefix(room - 1)) + "…" }
+        out += e.tool.name.padding(toLength: nameWidth, withPad: " ", startingAt: 0) + "  "
+          + desc.padding(toLength: room, withPad: " ", startingAt: 0) + "  " + source + "\n"
+      }
+    }
+    if !catalog.diagnostics.isEmpty {
+      out += "\n\(catalog.diagnostics.count) problem\(catalog.diagnostics.count == 1 ? "" : "s"):\n"
+      for d in catalog.diagnostics { out += "  \(d.isError ? "error" : "note "): \(d)\n" }
+    }
+    return String(out.dropLast())
+  }
+
+  /// `no tool named X (did you mean Y?)`, mentioning a broken plugin that declares it.
+  public static func unknownTool(_ name: String, in catalog: PluginCatalog) -> String {
+    if let d = catalog.diagnostics.first(where: { $0.tool == name && $0.isError }) {
+      return "tool \(name) is broken: \(d)"
+    }
+    let near = nearestNames(to: name, in: catalog.entries.map(\.tool.name))
+    var message = "no tool named \(name)"
+    if !near.isEmpty { message += " (did you mean \(near.joined(separator: ", "))?)" }
+    return message + "; `toolhost list` shows the tools"
+  }
+
+  /// `{"error": {"code", "message", "tool", ...}}` for a failed call.
+  public static func errorJSON(_ error: ToolCallError) -> JSONValue {
+    var e: JSONObject = ["tool": .string(error.toolName)]
+    if let f = error.failure {
+      e["code"] = .string(f.code)
+      e["message"] = .string(f.description)
+      switch f {
+      case .toolReported(_, let code, let data):
+        if let code { e["toolCode"] = .string(code) }
+        if let data { e["data"] = data }
+      case .invalidArguments(let issues):
+        e["issues"] = .array(
+          issues.map { ["path": .string($0.instanceLocation), "keyword": .string($0.keyword), "message": .string($0.message)] })
+      case .exited(let status, let stderr):
+        e["status"] = .integer(Int64(status))
+        e["stderr"] = .string(stderr)
+      case .signaled(let signal, let stderr):
+        e["signal"] = .integer(Int64(signal))
+        e["stderr"] = .string(stderr)
+      case .timedOut(let limit):
+        e["limitSeconds"] = .real(limit.seconds)
+      default: break
+      }
+    } else {
+      e["code"] = "error"
+      e["message"] = .string(String(describing: error.underlyingError))
+    }
+    return ["error": .object(e)]
+  }
+
+  /// The CLI exit status for a failed call: 64 invalid arguments or unknown tool, 124 timeout, 126 cannot start,
+  /// 130 cancelled, 1 otherwise.
+  public static func exitStatus(_ error: ToolCallError) -> Int32 {
+    switch error.failure {
+    case .invalidArguments, .unknownTool: 64
+    case .timedOut: 124
+    case .launchFailed: 126
+    case .cancelled: 130
+    default: 1
+    }
+  }
+}

@@ -1,0 +1,165 @@
+import ToolhostJSON
+import ToolhostSchema
+
+/// A set of tools by name, with their compiled schemas: validates arguments, then calls, one or many at once.
+///
+/// Schemas are compiled once, when the registry is made. Every failure comes back as a ``ToolCallError``.
+public struct ToolRegistry: Sendable {
+  struct Entry: Sendable {
+    let tool: any Tool
+    let schema: JSONSchema
+  }
+
+  private let entries: [String: Entry]
+  /// The tools in the order given.
+  public let tools: [any Tool]
+
+  /// Makes a registry; the first tool of a name wins.
+  ///
+  /// - Throws: ``ToolCallError`` wrapping a ``SchemaError`` when a tool's parameters schema does not compile.
+  public init(_ tools: [any Tool]) throws(ToolCallError) {
+    var entries: [String: Entry] = [:]
+    var kept: [any Tool] = []
+    for tool in tools where entries[tool.name] == nil {
+      let schema: JSONSchema
+      if let pre = tool as? any PrecompiledTool {
+        schema = pre.compiledParameters
+      } else {
+        do { schema = try JSONSchema(tool.parameters) } catch {
+          throw ToolCallError(tool: tool, underlyingError: error)
+        }
+      }
+      entries[tool.name] = Entry(tool: tool, schema: schema)
+      kept.append(tool)
+    }
+    self.entries = entries
+    self.tools = kept
+  }
+
+  /// The tool called `name`.
+  public func tool(named name: String) -> (any Tool)? { entries[name]?.tool }
+
+  /// The tool names nearest to `name` (edit distance, prefixes), best first.
+  public func suggestions(for name: String, limit: Int = 3) -> [String] {
+    nearestNames(to: name, in: tools.map(\.name), limit: limit)
+  }
+
+  /// Checks `arguments` against the named tool's schema.
+  ///
+  /// - Returns: every issue; empty when valid. An unknown tool or a non-object yields one issue.
+  public func validate(_ arguments: JSONValue, for name: String) -> [ValidationIssue] {
+    guard let entry = entries[name] else {
+      return [
+        ValidationIssue(instanceLocation: "", keywordLocation: "", keyword: "tool", message: "no tool named \(name)")
+      ]
+    }
+    return entry.schema.validate(arguments)
+  }
+
+  /// Validates and runs one call.
+  ///
+  /// - Throws: ``ToolCallError``: `.unknownTool` for a name that matches no tool, `.invalidArguments` with every
+  ///   issue (nothing is run), or the tool's own failure (``ToolFailure`` for plugins).
+  public func call(_ name: String, arguments: JSONValue, context: ToolCallContext = ToolCallContext())
+    async throws(ToolCallError) -> ToolOutput
+  {
+    guard let entry = entries[name] else {
+      throw ToolCallError(toolName: name, underlyingError: ToolFailure.unknownTool(suggestions: suggestions(for: name)))
+    }
+    let issues = entry.schema.validate(arguments)
+    if !issues.isEmpty {
+      throw ToolCallError(tool: entry.tool, underlyingError: ToolFailure.invalidArguments(issues))
+    }
+    do {
+      return try await ToolCallContext.$current.withValue(context) {
+        try await entry.tool.invoke(arguments)
+      }
+    } catch let error as ToolCallError {
+      throw error
+    } catch is CancellationError {
+      throw ToolCallError(tool: entry.tool, underlyingError: ToolFailure.cancelled)
+    } catch {
+      throw ToolCallError(tool: entry.tool, underlyingError: error)
+    }
+  }
+
+  /// Runs many calls at once, at most `concurrency` at a time, each with its own time limit.
+  ///
+  /// One failure never cancels the others. Cancelling the calling task cancels every call still running.
+  /// - Returns: one result per call, in input order.
+  public func callAll(
+    _ calls: [ToolCallRequest], concurrency: Int = 8, context: ToolCallContext = ToolCallContext()
+  ) async -> [Result<ToolOutput, ToolCallError>] {
+    var results = [Result<ToolOutput, ToolCallError>?](repeating: nil, count: calls.count)
+    let width = max(1, concurrency)
+    await withTaskGroup(of: (Int, Result<ToolOutput, ToolCallError>).self) { group in
+      var next = 0
+      func start() {
+        let i = next
+        let call = calls[i]
+        next += 1
+        group.addTask {
+          var ctx = context
+          if let t = call.timeout { ctx.timeout = t }
+          do throws(ToolCallError) {
+            return (i, .success(try await self.call(call.tool, arguments: call.arguments, context: ctx)))
+          } catch {
+            return (i, .failure(error))
+          }
+        }
+      }
+      while next < calls.count && next < width { start() }
+      for await (i, result) in group {
+        results[i] = result
+        if next < calls.count { start() }
+      }
+    }
+    return results.map { $0! }
+  }
+}
+
+/// One call in a batch.
+public struct ToolCallRequest: Sendable, Hashable {
+  /// The tool's name.
+  public var tool: String
+  /// The argument object.
+  public var arguments: JSONValue
+  /// A time limit for this call only.
+  public var timeout: Duration?
+
+  /// Makes a call.
+  public init(tool: String, arguments: JSONValue, timeout: Duration? = nil) {
+    self.tool = tool
+    self.arguments = arguments
+    self.timeout = timeout
+  }
+}
+
+/// The names in `candidates` nearest to `name`: case-insensitive edit distance of at most a third of the length
+/// (at least 2), or a shared prefix, best first.
+public func nearestNames(to name: String, in candidates: [String], limit: Int = 3) -> [String] {
+  let target = Array(name.lowercased())
+  var scored: [(Int, String)] = []
+  for c in candidates {
+    let lc = Array(c.lowercased())
+    let d = editDistance(target, lc)
+    let threshold = max(2, target.count / 3)
+    if d <= threshold || (target.count >= 3 && lc.starts(with: target)) { scored.append((d, c)) }
+  }
+  return scored.sorted { $0.0 < $1.0 || ($0.0 == $1.0 && $0.1 < $1.1) }.prefix(limit).map(\.1)
+}
+
+func editDistance(_ a: [Character], _ b: [Character]) -> Int {
+  if a.isEmpty { return b.count }
+  if b.isEmpty { return a.count }
+  var previous = Array(0...b.count)
+  var current = [Int](repeating: 0, count: b.count + 1)
+  for i in 1...a.count {
+    current[0] = i
+    for j in 1...b.count {
+      current[j] = min(previous[j] + 1, current[j - 1] + 1, previous[j - 1] + (a[i - 1] == b[j - 1] ? 0 : 1))
+    }
+    swap(&previous, &current)
+  }
+  return previous[b.count]
+}
