@@ -8,10 +8,14 @@ let package = Package(
     .library(name: "Toolhost", targets: ["Toolhost"]),
     .library(name: "ToolhostJSON", targets: ["ToolhostJSON"]),
     .library(name: "ToolhostSchema", targets: ["ToolhostSchema"]),
+    .library(name: "ToolhostSession", targets: ["ToolhostSession"]),
+    .library(name: "ToolhostOpenAI", targets: ["ToolhostOpenAI"]),
+    .library(name: "ToolhostMCP", targets: ["ToolhostMCP"]),
     .executable(name: "toolhost", targets: ["ToolhostCLI"]),
   ],
   dependencies: [
-    .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2")
+    .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
+    .package(url: "https://github.com/swift-server/async-http-client", from: "1.37.0"),
   ],
   targets: [
     // Debian's libjansson (pkg-config `jansson`), plus static-inline shims for its macros.
@@ -28,16 +32,38 @@ let package = Package(
     .target(name: "ToolhostSchema", dependencies: ["ToolhostJSON"]),
     // Manifests, discovery, tools, the subprocess runner and errors.
     .target(name: "Toolhost", dependencies: ["ToolhostJSON", "ToolhostSchema", "CToolhostSupport"]),
+    // The model protocol and the session loop (FoundationModels' LanguageModelSession shape).
+    .target(name: "ToolhostSession", dependencies: ["Toolhost"]),
+    // OpenAI-compatible chat completions over HTTP.
+    .target(
+      name: "ToolhostOpenAI",
+      dependencies: ["ToolhostSession", .product(name: "AsyncHTTPClient", package: "async-http-client")]
+    ),
+    // MCP both ways: MCP stdio servers as tools, and toolhost as an MCP server.
+    .target(name: "ToolhostMCP", dependencies: ["Toolhost"]),
     // The command-line program: thin, all logic lives in the libraries.
     .executableTarget(
       name: "ToolhostCLI",
-      dependencies: ["Toolhost", .product(name: "ArgumentParser", package: "swift-argument-parser")]
+      dependencies: [
+        "Toolhost", "ToolhostSession", "ToolhostOpenAI", "ToolhostMCP",
+        .product(name: "ArgumentParser", package: "swift-argument-parser"),
+      ]
     ),
-    .executableTarget(name: "ToolhostBench", dependencies: ["Toolhost", "CToolhostSupport"]),
+    // The C floor the runner benchmark compares against.
+    .target(name: "CBenchBaseline"),
+    .executableTarget(
+      name: "ToolhostBench",
+      dependencies: [
+        "Toolhost", "ToolhostSession", "ToolhostOpenAI", "ToolhostMCP", "CToolhostSupport", "CBenchBaseline",
+        .product(name: "AsyncHTTPClient", package: "async-http-client"),
+      ]
+    ),
     .testTarget(name: "ToolhostJSONTests", dependencies: ["ToolhostJSON"]),
     .testTarget(name: "ToolhostSchemaTests", dependencies: ["ToolhostSchema"]),
     .testTarget(name: "ToolhostTests", dependencies: ["Toolhost"]),
     .testTarget(name: "ToolhostCLITests", dependencies: ["Toolhost"]),
+    .testTarget(name: "ToolhostSessionTests", dependencies: ["ToolhostSession", "ToolhostOpenAI"]),
+    .testTarget(name: "ToolhostMCPTests", dependencies: ["ToolhostMCP"]),
   ],
   swiftLanguageModes: [.v6]
 )

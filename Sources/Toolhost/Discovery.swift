@@ -25,6 +25,12 @@ public struct PluginDiagnostic: Sendable, Hashable, Codable, CustomStringConvert
     case unsupportedSchema = "unsupported_schema"
     /// A tool of the same name was found earlier; this one is ignored.
     case shadowed
+    /// An MCP server did not start, failed the handshake or did not list its tools in time (or no MCP loader is
+    /// installed, as a note).
+    case serverFailed = "server_failed"
+    /// An MCP server's tool is offered under another name (prefixed with the server's name) because its own name
+    /// was taken, or its schema was relaxed; a note.
+    case adjusted
   }
 
   /// What kind of problem.
@@ -37,6 +43,15 @@ public struct PluginDiagnostic: Sendable, Hashable, Codable, CustomStringConvert
   public var message: String
   /// `true` for problems that make a tool unusable; `false` for notes such as shadowing.
   public var isError: Bool
+
+  /// Makes a diagnostic.
+  public init(kind: Kind, path: String, tool: String? = nil, message: String, isError: Bool) {
+    self.kind = kind
+    self.path = path
+    self.tool = tool
+    self.message = message
+    self.isError = isError
+  }
 
   /// `path: [tool] message`.
   public var description: String {
@@ -109,21 +124,32 @@ public struct PluginCatalog: Sendable {
   /// Discovers the plugins of `folders`, in order.
   ///
   /// Folders that do not exist are skipped, except those in `required` (the ones the user named), which become
-  /// diagnostics. Never throws: every problem is a ``PluginDiagnostic``.
+  /// diagnostics. MCP server manifests are started (all at once, each within its startup timeout) through `mcp`
+  /// and their tools listed; without a loader they become notes. An MCP tool whose name a tool found earlier has
+  /// taken is offered as `server.tool` (see ``PluginManifest/MCPServer/name``). Never throws: every problem is a
+  /// ``PluginDiagnostic``.
   public static func discover(
     folders: [String], required: Set<String> = [], runner: ProcessRunner = .shared,
-    environment: [String: String] = ProcessInfo.processInfo.environment
+    environment: [String: String] = ProcessInfo.processInfo.environment,
+    mcp: (any MCPPluginLoader)? = PluginCatalog.mcpLoader
   ) -> PluginCatalog {
-    var catalog = PluginCatalog(entries: [], diagnostics: [], folders: folders)
-    var names: [String: String] = [:]  // tool name -> manifest path
+    enum Found {
+      case native(PluginManifest, executable: String, folder: String, path: String)
+      case server(Int, folder: String, path: String)
+      case problem(PluginDiagnostic)
+    }
+    var found: [Found] = []
+    var servers: [MCPPluginServer] = []
     let fm = FileManager.default
     for folder in folders {
       var isDir: ObjCBool = false
       guard fm.fileExists(atPath: folder, isDirectory: &isDir), isDir.boolValue else {
         if required.contains(folder) {
-          catalog.diagnostics.append(
-            PluginDiagnostic(
-              kind: .missingFolder, path: folder, tool: nil, message: "plugin folder does not exist", isError: true))
+          found.append(
+            .problem(
+              PluginDiagnostic(
+                kind: .missingFolder, path: folder, tool: nil, message: "plugin folder does not exist", isError: true)
+            ))
         }
         continue
       }
@@ -134,12 +160,77 @@ public struct PluginCatalog: Sendable {
           manifest = try PluginManifest.load(path: path)
           executable = try manifest.resolveExecutable(searchPath: environment["PATH"])
         } catch {
-          catalog.diagnostics.append(
-            PluginDiagnostic(
-              kind: PluginDiagnostic.Kind(rawValue: error.kind.rawValue) ?? .schemaViolation, path: path, tool: nil,
-              message: error.message, isError: true))
+          found.append(
+            .problem(
+              PluginDiagnostic(
+                kind: PluginDiagnostic.Kind(rawValue: error.kind.rawValue) ?? .schemaViolation, path: path,
+                tool: nil, message: error.message, isError: true)))
           continue
         }
+        if manifest.mcp != nil {
+          if mcp == nil {
+            found.append(
+              .problem(
+                PluginDiagnostic(
+                  kind: .serverFailed, path: path, tool: nil,
+                  message:
+                    "an MCP server, skipped: this program does not load MCP servers (ToolhostMCP's MCPPlugins.install() enables them)",
+                  isError: false)))
+          } else {
+            found.append(.server(servers.count, folder: folder, path: path))
+            servers.append(MCPPluginServer(manifest: manifest, executable: executable, hostEnvironment: environment))
+          }
+        } else {
+          found.append(.native(manifest, executable: executable, folder: folder, path: path))
+        }
+      }
+    }
+
+    // MCP servers start at once; each has its own startup timeout.
+    let loaded = servers.isEmpty ? [] : (mcp?.loadTools(servers) ?? [])
+    var catalog = PluginCatalog(entries: [], diagnostics: [], folders: folders)
+    var names: [String: String] = [:]  // tool name -> manifest path
+    for item in found {
+      switch item {
+      case .problem(let d):
+        catalog.diagnostics.append(d)
+      case .server(let index, let folder, let path):
+        let server = servers[index].manifest.mcp!
+        guard index < loaded.count else { continue }
+        switch loaded[index] {
+        case .failure(let error):
+          catalog.diagnostics.append(
+            PluginDiagnostic(kind: .serverFailed, path: path, tool: nil, message: error.message, isError: true))
+        case .success(let result):
+          catalog.diagnostics += result.notes
+          for tool in result.tools {
+            var offered = server.prefixTools ? "\(server.name).\(tool.name)" : tool.name
+            if !server.prefixTools, names[offered] != nil {
+              offered = "\(server.name).\(tool.name)"
+              catalog.diagnostics.append(
+                PluginDiagnostic(
+                  kind: .adjusted, path: path, tool: tool.name,
+                  message: "offered as \(offered): the name \(tool.name) was taken by a tool in \(names[tool.name]!)",
+                  isError: false))
+            }
+            if let first = names[offered] {
+              catalog.diagnostics.append(
+                PluginDiagnostic(
+                  kind: .shadowed, path: path, tool: offered,
+                  message: "shadowed by the tool of the same name in \(first), which was found first", isError: false))
+              continue
+            }
+            names[offered] = path
+            catalog.entries.append(Entry(tool: offered == tool.name ? tool : tool.renamed(offered), folder: folder))
+          }
+        }
+      case .native(let manifest, let executable, let folder, let path):
+        // The tools of a persistent plugin share its processes.
+        let pool =
+          manifest.persistent
+          ? PersistentPool(
+            spec: PluginTool.persistentSpec(manifest: manifest, executable: executable, hostEnvironment: environment),
+            size: manifest.poolSize) : nil
         for definition in manifest.tools {
           if let first = names[definition.name] {
             catalog.diagnostics.append(
@@ -151,7 +242,7 @@ public struct PluginCatalog: Sendable {
           do {
             let tool = try PluginTool(
               definition: definition, manifest: manifest, executable: executable, runner: runner,
-              hostEnvironment: environment)
+              hostEnvironment: environment, pool: pool)
             names[definition.name] = path
             catalog.entries.append(Entry(tool: tool, folder: folder))
           } catch {

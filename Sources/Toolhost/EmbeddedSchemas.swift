@@ -7,9 +7,19 @@ public enum EmbeddedSchemas {
 {
   "$schema": "https://json-schema.org/draft/2020-12/schema",
   "title": "toolhost plugin manifest (toolhost.json)",
-  "description": "A plugin is an executable plus this manifest. One executable may provide several tools.",
+  "description": "A plugin is an executable plus this manifest. One executable may provide several tools. Instead of command and tools, a manifest may declare an MCP stdio server (mcp), whose tools the server lists.",
   "type": "object",
-  "required": ["manifestVersion", "command", "tools"],
+  "required": ["manifestVersion"],
+  "if": { "required": ["mcp"] },
+  "then": {
+    "not": {
+      "anyOf": [
+        { "required": ["command"] }, { "required": ["args"] }, { "required": ["env"] }, { "required": ["tools"] },
+        { "required": ["output"] }, { "required": ["persistent"] }, { "required": ["poolSize"] }
+      ]
+    }
+  },
+  "else": { "required": ["command", "tools"] },
   "additionalProperties": false,
   "properties": {
     "$schema": { "type": "string" },
@@ -31,10 +41,57 @@ public enum EmbeddedSchemas {
       "enum": ["json", "text"],
       "description": "json (default): stdout is one reply object (reply.schema.json). text: stdout is the result as plain text; exit status 0 means success."
     },
-    "tools": { "type": "array", "minItems": 1, "items": { "$ref": "#/$defs/tool" } }
+    "tools": { "type": "array", "minItems": 1, "items": { "$ref": "#/$defs/tool" } },
+    "persistent": {
+      "type": "boolean",
+      "description": "true: the plugin stays running. It reads one request object per line on stdin (request.schema.json, without the TOOLHOST_ARG_* variables; TOOLHOST_PERSISTENT=1 is set) and writes one reply object per line on stdout, in order. A call that times out kills the process, which is replaced on the next call; so is a process that exits. output must be json and tools cannot have args."
+    },
+    "poolSize": {
+      "type": "integer",
+      "minimum": 1,
+      "maximum": 64,
+      "description": "How many processes of a persistent plugin may run at once, each serving one call at a time (1 when absent). Processes are started when calls need them."
+    },
+    "mcp": { "$ref": "#/$defs/mcp" }
   },
   "$defs": {
     "args": { "type": "array", "items": { "type": "string" } },
+    "env": {
+      "type": "array",
+      "uniqueItems": true,
+      "items": { "type": "string", "pattern": "^[A-Za-z_][A-Za-z0-9_]*$" }
+    },
+    "mcp": {
+      "type": "object",
+      "description": "An MCP stdio server (protocol versions 2024-11-05 to 2025-11-25). Discovery starts it, runs the initialize handshake and lists its tools, which then work like any other; it is kept running between calls, restarted when it dies, and at exit its stdin is closed and its process group ended.",
+      "required": ["command"],
+      "additionalProperties": false,
+      "properties": {
+        "command": {
+          "type": "string",
+          "minLength": 1,
+          "description": "The server's executable, resolved like a plugin's command (the manifest's folder, then PATH)."
+        },
+        "args": { "$ref": "#/$defs/args", "description": "The server's arguments." },
+        "env": {
+          "$ref": "#/$defs/env",
+          "description": "Names of host environment variables the server may receive, on top of PATH, HOME, LANG, LC_*, TZ and TMPDIR."
+        },
+        "name": {
+          "type": "string",
+          "pattern": "^[A-Za-z0-9_-]{1,32}$",
+          "description": "The server's name (default: the plugin folder's name). A tool whose name was taken by a tool found earlier is offered as name.tool."
+        },
+        "prefixTools": {
+          "type": "boolean",
+          "description": "true: offer every tool as name.tool, not only colliding ones (default false)."
+        },
+        "startupTimeout": {
+          "$ref": "#/$defs/timeout",
+          "description": "Seconds the server has to start and list its tools during discovery (10 when absent); a server that does not make it becomes a diagnostic."
+        }
+      }
+    },
     "timeout": { "type": "number", "exclusiveMinimum": 0, "maximum": 86400 },
     "tool": {
       "type": "object",

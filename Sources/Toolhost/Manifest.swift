@@ -2,8 +2,26 @@ import Foundation
 import ToolhostJSON
 import ToolhostSchema
 
-/// A plugin manifest (`toolhost.json`): an executable and the tools it provides. See `schemas/manifest.schema.json`.
+/// A plugin manifest (`toolhost.json`): an executable and the tools it provides, or an MCP stdio server whose tools
+/// are listed by the server. See `schemas/manifest.schema.json`.
 public struct PluginManifest: Sendable {
+  /// An MCP stdio server declared by a manifest's `"mcp"` object.
+  public struct MCPServer: Sendable, Equatable {
+    /// The server's name: the prefix of its tools' names when they collide (or always, with ``prefixTools``).
+    public var name: String
+    /// The command as written; resolved like a plugin's command.
+    public var command: String
+    /// The server's arguments.
+    public var arguments: [String]
+    /// Host environment variables the server may receive, on top of the base ones.
+    public var environment: [String]
+    /// Whether every tool is offered as `name.tool`, not only the ones whose names collide.
+    public var prefixTools: Bool
+    /// Seconds the server has to start and list its tools during discovery (10 when absent).
+    public var startupTimeout: Double?
+  }
+
+
   /// How a plugin's stdout is read.
   public enum OutputMode: String, Sendable, Codable {
     /// One reply object as `schemas/reply.schema.json` says.
@@ -26,8 +44,14 @@ public struct PluginManifest: Sendable {
   public var environment: [String]
   /// How stdout is read.
   public var output: OutputMode
-  /// The tools, in manifest order.
+  /// The tools, in manifest order (empty for an MCP server, whose tools the server lists).
   public var tools: [ToolDefinition]
+  /// Whether the plugin stays running and answers one JSON request per line (`"persistent": true`).
+  public var persistent: Bool = false
+  /// How many processes of a persistent plugin may run at once (`"poolSize"`, 1 when absent).
+  public var poolSize: Int = 1
+  /// The MCP stdio server this manifest declares, if it declares one instead of tools.
+  public var mcp: MCPServer?
 
   /// The compiled manifest schema.
   static let schema: JSONSchema = {
@@ -57,10 +81,15 @@ public struct PluginManifest: Sendable {
   ///
   /// - Throws: ``ManifestError`` of kind `.schemaViolation` or `.badToolName`.
   public static func make(_ value: JSONValue, path: String) throws(ManifestError) -> PluginManifest {
+    if let o = value.objectValue, let problem = combinationProblem(o) {
+      throw ManifestError(path: path, kind: .schemaViolation, message: problem)
+    }
     let issues = schema.validate(value)
     if !issues.isEmpty {
       // A bad tool name deserves its own words.
-      if let nameIssue = issues.first(where: { $0.instanceLocation.hasSuffix("/name") && $0.keyword == "pattern" }),
+      if let nameIssue = issues.first(where: {
+        $0.instanceLocation.hasPrefix("/tools/") && $0.instanceLocation.hasSuffix("/name") && $0.keyword == "pattern"
+      }),
         let bad = JSONPointer.resolve(nameIssue.instanceLocation, in: value)?.stringValue
       {
         throw ManifestError(
@@ -80,11 +109,62 @@ public struct PluginManifest: Sendable {
         outputSchema: t["outputSchema"], arguments: t["args"]?.arrayValue?.compactMap(\.stringValue) ?? [],
         timeout: t["timeout"]?.doubleValue, annotations: ToolAnnotations(json: t["annotations"]))
     }
-    return PluginManifest(
+    var manifest = PluginManifest(
       path: path, directory: (path as NSString).deletingLastPathComponent, command: o["command"]?.stringValue ?? "",
       arguments: o["args"]?.arrayValue?.compactMap(\.stringValue) ?? [], timeout: o["timeout"]?.doubleValue,
       environment: o["env"]?.arrayValue?.compactMap(\.stringValue) ?? [],
       output: OutputMode(rawValue: o["output"]?.stringValue ?? "json") ?? .json, tools: tools)
+    manifest.persistent = o["persistent"]?.boolValue ?? false
+    manifest.poolSize = Int(o["poolSize"]?.integerValue ?? 1)
+    if let m = o["mcp"] {
+      let server = MCPServer(
+        name: m["name"]?.stringValue ?? defaultServerName(path: path), command: m["command"]?.stringValue ?? "",
+        arguments: m["args"]?.arrayValue?.compactMap(\.stringValue) ?? [],
+        environment: m["env"]?.arrayValue?.compactMap(\.stringValue) ?? [],
+        prefixTools: m["prefixTools"]?.boolValue ?? false, startupTimeout: m["startupTimeout"]?.doubleValue)
+      manifest.mcp = server
+      // The server's command is resolved, and its environment filtered, like a plugin's.
+      manifest.command = server.command
+      manifest.arguments = server.arguments
+      manifest.environment = server.environment
+    }
+    return manifest
+  }
+
+  /// What the schema cannot say in plain words: combinations of keys that do not go together.
+  static func combinationProblem(_ o: JSONObject) -> String? {
+    if o["mcp"] != nil {
+      let extra = ["command", "args", "env", "tools", "output", "persistent", "poolSize"].filter { o[$0] != nil }
+      if !extra.isEmpty {
+        return "an MCP server manifest (\"mcp\") cannot also have "
+          + extra.map { "\"\($0)\"" }.joined(separator: ", ")
+          + ": the server lists its own tools; put command, args and env inside \"mcp\""
+      }
+      return nil
+    }
+    if o["persistent"]?.boolValue == true {
+      if o["output"]?.stringValue == "text" {
+        return "a persistent plugin answers with one JSON reply per line: \"output\": \"text\" cannot be used with \"persistent\": true"
+      }
+      if let t = o["tools"]?.arrayValue?.first(where: { $0["args"] != nil }) {
+        return "tool \"\(t["name"]?.stringValue ?? "?")\" has \"args\", but a persistent plugin's process serves every tool: move the arguments to the manifest's \"args\""
+      }
+    } else if o["poolSize"] != nil {
+      return "\"poolSize\" needs \"persistent\": true"
+    }
+    return nil
+  }
+
+  /// The default MCP server name: the plugin folder's name, or the file's name before `.toolhost.json`, with
+  /// characters outside `A-Z a-z 0-9 _ -` replaced by `_`.
+  static func defaultServerName(path: String) -> String {
+    let file = (path as NSString).lastPathComponent
+    let raw =
+      file.hasSuffix(".toolhost.json")
+      ? String(file.dropLast(".toolhost.json".count))
+      : ((path as NSString).deletingLastPathComponent as NSString).lastPathComponent
+    let cleaned = String(raw.unicodeScalars.map { $0.isASCII && ($0.properties.isAlphabetic || ("0"..."9").contains($0) || $0 == "_" || $0 == "-") ? Character($0) : "_" })
+    return cleaned.isEmpty ? "mcp" : String(cleaned.prefix(32))
   }
 
   /// Finds the executable: a path with a slash is relative to the manifest's folder; a bare name is looked up in
@@ -108,7 +188,8 @@ public struct PluginManifest: Sendable {
       let path = (c as NSString).standardizingPath
       var isDir: ObjCBool = false
       guard fm.fileExists(atPath: path, isDirectory: &isDir), !isDir.boolValue else { continue }
-      if fm.isExecutableFile(atPath: path) { return path }
+      var info = stat()
+      if fm.isExecutableFile(atPath: path), stat(path, &info) == 0, info.st_mode & 0o111 != 0 { return path }
       if candidates.count == 1 || c == candidates[0] {
         throw ManifestError(
           path: self.path, kind: .commandNotExecutable, message: "command \(path) is not executable (chmod +x \(path))")
@@ -139,6 +220,21 @@ public struct ToolDefinition: Sendable {
   public var timeout: Double?
   /// MCP-style hints.
   public var annotations: ToolAnnotations
+
+  /// Makes a definition.
+  public init(
+    name: String, title: String? = nil, description: String, inputSchema: JSONValue, outputSchema: JSONValue? = nil,
+    arguments: [String] = [], timeout: Double? = nil, annotations: ToolAnnotations = ToolAnnotations()
+  ) {
+    self.name = name
+    self.title = title
+    self.description = description
+    self.inputSchema = inputSchema
+    self.outputSchema = outputSchema
+    self.arguments = arguments
+    self.timeout = timeout
+    self.annotations = annotations
+  }
 }
 
 /// A manifest that cannot be used.

@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 import ToolhostJSON
 import ToolhostSchema
 
@@ -31,14 +32,19 @@ public struct ToolCallContext: Sendable {
 
 /// A tool provided by a subprocess plugin: each call spawns the plugin, writes the request to its stdin and reads
 /// its reply from stdout (see `schemas/request.schema.json` and `schemas/reply.schema.json`).
+///
+/// A persistent plugin (`"persistent": true`) is kept running instead: each call writes one request line to a
+/// process of its ``PersistentPool`` and reads one reply line. A tool of an MCP server manifest has a ``backend``
+/// that calls the server.
 public struct PluginTool: PrecompiledTool {
   /// The argument object as it is.
   public typealias Arguments = JSONValue
   /// The reply's result and text.
   public typealias Output = ToolOutput
 
-  /// The tool's definition from the manifest.
-  public let definition: ToolDefinition
+  /// The tool's definition from the manifest (for an MCP server's tool: from the server's listing, under the name
+  /// the catalog offers it by).
+  public internal(set) var definition: ToolDefinition
   /// The manifest that provides it.
   public let manifest: PluginManifest
   /// The resolved executable.
@@ -51,6 +57,10 @@ public struct PluginTool: PrecompiledTool {
   public let runner: ProcessRunner
   /// The host environment it draws allowed variables from.
   public let hostEnvironment: [String: String]
+  /// What runs the tool when it is not a spawned process: an MCP server connection, for example.
+  public let backend: (any PluginToolBackend)?
+  /// The processes of a persistent plugin (shared by the tools of its manifest); `nil` otherwise.
+  let pool: PersistentPool?
 
   /// The default time limit when neither tool nor manifest sets one: 30 s.
   public static let defaultTimeout: Duration = .seconds(30)
@@ -62,18 +72,76 @@ public struct PluginTool: PrecompiledTool {
 
   /// Makes the tool, compiling its schemas.
   ///
+  /// For a persistent manifest the tool runs in `pool`; without one it gets a pool of its own (discovery shares
+  /// one pool between the tools of a manifest).
   /// - Throws: ``SchemaError`` when the input or output schema is invalid or uses unsupported keywords.
   public init(
     definition: ToolDefinition, manifest: PluginManifest, executable: String, runner: ProcessRunner = .shared,
-    hostEnvironment: [String: String] = ProcessInfo.processInfo.environment
+    hostEnvironment: [String: String] = ProcessInfo.processInfo.environment, pool: PersistentPool? = nil
   ) throws(SchemaError) {
     self.definition = definition
     self.manifest = manifest
     self.executable = executable
     self.runner = runner
     self.hostEnvironment = hostEnvironment
+    self.backend = nil
     compiledParameters = try JSONSchema(definition.inputSchema)
     compiledOutputSchema = try definition.outputSchema.map { s throws(SchemaError) in try JSONSchema(s) }
+    if manifest.persistent {
+      self.pool =
+        pool
+        ?? PersistentPool(
+          spec: Self.persistentSpec(manifest: manifest, executable: executable, hostEnvironment: hostEnvironment),
+          size: manifest.poolSize)
+    } else {
+      self.pool = nil
+    }
+  }
+
+  /// Makes a tool that `backend` runs (an MCP server's tool), compiling its input schema.
+  ///
+  /// The output schema is compiled when it can be; one the validator does not support is kept as it is and not
+  /// checked.
+  /// - Throws: ``SchemaError`` when the input schema is invalid or uses unsupported keywords.
+  public init(
+    definition: ToolDefinition, manifest: PluginManifest, executable: String, backend: any PluginToolBackend,
+    hostEnvironment: [String: String] = ProcessInfo.processInfo.environment
+  ) throws(SchemaError) {
+    self.definition = definition
+    self.manifest = manifest
+    self.executable = executable
+    self.runner = .shared
+    self.hostEnvironment = hostEnvironment
+    self.backend = backend
+    self.pool = nil
+    compiledParameters = try JSONSchema(definition.inputSchema)
+    compiledOutputSchema = definition.outputSchema.flatMap { try? JSONSchema($0) }
+  }
+
+  /// The same tool offered under another name (the backend or plugin still sees its own name for it).
+  public func renamed(_ name: String) -> PluginTool {
+    var copy = self
+    copy.definition.name = name
+    return copy
+  }
+
+  /// Ends the processes this tool keeps running (its persistent pool or MCP server, shared with the other tools of
+  /// its manifest). Later calls fail with ``ToolFailure/cancelled``. Does nothing for a one-shot plugin.
+  public func shutdown() async {
+    await pool?.shutdown()
+    await backend?.shutdown()
+  }
+
+  /// The spec of a persistent plugin's processes: the manifest's command and args in its folder, the base
+  /// environment plus the declared names and `TOOLHOST_PERSISTENT=1`.
+  static func persistentSpec(manifest: PluginManifest, executable: String, hostEnvironment: [String: String])
+    -> PersistentProcessSpec
+  {
+    var env = baseEnvironment(hostEnvironment, allowed: manifest.environment)
+    env["TOOLHOST_PERSISTENT"] = "1"
+    return PersistentProcessSpec(
+      executable: executable, arguments: manifest.arguments, environment: env, workingDirectory: manifest.directory,
+      maxLineLength: max(defaultOutputLimit, 16 << 20))
   }
 
   /// The tool's name.
@@ -93,12 +161,16 @@ public struct PluginTool: PrecompiledTool {
     return Self.defaultTimeout
   }
 
-  /// Runs the plugin once with `arguments` (which the caller has validated).
+  /// Runs the plugin once with `arguments` (which the caller has validated): a spawned process, one request line
+  /// to a persistent plugin's process, or the backend (an MCP server's `tools/call`).
   ///
   /// - Throws: ``ToolFailure``: `.launchFailed`, `.timedOut`, `.cancelled`, `.outputTooLarge`, `.signaled`,
-  ///   `.exited`, `.invalidReply` or `.toolReported`.
+  ///   `.exited`, `.invalidReply` or `.toolReported`. A persistent process that times out, is cancelled or prints
+  ///   a line that is not a reply is ended and replaced by the next call.
   public func call(arguments: JSONValue) async throws -> ToolOutput {
     let context = ToolCallContext.current
+    if let backend { return try await backend.call(self, arguments: arguments, context: context) }
+    if let pool { return try await callPersistent(pool, arguments: arguments, context: context) }
     let callID = context.callID ?? Self.makeCallID()
     let limit = context.timeout ?? timeout
     let request: JSONValue = [
@@ -116,6 +188,51 @@ public struct PluginTool: PrecompiledTool {
       throw ToolFailure.launchFailed(executable: error.executable, reason: error.reason)
     }
     return try interpret(outcome, limit: limit, outputLimit: spec.outputLimit)
+  }
+
+  /// One call of a persistent plugin: a process from the pool, one request line, one reply line. The time limit
+  /// covers waiting for a free process too.
+  func callPersistent(_ pool: PersistentPool, arguments: JSONValue, context: ToolCallContext) async throws(ToolFailure)
+    -> ToolOutput
+  {
+    let callID = context.callID ?? Self.makeCallID()
+    let limit = context.timeout ?? timeout
+    let deadline = monotonicSeconds() + limit.seconds
+    let worker: PersistentWorker
+    do { worker = try await pool.acquire(deadline: deadline) } catch {
+      switch error {
+      case .launchFailed(let e): throw .launchFailed(executable: e.executable, reason: e.reason)
+      case .timedOut: throw .timedOut(limit: limit)
+      case .cancelled, .closed: throw .cancelled
+      }
+    }
+    let toolName = name
+    let onStderr = context.onStderr.map { sink in { @Sendable (chunk: [UInt8]) in sink(toolName, chunk) } }
+    let remaining = Duration.milliseconds(Int64(max(1, ((deadline - monotonicSeconds()) * 1000).rounded())))
+    let request = Self.requestLine(tool: definition.name, arguments: arguments, callID: callID)
+    let outcome = await worker.call(request, timeout: remaining, onStderr: onStderr)
+    defer { pool.release(worker) }
+    switch outcome {
+    case .timedOut: throw .timedOut(limit: limit)
+    case .cancelled: throw .cancelled
+    case .ended(let exit):
+      if exit.stopReason == .outputTooLarge { throw .outputTooLarge(limit: pool.spec.maxLineLength) }
+      switch exit.termination {
+      case .signaled(let s): throw .signaled(signal: s, stderr: exit.stderrTail)
+      case .exited(let s): throw .exited(status: s, stderr: exit.stderrTail)
+      }
+    case .reply(let line):
+      let outputLimit = context.outputLimit ?? Self.defaultOutputLimit
+      if line.count > outputLimit { throw .outputTooLarge(limit: outputLimit) }
+      let outcome = ProcessOutcome(
+        termination: .exited(0), stopReason: nil, stdout: line, stderrTail: [], stderrByteCount: 0,
+        duration: .zero, pid: worker.process.pid)
+      do { return try interpret(outcome, limit: limit, outputLimit: outputLimit) } catch {
+        // A line that is not a reply means the plugin and the host may no longer agree on which reply is which.
+        if case .invalidReply = error { worker.retire() }
+        throw error
+      }
+    }
   }
 
   /// Turns a finished process into the tool's output or failure.
@@ -136,14 +253,15 @@ public struct PluginTool: PrecompiledTool {
       return ToolOutput(text: text)
     }
 
-    let excerpt = Self.excerpt(outcome.stdout)
+    // Only failures need it; computing it costs more than parsing a small reply.
+    var excerpt: String { Self.excerpt(outcome.stdout) }
     let reply: JSONValue
     do { reply = try JSONValue.parse(outcome.stdout) } catch {
       if status != 0 { throw .exited(status: status, stderr: outcome.stderrText) }
       let reason = outcome.stdout.isEmpty ? "no output" : "not valid JSON (\(error.description))"
       throw .invalidReply(reason: reason, excerpt: excerpt)
     }
-    let issues = Self.replySchema.validate(reply)
+    let issues = Self.isWellFormedReply(reply) ? [] : Self.replySchema.validate(reply)
     if !issues.isEmpty {
       if status != 0 { throw .exited(status: status, stderr: outcome.stderrText) }
       let why = reply.objectValue == nil ? "not a JSON object" : Self.replyProblem(reply)
@@ -170,12 +288,7 @@ public struct PluginTool: PrecompiledTool {
   /// The child's environment: PATH, HOME, LANG, LC_*, TZ and TMPDIR from the host, the names the manifest declares,
   /// and the call's TOOLHOST_* variables. Nothing else of the host's environment.
   func environment(arguments: JSONValue, callID: String) -> [String: String] {
-    var env: [String: String] = [:]
-    for (k, v) in hostEnvironment
-    where Self.baseVariables.contains(k) || k.hasPrefix("LC_") || manifest.environment.contains(k) {
-      env[k] = v
-    }
-    if env["PATH"] == nil { env["PATH"] = "/usr/local/bin:/usr/bin:/bin" }
+    var env = Self.baseEnvironment(hostEnvironment, allowed: manifest.environment)
     env["TOOLHOST_TOOL"] = name
     env["TOOLHOST_CALL_ID"] = callID
     for (key, value) in arguments.objectValue ?? [:] {
@@ -188,6 +301,17 @@ public struct PluginTool: PrecompiledTool {
   }
 
   static let baseVariables: Set<String> = ["PATH", "HOME", "LANG", "LANGUAGE", "TZ", "TMPDIR"]
+
+  /// PATH, HOME, LANG, LANGUAGE, LC_*, TZ and TMPDIR from `host`, and the `allowed` names; PATH defaults to
+  /// `/usr/local/bin:/usr/bin:/bin`.
+  public static func baseEnvironment(_ host: [String: String], allowed: [String]) -> [String: String] {
+    var env: [String: String] = [:]
+    for (k, v) in host where baseVariables.contains(k) || k.hasPrefix("LC_") || allowed.contains(k) {
+      env[k] = v
+    }
+    if env["PATH"] == nil { env["PATH"] = "/usr/local/bin:/usr/bin:/bin" }
+    return env
+  }
 
   /// `searchTerm` → `SEARCH_TERM`, `max-items` → `MAX_ITEMS`: a lower-to-upper case change starts a new word, and
   /// anything that is not a letter or digit becomes `_`.
@@ -213,6 +337,69 @@ public struct PluginTool: PrecompiledTool {
     }
   }()
 
+  /// Whether `reply` matches `schemas/reply.schema.json`, checked directly (the schema validator runs only for
+  /// replies that fail this, to say why).
+  static func isWellFormedReply(_ reply: JSONValue) -> Bool {
+    guard let o = reply.objectValue else { return false }
+    if o["result"] != nil {
+      for (key, value) in o {
+        switch key {
+        case "result": continue
+        case "text": if value.stringValue == nil { return false }
+        default: return false
+        }
+      }
+      return true
+    }
+    guard o.count == 1, let error = o["error"]?.objectValue,
+      let message = error["message"]?.stringValue, !message.isEmpty
+    else { return false }
+    for (key, value) in error {
+      switch key {
+      case "message", "data": continue
+      case "code": if value.stringValue == nil { return false }
+      default: return false
+      }
+    }
+    return true
+  }
+
+  /// The request line of a persistent call: the same object as a one-shot request, serialized directly.
+  static func requestLine(tool: String, arguments: JSONValue, callID: String) -> [UInt8] {
+    var bytes: [UInt8] = []
+    bytes.reserveCapacity(96)
+    bytes.append(contentsOf: #"{"toolhost":1,"tool":"#.utf8)
+    appendJSONString(tool, to: &bytes)
+    bytes.append(contentsOf: #","arguments":"#.utf8)
+    bytes.append(contentsOf: arguments.serialized().utf8)
+    bytes.append(contentsOf: #","callId":"#.utf8)
+    appendJSONString(callID, to: &bytes)
+    bytes.append(UInt8(ascii: "}"))
+    return bytes
+  }
+
+  /// Appends `text` as a JSON string: quotes, backslashes and control characters escaped, the rest as UTF-8.
+  static func appendJSONString(_ text: String, to bytes: inout [UInt8]) {
+    let hex: [UInt8] = Array("0123456789abcdef".utf8)
+    bytes.append(UInt8(ascii: "\""))
+    for byte in text.utf8 {
+      switch byte {
+      case UInt8(ascii: "\""), UInt8(ascii: "\\"):
+        bytes.append(UInt8(ascii: "\\"))
+        bytes.append(byte)
+      case 0x0A: bytes.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "n")])
+      case 0x0D: bytes.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "r")])
+      case 0x09: bytes.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "t")])
+      case 0..<0x20:
+        bytes.append(contentsOf: Array("\\u00".utf8))
+        bytes.append(hex[Int(byte >> 4)])
+        bytes.append(hex[Int(byte & 0xF)])
+      default: bytes.append(byte)
+      }
+    }
+    bytes.append(UInt8(ascii: "\""))
+  }
+
   /// Says what is wrong with a reply object in plain words (the oneOf of the schema is hard to read).
   static func replyProblem(_ reply: JSONValue) -> String {
     let keys = reply.objectValue?.keys ?? []
@@ -237,6 +424,10 @@ public struct PluginTool: PrecompiledTool {
   }
 
   static func makeCallID() -> String {
-    "call-" + String(UInt64.random(in: 0...UInt64.max), radix: 36)
+    // A random prefix once per process and a counter: unique, and no getrandom(2) call per tool call.
+    "call-" + callIDPrefix + String(callCounter.add(1, ordering: .relaxed).newValue, radix: 36)
   }
+
+  static let callIDPrefix = String(UInt64.random(in: 0...UInt64.max) >> 24, radix: 36) + "-"
+  static let callCounter = Atomic<Int>(0)
 }

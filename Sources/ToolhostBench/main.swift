@@ -1,1 +1,34 @@
-print("bench")
+import Foundation
+
+// toolhost-bench [suite ...]: runs the named suites (default: all) and prints one table.
+// Suites: json, discovery, validation, runner, persistent, session.
+let all = ["json", "discovery", "validation", "runner", "persistent", "session"]
+var wanted = Array(CommandLine.arguments.dropFirst())
+if wanted.isEmpty { wanted = all }
+if let bad = wanted.first(where: { !all.contains($0) }) {
+  FileHandle.standardError.write(Data("unknown suite \(bad); suites: \(all.joined(separator: ", "))\n".utf8))
+  exit(64)
+}
+var rows: [BenchRow] = []
+for suite in wanted {
+  FileHandle.standardError.write(Data("running \(suite)...\n".utf8))
+  do {
+    switch suite {
+    case "json": rows += jsonBenchmarks()
+    case "discovery": rows += try discoveryBenchmarks()
+    case "validation": rows += try validationBenchmarks()
+    case "runner": rows += try await runnerBenchmarks()
+    case "persistent": rows += try await persistentBenchmarks()
+    case "session": rows += try await sessionBenchmarks()
+    default: break
+    }
+  } catch {
+    FileHandle.standardError.write(Data("\(suite) failed: \(error)\n".utf8))
+    exit(1)
+  }
+}
+var info = utsname()
+uname(&info)
+let machine = withUnsafeBytes(of: &info.machine) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) }
+print("machine: \(ProcessInfo.processInfo.activeProcessorCount) cores, \(ProcessInfo.processInfo.physicalMemory >> 30) GiB, \(machine)")
+printTable(rows)

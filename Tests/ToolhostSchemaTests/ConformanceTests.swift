@@ -12,14 +12,11 @@ enum OfficialSuite {
     if let shared = ProcessInfo.processInfo.environment["TOOLHOST_SHARED_DIR"], !shared.isEmpty {
       return "\(shared)/\(relativePath)"
     }
-    // <root>/Tests/ToolhostSchemaTests/ConformanceTests.swift -> <root>
-    let root = URL(fileURLWithPath: filePath).deletingLastPathComponent()
-      .deletingLastPathComponent()
-      .deletingLastPathComponent()
-    return root.deletingLastPathComponent().appendingPathComponent("shared").appendingPathComponent(
-      relativePath
-    )
-    .standardizedFileURL.path
+    let root = URL(fileURLWithPath: filePath)
+      .deletingLastPathComponent()  // <root>/Tests/ToolhostSchemaTests
+      .deletingLastPathComponent()  // <root>/Tests
+      .deletingLastPathComponent()  // <root>
+    return root.appendingPathComponent("../shared/\(relativePath)").standardizedFileURL.path
   }
 
   /// The draft 2020-12 test directory, when it exists.
@@ -130,7 +127,8 @@ struct ConformanceTests {
       for file in wholeFiles {
         let reasons = Set(skippedByFile[file]!.map { Self.kind(of: $0.reason) }).sorted().joined(
           separator: "; ")
-        lines.append("    \(file) (\(skippedByFile[file]!.count) groups): \(reasons)")
+        let count = skippedByFile[file]!.count
+        lines.append("    \(file) (\(count) group\(count == 1 ? "" : "s")): \(reasons)")
       }
     }
     let partial = skips.filter { !wholeFiles.contains($0.file) }

@@ -17,8 +17,13 @@ struct IOResult: Sendable {
 /// it again.
 final class IOJob: @unchecked Sendable {
   let id: Int
-  let pid: Int32
-  var pidfd: Int32
+  /// Set by the caller after launch, before the job is handed to the loop.
+  var pid: Int32 = 0
+  var pidfd: Int32 = -1
+  /// Set from Foundation's termination handler, which may run before the job reaches the loop.
+  let terminated = Atomic<Bool>(false)
+  /// Set when the calling task is cancelled, which may happen before the job reaches the loop.
+  let cancelRequested = Atomic<Bool>(false)
   var stdinFD: Int32
   var stdoutFD: Int32
   var stderrFD: Int32
@@ -43,13 +48,11 @@ final class IOJob: @unchecked Sendable {
   var drainDeadline: Double?
 
   init(
-    id: Int, pid: Int32, pidfd: Int32, stdinFD: Int32, stdoutFD: Int32, stderrFD: Int32, input: [UInt8],
+    id: Int, stdinFD: Int32, stdoutFD: Int32, stderrFD: Int32, input: [UInt8],
     outputLimit: Int, stderrTailLimit: Int, timeout: Duration?, killGrace: Duration,
     onStderr: (@Sendable ([UInt8]) -> Void)?, onDone: @escaping @Sendable (IOResult) -> Void
   ) {
     self.id = id
-    self.pid = pid
-    self.pidfd = pidfd
     self.stdinFD = stdinFD
     self.stdoutFD = stdoutFD
     self.stderrFD = stderrFD
@@ -110,9 +113,6 @@ final class IOLoop: Sendable {
   private func run() -> Never {
     toolhost_block_sigpipe_on_this_thread()
     var jobs: [Int: IOJob] = [:]
-    var earlyCancels = Set<Int>()
-    var exitedEarly = Set<Int>()
-    var maxAdded = 0
     var buffer = [UInt8](repeating: 0, count: 65536)
     var pollfds: [pollfd] = []
     var owners: [(IOJob, Int)] = []  // which job and which stream (0 in, 1 out, 2 err, 3 pidfd) a pollfd is
@@ -123,16 +123,15 @@ final class IOLoop: Sendable {
         switch command {
         case .add(let job):
           jobs[job.id] = job
-          maxAdded = max(maxAdded, job.id)
           activeCount.add(1, ordering: .relaxed)
           if job.input.isEmpty { closeFD(&job.stdinFD) }
-          if job.pidfd < 0 { /* no pidfd: Foundation's termination report tells us */  }
-          if earlyCancels.remove(job.id) != nil { stop(job, .cancelled) }
-          if exitedEarly.remove(job.id) != nil { childExited(job) }
+          // Notices sent before the job arrived are in its flags (their commands found no job and were dropped).
+          if job.cancelRequested.load(ordering: .acquiring) { stop(job, .cancelled) }
+          if job.terminated.load(ordering: .acquiring) { childExited(job) }
         case .cancel(let id):
-          if let job = jobs[id] { stop(job, .cancelled) } else if id > maxAdded { earlyCancels.insert(id) }
+          if let job = jobs[id] { stop(job, .cancelled) }
         case .exited(let id):
-          if let job = jobs[id] { childExited(job) } else if id > maxAdded { exitedEarly.insert(id) }
+          if let job = jobs[id] { childExited(job) }
         }
       }
 

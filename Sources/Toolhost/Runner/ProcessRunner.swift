@@ -155,10 +155,15 @@ public final class ProcessRunner: Sendable {
     let id = loop.nextID()
     let call = CallState()
     let loop = self.loop
+    let job = IOJob(
+      id: id, stdinFD: stdinPipe[1], stdoutFD: stdoutPipe[0], stderrFD: stderrPipe[0], input: spec.input,
+      outputLimit: spec.outputLimit, stderrTailLimit: spec.stderrTailLimit, timeout: spec.timeout,
+      killGrace: spec.killGrace, onStderr: spec.onStderr, onDone: { io in call.finish(io: io) })
     process.terminationHandler = { p in
       let termination: ProcessOutcome.Termination =
         p.terminationReason == .uncaughtSignal ? .signaled(p.terminationStatus) : .exited(p.terminationStatus)
       call.finish(termination: termination)
+      job.terminated.store(true, ordering: .releasing)
       loop.send(.exited(id))
     }
 
@@ -180,12 +185,9 @@ public final class ProcessRunner: Sendable {
     toolhost_set_nonblocking(stdinPipe[1])
     toolhost_set_nonblocking(stdoutPipe[0])
     toolhost_set_nonblocking(stderrPipe[0])
-
-    let job = IOJob(
-      id: id, pid: pid, pidfd: toolhost_pidfd_open(pid), stdinFD: stdinPipe[1], stdoutFD: stdoutPipe[0],
-      stderrFD: stderrPipe[0], input: spec.input, outputLimit: spec.outputLimit,
-      stderrTailLimit: spec.stderrTailLimit, timeout: spec.timeout, killGrace: spec.killGrace,
-      onStderr: spec.onStderr, onDone: { io in call.finish(io: io) })
+    job.pid = pid
+    // Fails (ESRCH) when the child is already gone; its termination handler then tells the loop.
+    job.pidfd = toolhost_pidfd_open(pid)
 
     let (termination, io) = await withTaskCancellationHandler {
       await withCheckedContinuation { continuation in
@@ -193,6 +195,7 @@ public final class ProcessRunner: Sendable {
         loop.send(.add(job))
       }
     } onCancel: {
+      job.cancelRequested.store(true, ordering: .releasing)
       loop.send(.cancel(id))
     }
     _ = process  // keep Foundation's object alive until the end
@@ -207,7 +210,11 @@ public final class ProcessRunner: Sendable {
     var isDir: ObjCBool = false
     if !fm.fileExists(atPath: spec.executable, isDirectory: &isDir) { return "no such file" }
     if isDir.boolValue { return "it is a directory" }
-    if !fm.isExecutableFile(atPath: spec.executable) { return "not executable (chmod +x \(spec.executable))" }
+    // access(X_OK) succeeds for root on files with no execute bit at all, so look at the mode bits.
+    var info = stat()
+    if stat(spec.executable, &info) == 0, info.st_mode & 0o111 == 0 || !fm.isExecutableFile(atPath: spec.executable) {
+      return "not executable (chmod +x \(spec.executable))"
+    }
     if let dir = spec.workingDirectory, !fm.fileExists(atPath: dir) { return "working directory \(dir) does not exist" }
     let ns = error as NSError
     if let posix = ns.userInfo[NSUnderlyingErrorKey] as? NSError, posix.domain == NSPOSIXErrorDomain {

@@ -2,6 +2,7 @@ import ArgumentParser
 import Foundation
 import Toolhost
 import ToolhostJSON
+import ToolhostMCP
 
 /// Exit statuses of `toolhost`, documented in the README.
 enum Status {
@@ -15,12 +16,12 @@ enum Status {
 
 /// Prints to stderr.
 func warn(_ text: String) {
-  FileHandle.standardError.write(Data((text + "\n").utf8))
+  try? FileHandle.standardError.write(contentsOf: Data((text + "\n").utf8))
 }
 
 /// Prints to stdout without buffering surprises.
 func say(_ text: String) {
-  FileHandle.standardOutput.write(Data((text + "\n").utf8))
+  try? FileHandle.standardOutput.write(contentsOf: Data((text + "\n").utf8))
 }
 
 struct PluginOptions: ParsableArguments {
@@ -29,15 +30,25 @@ struct PluginOptions: ParsableArguments {
     help: ArgumentHelp("A plugin folder to search first (repeatable).", valueName: "dir"))
   var folders: [String] = []
 
-  func catalog() -> PluginCatalog {
+  /// Discovers the plugins; MCP servers are started only when `loadMCP` is set (they take a second or two).
+  func catalog(loadMCP: Bool = true) -> PluginCatalog {
+    MCPPlugins.install()
     let folders = PluginCatalog.searchFolders(explicit: self.folders)
     let required = Set(PluginCatalog.searchFolders(explicit: self.folders, environment: [:]).prefix(self.folders.count))
-    return PluginCatalog.discover(folders: folders, required: required)
+    return PluginCatalog.discover(
+      folders: folders, required: required, mcp: loadMCP ? PluginCatalog.mcpLoader : nil)
+  }
+
+  /// The catalog holding `tool`: plugins first, and MCP servers started only when no plugin provides it.
+  func catalog(providing tool: String) -> PluginCatalog {
+    let quick = catalog(loadMCP: false)
+    if quick.entries.contains(where: { $0.tool.name == tool }) { return quick }
+    return catalog()
   }
 }
 
 @main
-struct Toolhost: AsyncParsableCommand {
+struct ToolhostCommand: AsyncParsableCommand {
   static let configuration = CommandConfiguration(
     commandName: "toolhost",
     abstract: "Gives language models tools: plugins in any language, run as subprocesses.",
@@ -46,7 +57,7 @@ struct Toolhost: AsyncParsableCommand {
       Exit status: 0 success, 1 tool failure (or broken plugins for doctor), 64 usage error, 124 timeout,
       126 plugin cannot start, 130 interrupted.
       """,
-    subcommands: [List.self, Describe.self, Doctor.self, Call.self, Batch.self])
+    subcommands: [List.self, Describe.self, Doctor.self, Call.self, Batch.self] + extraSubcommands)
 }
 
 struct List: AsyncParsableCommand {
@@ -71,7 +82,7 @@ struct Describe: AsyncParsableCommand {
   @Argument(help: "The tool's name.") var name: String
 
   func run() async throws {
-    let catalog = plugins.catalog()
+    let catalog = plugins.catalog(providing: name)
     guard let entry = catalog.entries.first(where: { $0.tool.name == name }) else {
       throw ValidationError(Report.unknownTool(name, in: catalog))
     }
@@ -120,7 +131,7 @@ struct Call: AsyncParsableCommand {
   }
 
   func run() async throws {
-    let catalog = plugins.catalog()
+    let catalog = plugins.catalog(providing: tool)
     guard let entry = catalog.entries.first(where: { $0.tool.name == tool }) else {
       throw ValidationError(Report.unknownTool(tool, in: catalog))
     }
@@ -140,7 +151,7 @@ struct Call: AsyncParsableCommand {
     context.outputLimit = maxOutput
     if verbose {
       context.onStderr = { name, chunk in
-        FileHandle.standardError.write(Data("[\(name)] ".utf8) + Data(chunk))
+        try? FileHandle.standardError.write(contentsOf: Data("[\(name)] ".utf8) + Data(chunk))
       }
     }
     let toolName = self.tool

@@ -1,0 +1,331 @@
+import Foundation
+import Synchronization
+
+/// A value that is set once, by whichever comes first (a reply, a timer, a cancellation, an exit), and awaited by
+/// one task.
+final class OneShot<Value: Sendable>: Sendable {
+  private struct State {
+    var value: Value?
+    var continuation: CheckedContinuation<Value, Never>?
+  }
+  private let state = Mutex(State())
+
+  /// Sets the value unless one is set already; resumes the waiting task. Returns whether this call set it.
+  @discardableResult
+  func complete(_ value: Value) -> Bool {
+    let resume = state.withLock { s -> (CheckedContinuation<Value, Never>?, Bool) in
+      guard s.value == nil else { return (nil, false) }
+      s.value = value
+      defer { s.continuation = nil }
+      return (s.continuation, true)
+    }
+    resume.0?.resume(returning: value)
+    return resume.1
+  }
+
+  /// The value, once set.
+  var value: Value? { state.withLock { $0.value } }
+
+  /// Waits for the value.
+  func wait() async -> Value {
+    await withCheckedContinuation { (c: CheckedContinuation<Value, Never>) in
+      let ready = state.withLock { s -> Value? in
+        if let v = s.value { return v }
+        s.continuation = c
+        return nil
+      }
+      if let ready { c.resume(returning: ready) }
+    }
+  }
+}
+
+/// One process of a persistent plugin, serving one request at a time: a request line in, a reply line out.
+final class PersistentWorker: Sendable {
+  /// How a request ended.
+  enum Outcome: Sendable {
+    /// The reply line.
+    case reply([UInt8])
+    /// The time limit passed; the process is being ended.
+    case timedOut
+    /// The calling task was cancelled; the process is being ended.
+    case cancelled
+    /// The process ended before it replied.
+    case ended(PersistentProcess.Exit)
+  }
+
+  final class Core: Sendable {
+    struct State {
+      var pending: OneShot<Outcome>?
+      var stderrSink: (@Sendable ([UInt8]) -> Void)?
+      var exit: PersistentProcess.Exit?
+      var broken = false
+      var strayLines = 0
+    }
+    let state = Mutex(State())
+
+    func line(_ bytes: [UInt8]) {
+      let pending = state.withLock { s -> OneShot<Outcome>? in
+        defer { s.pending = nil }
+        if s.pending == nil { s.strayLines += 1 }
+        return s.pending
+      }
+      pending?.complete(.reply(bytes))
+    }
+
+    func stderr(_ chunk: [UInt8]) {
+      state.withLock { $0.stderrSink }?(chunk)
+    }
+
+    func exited(_ exit: PersistentProcess.Exit) {
+      let pending = state.withLock { s -> OneShot<Outcome>? in
+        s.exit = exit
+        defer { s.pending = nil }
+        return s.pending
+      }
+      pending?.complete(.ended(exit))
+    }
+  }
+
+  let process: PersistentProcess
+  let core: Core
+
+  private init(process: PersistentProcess, core: Core) {
+    self.process = process
+    self.core = core
+  }
+
+  /// Starts a process.
+  ///
+  /// - Throws: ``ProcessLaunchError`` when it cannot be started.
+  static func launch(_ spec: PersistentProcessSpec) throws(ProcessLaunchError) -> PersistentWorker {
+    let core = Core()
+    let process = try PersistentProcess.launch(
+      spec,
+      handlers: .init(
+        onLine: { core.line($0) }, onStderr: { core.stderr($0) }, onExit: { core.exited($0) }))
+    return PersistentWorker(process: process, core: core)
+  }
+
+  /// Marks the worker unusable and ends its process (it will be replaced).
+  func retire() {
+    core.state.withLock { $0.broken = true }
+    process.terminate()
+  }
+
+  /// Whether the worker can take another request: its process runs and no call of it was abandoned.
+  var isUsable: Bool { core.state.withLock { $0.exit == nil && !$0.broken } && process.isRunning }
+
+  /// Sends one request line and waits for the reply line, the time limit, cancellation or the process's end.
+  ///
+  /// On a time limit or cancellation the process group is ended (SIGTERM, then SIGKILL) and the worker is no
+  /// longer usable.
+  func call(_ request: [UInt8], timeout: Duration?, onStderr: (@Sendable ([UInt8]) -> Void)?) async
+    -> Outcome
+  {
+    let box = OneShot<Outcome>()
+    let early = core.state.withLock { s -> Outcome? in
+      if let exit = s.exit { return .ended(exit) }
+      s.pending = box
+      s.stderrSink = onStderr
+      return nil
+    }
+    if let early { return early }
+    var line = request
+    line.append(0x0A)
+    // The time limit is the process's alarm, kept by its I/O thread (no timer thread involved).
+    let alarm = process.send(line, alarmAfter: timeout ?? .seconds(86400 * 365)) { [self] in
+      abandon(box, .timedOut)
+    }
+    let outcome = await withTaskCancellationHandler {
+      await box.wait()
+    } onCancel: {
+      abandon(box, .cancelled)
+    }
+    if let alarm { process.cancelAlarm(alarm) }
+    core.state.withLock { $0.stderrSink = nil }
+    return outcome
+  }
+
+  private func abandon(_ box: OneShot<Outcome>, _ outcome: Outcome) {
+    guard box.complete(outcome) else { return }
+    core.state.withLock { s in
+      s.broken = true
+      if s.pending === box { s.pending = nil }
+    }
+    process.terminate()
+  }
+}
+
+/// The processes of one persistent plugin: up to `size` of them, each serving one call at a time, started when
+/// calls need them and replaced when they die or time out.
+public final class PersistentPool: Sendable {
+  enum Grant: Sendable {
+    case worker(PersistentWorker)
+    case spawn
+    case closed
+    case timedOut
+    case cancelled
+  }
+
+  struct State {
+    var idle: [PersistentWorker] = []
+    var all: [ObjectIdentifier: PersistentWorker] = [:]
+    var live = 0
+    var waiters: [(id: Int, grant: OneShot<Grant>)] = []
+    var nextWaiter = 0
+    var closed = false
+  }
+
+  /// What each process runs.
+  public let spec: PersistentProcessSpec
+  /// The most processes running at once.
+  public let size: Int
+  let state = Mutex(State())
+
+  /// Makes an empty pool; nothing is started until a call needs it.
+  public init(spec: PersistentProcessSpec, size: Int) {
+    self.spec = spec
+    self.size = max(1, size)
+  }
+
+  /// The process ids of the processes running now.
+  public var processIDs: [Int32] {
+    state.withLock { $0.all.values.filter { $0.process.isRunning }.map(\.process.pid) }.sorted()
+  }
+
+  /// Takes an idle process, starts one, or waits for one until `deadline` (monotonic seconds).
+  func acquire(deadline: Double?) async throws(PoolError) -> PersistentWorker {
+    let (immediate, queued) = state.withLock { s -> (Grant?, OneShot<Grant>?) in
+      if s.closed { return (.closed, nil) }
+      while let w = s.idle.popLast() {
+        if w.isUsable { return (.worker(w), nil) }
+        s.all[ObjectIdentifier(w)] = nil
+        s.live -= 1
+      }
+      if s.live < size {
+        s.live += 1
+        return (.spawn, nil)
+      }
+      let waiter = OneShot<Grant>()
+      s.nextWaiter += 1
+      s.waiters.append((s.nextWaiter, waiter))
+      return (nil, waiter)
+    }
+    var grant: Grant
+    if let immediate {
+      grant = immediate
+    } else if let waiter = queued {
+      var timer: DispatchWorkItem?
+      if let deadline {
+        let item = DispatchWorkItem { [self] in withdraw(waiter, .timedOut) }
+        DispatchQueue.global().asyncAfter(
+          deadline: .now() + max(0, deadline - monotonicSeconds()), execute: item)
+        timer = item
+      }
+      grant = await withTaskCancellationHandler {
+        await waiter.wait()
+      } onCancel: {
+        withdraw(waiter, .cancelled)
+      }
+      timer?.cancel()
+    } else {
+      grant = .closed
+    }
+    switch grant {
+    case .worker(let w): return w
+    case .closed: throw .closed
+    case .timedOut: throw .timedOut
+    case .cancelled: throw .cancelled
+    case .spawn:
+      do {
+        let w = try PersistentWorker.launch(spec)
+        let closed = state.withLock { s -> Bool in
+          s.all[ObjectIdentifier(w)] = w
+          return s.closed
+        }
+        if closed {
+          w.process.terminate()
+          throw PoolError.closed
+        }
+        return w
+      } catch let error as ProcessLaunchError {
+        slotFreed()
+        throw .launchFailed(error)
+      } catch {
+        throw .closed
+      }
+    }
+  }
+
+  /// Removes a waiter that gave up; if a grant reached it at the same moment, passes the grant on.
+  private func withdraw(_ waiter: OneShot<Grant>, _ why: Grant) {
+    state.withLock { s in s.waiters.removeAll { $0.grant === waiter } }
+    if !waiter.complete(why) {
+      // Too late: it was granted something at the same moment; nobody will use it, so pass it on.
+      switch waiter.value {
+      case .worker(let w): release(w)
+      case .spawn: slotFreed()
+      default: break
+      }
+    }
+  }
+
+  /// Gives a worker back after a call: to the next waiter, to the idle list, or (when it cannot be used again) its
+  /// slot to the next waiter.
+  func release(_ worker: PersistentWorker) {
+    if !worker.isUsable {
+      worker.process.terminate()
+      state.withLock { s in
+        s.all[ObjectIdentifier(worker)] = nil
+      }
+      slotFreed()
+      return
+    }
+    let next = state.withLock { s -> (OneShot<Grant>?, Bool) in
+      if s.closed { return (nil, true) }
+      if !s.waiters.isEmpty { return (s.waiters.removeFirst().grant, false) }
+      s.idle.append(worker)
+      return (nil, false)
+    }
+    if next.1 {
+      Task { await worker.process.shutdown(grace: .seconds(1)) }
+    } else if let waiter = next.0, !waiter.complete(.worker(worker)) {
+      release(worker)
+    }
+  }
+
+  private func slotFreed() {
+    let next = state.withLock { s -> OneShot<Grant>? in
+      s.live -= 1
+      guard !s.closed, !s.waiters.isEmpty else { return nil }
+      s.live += 1
+      return s.waiters.removeFirst().grant
+    }
+    if let next, !next.complete(.spawn) { slotFreed() }
+  }
+
+  /// Ends every process: closes their stdin, gives them `grace` to exit, then ends their process groups. Calls
+  /// still waiting fail; later calls fail too.
+  public func shutdown(grace: Duration = .seconds(1)) async {
+    let (workers, waiters) = state.withLock { s -> ([PersistentWorker], [OneShot<Grant>]) in
+      s.closed = true
+      defer {
+        s.waiters = []
+        s.idle = []
+      }
+      return (Array(s.all.values), s.waiters.map(\.grant))
+    }
+    for w in waiters { w.complete(.closed) }
+    await withTaskGroup(of: Void.self) { group in
+      for w in workers { group.addTask { await w.process.shutdown(grace: grace) } }
+    }
+  }
+
+  /// Why no process could be had.
+  enum PoolError: Error, Sendable {
+    case launchFailed(ProcessLaunchError)
+    case timedOut
+    case cancelled
+    case closed
+  }
+}

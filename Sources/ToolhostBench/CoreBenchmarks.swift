@@ -1,0 +1,236 @@
+import CBenchBaseline
+import Foundation
+import Toolhost
+import ToolhostJSON
+import ToolhostSchema
+
+/// A scratch folder for generated plugins, removed at exit.
+let benchDir: String = {
+  let dir = NSTemporaryDirectory() + "toolhost-bench-\(getpid())"
+  try? FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
+  atexit { try? FileManager.default.removeItem(atPath: NSTemporaryDirectory() + "toolhost-bench-\(getpid())") }
+  return dir
+}()
+
+/// Compiles a tiny C plugin: reads stdin to EOF, optionally sleeps, writes a 63-byte reply.
+func compileTinyPlugin(name: String, sleepMicroseconds: Int = 0) throws -> String {
+  let source = benchDir + "/\(name).c"
+  let exe = benchDir + "/\(name)"
+  let code = """
+    #include <string.h>
+    #include <unistd.h>
+    int main(void) {
+      char buf[65536];
+      while (read(0, buf, sizeof buf) > 0) {}
+      if (\(sleepMicroseconds) > 0) usleep(\(sleepMicroseconds));
+      const char *r = "{\\"result\\": {\\"ok\\": true, \\"n\\": 42}, \\"text\\": \\"tiny plugin reply..\\"}\\n";
+      write(1, r, strlen(r));
+      return 0;
+    }
+    """
+  try code.write(toFile: source, atomically: true, encoding: .utf8)
+  let cc = Process()
+  cc.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+  cc.arguments = ["cc", "-O2", "-o", exe, source]
+  try cc.run()
+  cc.waitUntilExit()
+  guard cc.terminationStatus == 0 else { throw BenchError("cc failed for \(source)") }
+  return exe
+}
+
+struct BenchError: Error, CustomStringConvertible {
+  var description: String
+  init(_ d: String) { description = d }
+}
+
+/// A typical tool schema and argument object (the seed's searchBreadDatabase plus a few more fields).
+let typicalSchema: JSONValue = [
+  "type": "object", "additionalProperties": false, "required": ["searchTerm"],
+  "properties": [
+    "searchTerm": ["type": "string", "minLength": 1, "maxLength": 100],
+    "limit": ["type": "integer", "minimum": 1, "maximum": 6, "default": 3],
+    "units": ["enum": ["celsius", "fahrenheit"]],
+    "includeDone": ["type": "boolean"],
+    "tags": ["type": "array", "items": ["type": "string"], "maxItems": 10],
+  ],
+]
+let typicalArguments: JSONValue = [
+  "searchTerm": "sourdough rye", "limit": 4, "units": "celsius", "includeDone": false, "tags": ["bread", "rye"],
+]
+
+func discoveryBenchmarks() throws -> [BenchRow] {
+  let folder = benchDir + "/discovery"
+  try? FileManager.default.removeItem(atPath: folder)
+  try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+  let schemaText = typicalSchema.serialized()
+  for i in 0..<1000 {
+    let dir = folder + "/plugin\(i)"
+    try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
+    let manifest = """
+      {"manifestVersion": 1, "command": "/bin/true", "timeout": 10, "env": ["API_TOKEN"],
+       "tools": [{"name": "tool\(i)", "description": "Generated tool number \(i) for the discovery benchmark.",
+                  "inputSchema": \(schemaText), "annotations": {"readOnlyHint": true}}]}
+      """
+    try manifest.write(toFile: dir + "/toolhost.json", atomically: false, encoding: .utf8)
+  }
+  var count = 0
+  let ours = medianSeconds(runs: 7) {
+    count = PluginCatalog.discover(folders: [folder]).entries.count
+  }
+  guard count == 1000 else { throw BenchError("discovered \(count) of 1000") }
+  // Baseline: only list, read and parse the same files with Foundation (no schema checks, no compiling).
+  let baseline = medianSeconds(runs: 7) {
+    for path in PluginCatalog.manifests(in: folder) {
+      let data = FileManager.default.contents(atPath: path)!
+      _ = try? JSONSerialization.jsonObject(with: data)
+    }
+  }
+  return [
+    BenchRow(
+      suite: "discovery", name: "discover 1,000 manifests (parse, schema-check, compile, stat)", value: ours * 1000,
+      unit: "ms", baselineName: "read+JSONSerialization only", baselineValue: baseline * 1000, goal: "< 50 ms")
+  ]
+}
+
+func validationBenchmarks() throws -> [BenchRow] {
+  let schema = try JSONSchema(typicalSchema)
+  precondition(schema.isValid(typicalArguments))
+  let n = 200_000
+  var valid = 0
+  let t = medianSeconds(runs: 5) {
+    for _ in 0..<n where schema.validate(typicalArguments).isEmpty { valid += 1 }
+  }
+  let tFast = medianSeconds(runs: 5) {
+    for _ in 0..<n where schema.isValid(typicalArguments) { valid += 1 }
+  }
+  let m = 5_000
+  let tCompile = medianSeconds(runs: 3) {
+    for _ in 0..<m where (try? JSONSchema(typicalSchema))?.isValid(typicalArguments) == true { valid += 1 }
+  }
+  let baselineRate = Double(m) / tCompile
+  return [
+    BenchRow(
+      suite: "validation", name: "validate() typical arguments, compiled once", value: Double(n) / t, unit: "/s",
+      baselineName: "compile per call", baselineValue: baselineRate, goal: ">= 200k/s", higherIsBetter: true),
+    BenchRow(
+      suite: "validation", name: "isValid() typical arguments, compiled once", value: Double(n) / tFast, unit: "/s",
+      baselineName: "compile per call", baselineValue: baselineRate, goal: ">= 200k/s", higherIsBetter: true),
+  ]
+}
+
+func runnerBenchmarks() async throws -> [BenchRow] {
+  let tiny = try compileTinyPlugin(name: "tiny")
+  let sleeper = try compileTinyPlugin(name: "sleeper", sleepMicroseconds: 100_000)
+  let request = Array(#"{"toolhost":1,"tool":"tiny","arguments":{"city":"Boston"},"callId":"bench"}"#.utf8)
+  let runner = ProcessRunner()
+  let n = 1000
+  var rows: [BenchRow] = []
+
+  // Sequential: the C floor and our runner, interleaved, medians of 5.
+  var cTimes: [Double] = []
+  var ourTimes: [Double] = []
+  var toolTimes: [Double] = []
+  let dir = benchDir + "/tinyplugin"
+  try? FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
+  try """
+  {"manifestVersion": 1, "command": "\(tiny)", "tools": [{"name": "tiny", "description": "tiny",
+   "inputSchema": {"type": "object", "properties": {"city": {"type": "string"}}}}]}
+  """.write(toFile: dir + "/toolhost.json", atomically: false, encoding: .utf8)
+  let registry = PluginCatalog.discover(folders: [benchDir]).registry()
+  _ = try await registry.call("tiny", arguments: ["city": "Boston"])
+  for _ in 0..<5 {
+    let c = request.withUnsafeBufferPointer { b in
+      b.withMemoryRebound(to: CChar.self) { toolhost_bench_posix_spawn_loop(tiny, $0.baseAddress, b.count, Int32(n)) }
+    }
+    guard c > 0 else { throw BenchError("the C baseline failed") }
+    cTimes.append(c)
+    let t0 = now()
+    for _ in 0..<n {
+      let out = try await runner.run(ProcessSpec(executable: tiny, input: request, timeout: .seconds(10)))
+      guard out.stdout.count > 0 else { throw BenchError("empty reply") }
+    }
+    ourTimes.append(now() - t0)
+    let t1 = now()
+    for _ in 0..<n { _ = try await registry.call("tiny", arguments: ["city": "Boston"]) }
+    toolTimes.append(now() - t1)
+  }
+  func med(_ a: [Double]) -> Double { a.sorted()[a.count / 2] }
+  let cPer = med(cTimes) / Double(n) * 1e6
+  rows.append(
+    BenchRow(
+      suite: "runner", name: "sequential call, ProcessRunner (Foundation Process)", value: med(ourTimes) / Double(n) * 1e6,
+      unit: "µs/call", baselineName: "C posix_spawn+pipes", baselineValue: cPer, goal: "<= 1.5x"))
+  rows.append(
+    BenchRow(
+      suite: "runner", name: "sequential call, full tool path (validate+spawn+parse)",
+      value: med(toolTimes) / Double(n) * 1e6, unit: "µs/call", baselineName: "C posix_spawn+pipes",
+      baselineValue: cPer, goal: "-"))
+
+  // Throughput at 1, 8, 64 in flight.
+  for width in [1, 8, 64] {
+    let calls = 2000
+    let t = try await medianAsync(runs: 3) {
+      try await withThrowingTaskGroup(of: Void.self) { group in
+        for i in 0..<calls {
+          if i >= width { try await group.next() }
+          group.addTask { _ = try await runner.run(ProcessSpec(executable: tiny, input: request, timeout: .seconds(10))) }
+        }
+        try await group.waitForAll()
+      }
+    }
+    rows.append(
+      BenchRow(
+        suite: "runner", name: "throughput, \(width) in flight", value: Double(calls) / t, unit: "calls/s",
+        baselineName: "C sequential", baselineValue: 1e6 / cPer, goal: "-", higherIsBetter: true))
+  }
+
+  // 1,000 calls of a plugin that sleeps 100 ms, 64 at a time: ideal 1000/64 x 0.1 s.
+  let ideal = (1000.0 / 64.0).rounded(.up) * 0.1
+  let tSleep = try await medianAsync(runs: 3) {
+    try await withThrowingTaskGroup(of: Void.self) { group in
+      for i in 0..<1000 {
+        if i >= 64 { try await group.next() }
+        group.addTask { _ = try await runner.run(ProcessSpec(executable: sleeper, input: request, timeout: .seconds(10))) }
+      }
+      try await group.waitForAll()
+    }
+  }
+  rows.append(
+    BenchRow(
+      suite: "runner", name: "1,000 calls of a 100 ms plugin, 64 in flight", value: tSleep, unit: "s",
+      baselineName: "ideal", baselineValue: ideal, goal: "<= 1.2x"))
+
+  // Timeout precision: a tree whose grandchild ignores SIGTERM and holds stdout.
+  var overshoots: [Double] = []
+  for _ in 0..<10 {
+    let spec = ProcessSpec(
+      executable: "/bin/sh", arguments: ["-c", "sh -c 'trap \"\" TERM; sleep 100' & trap '' TERM; sleep 100"],
+      environment: ["PATH": "/usr/bin:/bin"], timeout: .milliseconds(200))
+    let t0 = now()
+    let out = try await runner.run(spec)
+    overshoots.append((now() - t0 - 0.2) * 1000)
+    guard out.stopReason == .timedOut else { throw BenchError("the hung tree was not timed out") }
+  }
+  overshoots.sort()
+  rows.append(
+    BenchRow(
+      suite: "runner", name: "timeout: hung tree gone after the limit (median of 10)", value: overshoots[5], unit: "ms",
+      baselineName: "grace before SIGKILL", baselineValue: 200, goal: "< 500 ms"))
+  rows.append(
+    BenchRow(
+      suite: "runner", name: "timeout: hung tree gone after the limit (worst of 10)", value: overshoots[9], unit: "ms",
+      baselineName: "grace before SIGKILL", baselineValue: 200, goal: "< 500 ms"))
+  return rows
+}
+
+/// Median wall time of an async body.
+func medianAsync(runs: Int, _ body: () async throws -> Void) async rethrows -> Double {
+  var times: [Double] = []
+  for _ in 0..<runs {
+    let t0 = now()
+    try await body()
+    times.append(now() - t0)
+  }
+  times.sort()
+  return times[times.count / 2]
+}

@@ -1,0 +1,145 @@
+import Dispatch
+import Foundation
+import Toolhost
+import ToolhostJSON
+import ToolhostSchema
+
+/// MCP stdio servers declared in plugin folders (`"mcp"` in a `toolhost.json`), as catalog tools.
+///
+/// ```json
+/// {"manifestVersion": 1, "timeout": 20,
+///  "mcp": {"command": "mcp-server-time", "args": ["--local-timezone", "UTC"], "name": "time"}}
+/// ```
+/// Discovery starts every declared server at once, runs the handshake and lists its tools, each server within its
+/// `startupTimeout` (10 s when absent); a server that fails or hangs becomes a diagnostic, never a hang. The
+/// server keeps running for the calls; see ``MCPServerConnection`` for time limits, restarts and shutdown.
+public enum MCPPlugins {
+  /// Makes discovery load MCP servers by default (sets ``PluginCatalog/mcpLoader``).
+  public static func install() {
+    PluginCatalog.mcpLoader = Loader()
+  }
+
+  /// Discovers plugin folders with MCP servers loaded, whatever ``PluginCatalog/mcpLoader`` is.
+  public static func discover(
+    folders: [String], required: Set<String> = [],
+    environment: [String: String] = ProcessInfo.processInfo.environment
+  ) -> PluginCatalog {
+    PluginCatalog.discover(
+      folders: folders, required: required, environment: environment, mcp: Loader())
+  }
+
+  /// The loader: one ``MCPServerConnection`` per server, started in parallel.
+  public struct Loader: MCPPluginLoader {
+    /// Makes a loader.
+    public init() {}
+
+    /// Starts every server, waits for each one's tool list until its startup timeout, and makes its tools.
+    public func loadTools(_ servers: [MCPPluginServer]) -> [Result<
+      MCPPluginTools, MCPPluginLoadError
+    >] {
+      let started = DispatchTime.now()
+      let jobs = servers.map {
+        server -> (MCPServerConnection, Promise<Result<[MCPToolInfo], MCPConnectionError>>) in
+        let connection = MCPServerConnection(Self.configuration(server))
+        let promise = Promise<Result<[MCPToolInfo], MCPConnectionError>>()
+        connection.listTools(cursor: nil, found: [], pages: 0) { promise.complete($0) }
+        return (connection, promise)
+      }
+      return zip(servers, jobs).map { server, job in
+        let (connection, promise) = job
+        let limit = connection.configuration.startupTimeout
+        let deadline = started + .nanoseconds(Int(limit.secondsValue * 1e9))
+        guard let result = promise.wait(until: deadline) else {
+          let log = connection.log
+          connection.stopServer(reason: "did not list its tools in time")
+          return .failure(
+            MCPPluginLoadError(
+              message:
+                "the MCP server did not start and list its tools within \(MCPConnectionError.format(limit)), so it was stopped"
+                + MCPConnectionError.logLine(log) + " (raise mcp.startupTimeout if it is just slow)"
+            ))
+        }
+        switch result {
+        case .failure(let error):
+          connection.stopServer(reason: "its tools could not be listed")
+          return .failure(
+            MCPPluginLoadError(message: "the MCP server cannot be used: \(error.description)"))
+        case .success(let infos):
+          return .success(Self.tools(infos, server: server, connection: connection))
+        }
+      }
+    }
+
+    static func configuration(_ server: MCPPluginServer) -> MCPServerConfiguration {
+      let m = server.manifest
+      let declared = m.mcp!
+      return MCPServerConfiguration(
+        name: declared.name, executable: server.executable, arguments: declared.arguments,
+        environment: PluginTool.baseEnvironment(
+          server.hostEnvironment, allowed: declared.environment),
+        workingDirectory: m.directory,
+        startupTimeout: .milliseconds(Int64(((declared.startupTimeout ?? 10) * 1000).rounded())))
+    }
+
+    /// The server's tools as PluginTools; names outside toolhost's rule are adjusted, and input schemas the
+    /// validator cannot use are relaxed to any object (the server still validates), each with a note.
+    static func tools(
+      _ infos: [MCPToolInfo], server: MCPPluginServer, connection: MCPServerConnection
+    )
+      -> MCPPluginTools
+    {
+      var result = MCPPluginTools(tools: [])
+      let path = server.manifest.path
+      for info in infos {
+        let name = toolName(info.name)
+        if name != info.name {
+          result.notes.append(
+            PluginDiagnostic(
+              kind: .adjusted, path: path, tool: info.name,
+              message: "offered as \(name): tool names are 1 to 64 characters of A-Z a-z 0-9 _ . -",
+              isError: false))
+        }
+        var definition = ToolDefinition(
+          name: name, title: info.title,
+          description: info.description.isEmpty
+            ? "The \(info.name) tool of the \(server.manifest.mcp!.name) MCP server."
+            : info.description,
+          inputSchema: info.inputSchema, outputSchema: info.outputSchema, arguments: [],
+          timeout: nil,
+          annotations: info.annotations)
+        if definition.annotations.title == nil { definition.annotations.title = info.title }
+        let backend = MCPToolBackend(connection: connection, remoteName: info.name)
+        do {
+          result.tools.append(
+            try PluginTool(
+              definition: definition, manifest: server.manifest, executable: server.executable,
+              backend: backend,
+              hostEnvironment: server.hostEnvironment))
+        } catch {
+          definition.inputSchema = ["type": "object"]
+          result.notes.append(
+            PluginDiagnostic(
+              kind: .adjusted, path: path, tool: name,
+              message:
+                "its inputSchema cannot be checked here (\(error.description)), so any object is passed on and the server validates",
+              isError: false))
+          if let tool = try? PluginTool(
+            definition: definition, manifest: server.manifest, executable: server.executable,
+            backend: backend,
+            hostEnvironment: server.hostEnvironment)
+          {
+            result.tools.append(tool)
+          }
+        }
+      }
+      return result
+    }
+
+    /// A name that follows toolhost's rule: other characters become `_`, at most 64 characters.
+    static func toolName(_ raw: String) -> String {
+      let allowed = Set("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_.-")
+      let cleaned = String(raw.map { allowed.contains($0) ? $0 : "_" }.prefix(64))
+      return cleaned.isEmpty ? "tool" : cleaned
+    }
+  }
+}

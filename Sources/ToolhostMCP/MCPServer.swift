@@ -1,0 +1,248 @@
+import Foundation
+import Synchronization
+import Toolhost
+import ToolhostJSON
+
+/// Serves the tools of a ``ToolRegistry`` as an MCP stdio server (`toolhost serve --mcp`).
+///
+/// It answers `initialize` (with the client's protocol version when toolhost speaks it, else the newest it
+/// speaks), `ping`, `tools/list` (every tool with its `inputSchema`, object `outputSchema` and `annotations`, in
+/// one page) and `tools/call`. Calls run concurrently through the registry, so arguments are validated and each
+/// call has its time limit; a failed call, including invalid arguments, is a result with `isError: true` whose
+/// text says what went wrong, so a model can correct itself. An unknown tool, missing params or an unknown method
+/// get JSON-RPC errors; `notifications/cancelled` cancels a running call (which then gets no response); other
+/// notifications are ignored.
+public final class MCPServer: Sendable {
+  /// How the server presents itself and runs calls.
+  public struct Options: Sendable {
+    /// `serverInfo.name`.
+    public var name: String
+    /// `serverInfo.version`.
+    public var version: String
+    /// Instructions for the client's model, if any.
+    public var instructions: String?
+    /// A time limit for every call, overriding the tools' own.
+    public var timeout: Duration?
+    /// A stdout cap for every plugin call, overriding the default.
+    public var outputLimit: Int?
+
+    /// Makes options.
+    public init(
+      name: String = "toolhost", version: String = MCPProtocol.implementationVersion,
+      instructions: String? = nil,
+      timeout: Duration? = nil, outputLimit: Int? = nil
+    ) {
+      self.name = name
+      self.version = version
+      self.instructions = instructions
+      self.timeout = timeout
+      self.outputLimit = outputLimit
+    }
+  }
+
+  private struct State {
+    var calls: [JSONRPCID: Task<Void, Never>] = [:]
+    var cancelled: Set<JSONRPCID> = []
+    var protocolVersion: String?
+  }
+
+  /// The tools served.
+  public let registry: ToolRegistry
+  /// The options.
+  public let options: Options
+  private let state = Mutex(State())
+  private let toolList: JSONValue
+
+  /// Makes a server for `registry`.
+  public init(registry: ToolRegistry, options: Options = Options()) {
+    self.registry = registry
+    self.options = options
+    toolList = ["tools": .array(registry.tools.map(Self.listing))]
+  }
+
+  /// The protocol version agreed with the client, once it has sent `initialize`.
+  public var protocolVersion: String? { state.withLock { $0.protocolVersion } }
+
+  /// Serves `channel` (stdin and stdout by default) until its input ends or the calling task is cancelled; then
+  /// cancels the calls still running, waits for them, and flushes the output. Does not throw.
+  public func serve(channel: LineChannel = LineChannel()) async {
+    let ended = Promise<Void>()
+    channel.start(
+      onLine: { [self] line in handle(line: line) { channel.send($0.line) } },
+      onEnd: { ended.complete(()) })
+    await withTaskCancellationHandler {
+      await ended.wait()
+    } onCancel: {
+      ended.complete(())
+    }
+    let running = state.withLock { s -> [Task<Void, Never>] in
+      defer { s.calls = [:] }
+      return Array(s.calls.values)
+    }
+    for task in running { task.cancel() }
+    for task in running { await task.value }
+    channel.finish()
+  }
+
+  /// Handles one line: a JSON-RPC message, or a parse error answered with an error response.
+  public func handle(line: [UInt8], reply: @escaping @Sendable (JSONRPCMessage) -> Void) {
+    let message: JSONRPCMessage
+    do { message = try JSONRPCMessage.parse(line) } catch {
+      let id = error.data?["id"].flatMap { JSONRPCID(json: $0) }
+      var plain = error
+      plain.data = nil
+      reply(.errorResponse(id: id, error: plain))
+      return
+    }
+    handle(message, reply: reply)
+  }
+
+  /// Handles one message. Requests are answered through `reply`, quick ones at once and tool calls from a task
+  /// of their own when they finish.
+  public func handle(_ message: JSONRPCMessage, reply: @escaping @Sendable (JSONRPCMessage) -> Void)
+  {
+    switch message {
+    case .notification(let method, let params):
+      if method == "notifications/cancelled", let raw = params?["requestId"],
+        let id = JSONRPCID(json: raw)
+      {
+        let task = state.withLock { s -> Task<Void, Never>? in
+          guard let t = s.calls[id] else { return nil }
+          s.cancelled.insert(id)
+          return t
+        }
+        task?.cancel()
+      }
+    case .response, .errorResponse:
+      break  // toolhost sends no requests of its own
+    case .request(let id, let method, let params):
+      func fail(_ code: Int, _ text: String) {
+        reply(.errorResponse(id: id, error: JSONRPCError(code: code, message: text)))
+      }
+      switch method {
+      case "initialize":
+        let requested = params?["protocolVersion"]?.stringValue
+        let version =
+          requested.flatMap { MCPProtocol.supportedVersions.contains($0) ? $0 : nil }
+          ?? MCPProtocol.latestVersion
+        state.withLock { $0.protocolVersion = version }
+        var result: JSONObject = [
+          "protocolVersion": .string(version),
+          "capabilities": ["tools": ["listChanged": false]],
+          "serverInfo": ["name": .string(options.name), "version": .string(options.version)],
+        ]
+        if let instructions = options.instructions {
+          result["instructions"] = .string(instructions)
+        }
+        reply(.response(id: id, result: .object(result)))
+      case "ping":
+        reply(.response(id: id, result: [:]))
+      case "tools/list":
+        if let cursor = params?["cursor"], !cursor.isNull {
+          fail(
+            JSONRPCError.invalidParams,
+            "unknown cursor \(cursor.serialized()): every tool is on the first page")
+          return
+        }
+        reply(.response(id: id, result: toolList))
+      case "tools/call":
+        guard let name = params?["name"]?.stringValue else {
+          fail(
+            JSONRPCError.invalidParams, "tools/call needs params.name, the tool's name (a string)")
+          return
+        }
+        let arguments = params?["arguments"].flatMap { $0.isNull ? nil : $0 } ?? [:]
+        guard registry.tool(named: name) != nil else {
+          let near = registry.suggestions(for: name)
+          let hint = near.isEmpty ? "" : " (did you mean \(near.joined(separator: ", "))?)"
+          fail(
+            JSONRPCError.invalidParams, "unknown tool: \(name)\(hint); tools/list shows the tools")
+          return
+        }
+        startCall(id: id, name: name, arguments: arguments, reply: reply)
+      default:
+        fail(
+          JSONRPCError.methodNotFound, "method not found: \(method) (toolhost serves tools only)")
+      }
+    }
+  }
+
+  private func startCall(
+    id: JSONRPCID, name: String, arguments: JSONValue,
+    reply: @escaping @Sendable (JSONRPCMessage) -> Void
+  ) {
+    var context = ToolCallContext()
+    context.timeout = options.timeout
+    context.outputLimit = options.outputLimit
+    let callContext = context
+    let duplicate = state.withLock { s -> Bool in
+      if s.calls[id] != nil { return true }
+      s.calls[id] = Task { [self] in
+        let result: JSONValue
+        do throws(ToolCallError) {
+          result = Self.success(
+            try await registry.call(name, arguments: arguments, context: callContext))
+        } catch {
+          result = Self.failure(error)
+        }
+        let cancelled = state.withLock { s -> Bool in
+          s.calls[id] = nil
+          return s.cancelled.remove(id) != nil
+        }
+        // A cancelled request gets no response (MCP's cancellation rule).
+        if !cancelled { reply(.response(id: id, result: result)) }
+      }
+      return false
+    }
+    if duplicate {
+      reply(
+        .errorResponse(
+          id: id,
+          error: JSONRPCError(
+            code: JSONRPCError.invalidRequest, message: "request id \(id) is already in use")))
+    }
+  }
+
+  /// A `tools/call` result for an output: the value as `structuredContent` when it is an object, and as text.
+  static func success(_ output: ToolOutput) -> JSONValue {
+    var content: [JSONValue] = [["type": "text", "text": .string(output.modelText)]]
+    if output.value != nil, let text = output.text, text != output.modelText {
+      content.append(["type": "text", "text": .string(text)])
+    }
+    var result: JSONObject = ["content": .array(content)]
+    if let value = output.value, value.objectValue != nil { result["structuredContent"] = value }
+    result["isError"] = false
+    return .object(result)
+  }
+
+  /// A `tools/call` result for a failed call: `isError` and the error's description.
+  static func failure(_ error: ToolCallError) -> JSONValue {
+    var text = error.description
+    if let f = error.failure, case .invalidArguments = f {
+      text += ". Fix the arguments to match the tool's inputSchema and call it again."
+    }
+    return ["content": [["type": "text", "text": .string(text)]], "isError": true]
+  }
+
+  /// One `tools/list` entry.
+  static func listing(_ tool: any Tool) -> JSONValue {
+    var o: JSONObject = ["name": .string(tool.name)]
+    let title = tool.annotations.title ?? (tool as? PluginTool)?.definition.title
+    if let title { o["title"] = .string(title) }
+    o["description"] = .string(tool.description)
+    var input = tool.parameters
+    if case .object(var schema) = input, schema["type"] == nil {
+      schema["type"] = "object"
+      input = .object(schema)
+    }
+    o["inputSchema"] = input
+    // MCP output schemas describe structuredContent, which is an object.
+    if let output = tool.outputSchema, output["type"]?.stringValue == "object" {
+      o["outputSchema"] = output
+    }
+    var annotations = tool.annotations
+    if annotations.title == nil { annotations.title = title }
+    if let a = annotations.json.objectValue, !a.isEmpty { o["annotations"] = .object(a) }
+    return .object(o)
+  }
+}

@@ -1,0 +1,223 @@
+import Foundation
+import Toolhost
+import ToolhostJSON
+
+/// The MCP protocol versions this implementation speaks, newest first.
+public enum MCPProtocol {
+  /// Every version toolhost negotiates, newest first. Clients ask for the first; servers answer the client's
+  /// version when it is one of these, else the first.
+  public static let supportedVersions: [String] = [
+    "2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05",
+  ]
+  /// The newest supported version.
+  public static var latestVersion: String { supportedVersions[0] }
+  /// The version toolhost reports as its own in `clientInfo` and `serverInfo`.
+  public static let implementationVersion = "0.1.0"
+}
+
+/// How to start an MCP stdio server and how long to wait for it.
+public struct MCPServerConfiguration: Sendable {
+  /// A name for messages (the manifest's server name).
+  public var name: String
+  /// The absolute path of the server's executable.
+  public var executable: String
+  /// Its arguments.
+  public var arguments: [String]
+  /// Its complete environment (nothing of the host's is added).
+  public var environment: [String: String]
+  /// Its working directory; the host's when `nil`.
+  public var workingDirectory: String?
+  /// How long the server has to start and answer `initialize`.
+  public var startupTimeout: Duration
+  /// The time limit of requests other than tool calls (`tools/list`, `ping`).
+  public var requestTimeout: Duration
+  /// How long a server gets to exit after its stdin is closed, before its process group is ended.
+  public var shutdownGrace: Duration
+  /// After a tool call times out, the server must answer `ping` within this time or it is considered hung: it is
+  /// stopped, and started again on the next call.
+  public var healthCheckTimeout: Duration
+  /// Receives the server's stderr as it is written (on the server's I/O thread; keep it quick).
+  public var onStderr: (@Sendable ([UInt8]) -> Void)?
+
+  /// Makes a configuration: 10 s to start, 30 s per request, 2 s to exit, 2 s to answer a health check.
+  public init(
+    name: String, executable: String, arguments: [String] = [], environment: [String: String] = [:],
+    workingDirectory: String? = nil, startupTimeout: Duration = .seconds(10),
+    requestTimeout: Duration = .seconds(30),
+    shutdownGrace: Duration = .seconds(2), healthCheckTimeout: Duration = .seconds(2),
+    onStderr: (@Sendable ([UInt8]) -> Void)? = nil
+  ) {
+    self.name = name
+    self.executable = executable
+    self.arguments = arguments
+    self.environment = environment
+    self.workingDirectory = workingDirectory
+    self.startupTimeout = startupTimeout
+    self.requestTimeout = requestTimeout
+    self.shutdownGrace = shutdownGrace
+    self.healthCheckTimeout = healthCheckTimeout
+    self.onStderr = onStderr
+  }
+}
+
+/// What a server said about itself in its `initialize` result.
+public struct MCPServerInfo: Sendable, Hashable {
+  /// `serverInfo.name`.
+  public var name: String
+  /// `serverInfo.version`.
+  public var version: String
+  /// The protocol version both sides use.
+  public var protocolVersion: String
+  /// The server's capabilities object.
+  public var capabilities: JSONValue
+  /// The server's instructions for models, if any.
+  public var instructions: String?
+}
+
+/// A tool as an MCP server lists it.
+public struct MCPToolInfo: Sendable, Hashable {
+  /// The tool's name on the server.
+  public var name: String
+  /// A title for people.
+  public var title: String?
+  /// What it does.
+  public var description: String
+  /// The JSON Schema of its arguments.
+  public var inputSchema: JSONValue
+  /// The JSON Schema of its structured result, if declared.
+  public var outputSchema: JSONValue?
+  /// Its hints.
+  public var annotations: ToolAnnotations
+
+  /// Reads one entry of a `tools/list` result.
+  ///
+  /// - Throws: ``MCPConnectionError/invalidResponse(_:)`` when it has no name; a missing input schema becomes
+  ///   `{"type": "object"}`.
+  public init(json: JSONValue) throws(MCPConnectionError) {
+    guard let name = json["name"]?.stringValue, !name.isEmpty else {
+      throw .invalidResponse("a tools/list entry has no \"name\": \(Self.excerpt(json))")
+    }
+    self.name = name
+    let a = json["annotations"]
+    title = json["title"]?.stringValue ?? a?["title"]?.stringValue
+    description = json["description"]?.stringValue ?? ""
+    if let schema = json["inputSchema"], schema.objectValue != nil {
+      inputSchema = schema
+    } else {
+      inputSchema = ["type": "object"]
+    }
+    outputSchema = json["outputSchema"].flatMap { $0.objectValue == nil ? nil : $0 }
+    annotations = ToolAnnotations(
+      title: a?["title"]?.stringValue, readOnlyHint: a?["readOnlyHint"]?.boolValue,
+      destructiveHint: a?["destructiveHint"]?.boolValue,
+      idempotentHint: a?["idempotentHint"]?.boolValue,
+      openWorldHint: a?["openWorldHint"]?.boolValue)
+  }
+
+  static func excerpt(_ value: JSONValue) -> String {
+    let text = value.serialized()
+    return text.count > 200 ? String(text.prefix(200)) + "…" : text
+  }
+}
+
+/// Why a request to an MCP server failed.
+public enum MCPConnectionError: Error, Sendable, CustomStringConvertible {
+  /// The server's executable could not be started.
+  case launchFailed(ProcessLaunchError)
+  /// The server did not answer `initialize` in time; it was stopped. `log` is the end of its stderr.
+  case startupTimedOut(limit: Duration, log: String)
+  /// The server answered `initialize` with an error or a result toolhost cannot use.
+  case handshakeFailed(reason: String, log: String)
+  /// The server chose a protocol version toolhost does not speak.
+  case unsupportedProtocolVersion(String)
+  /// The server exited (or was stopped); `log` is the end of its stderr.
+  case serverExited(termination: ProcessOutcome.Termination, log: String)
+  /// The server stopped answering and was stopped; it is started again on the next request.
+  case unresponsive(reason: String)
+  /// A request had no answer in time; `notifications/cancelled` was sent.
+  case requestTimedOut(method: String, limit: Duration)
+  /// The server answered with a JSON-RPC error.
+  case errorResponse(JSONRPCError)
+  /// The server's answer is not what the protocol says.
+  case invalidResponse(String)
+  /// The calling task was cancelled; `notifications/cancelled` was sent.
+  case cancelled
+  /// The connection was shut down.
+  case shutDown
+
+  /// One line a user can act on.
+  public var description: String {
+    switch self {
+    case .launchFailed(let e):
+      return "\(e.description); check the manifest's mcp.command (`toolhost doctor`)"
+    case .startupTimedOut(let limit, let log):
+      return "the server did not finish starting within \(Self.format(limit)), so it was stopped"
+        + Self.logLine(log) + " (raise mcp.startupTimeout if it is just slow)"
+    case .handshakeFailed(let reason, let log):
+      return "the MCP handshake failed: \(reason)" + Self.logLine(log)
+    case .unsupportedProtocolVersion(let v):
+      return
+        "the server speaks MCP protocol version \(v), which toolhost does not (it speaks \(MCPProtocol.supportedVersions.joined(separator: ", ")))"
+    case .serverExited(let termination, let log):
+      let how =
+        switch termination {
+        case .exited(let s): "exited with status \(s)"
+        case .signaled(let s): "was killed by signal \(s)"
+        }
+      return "the server \(how)" + Self.logLine(log) + "; it is started again on the next call"
+    case .unresponsive(let reason):
+      return
+        "the server stopped answering (\(reason)), so it was stopped; it is started again on the next call"
+    case .requestTimedOut(let method, let limit):
+      return "\(method) had no answer within \(Self.format(limit)); the request was cancelled"
+    case .errorResponse(let e):
+      return "the server answered with an error: \(e.message) (JSON-RPC error \(e.code))"
+    case .invalidResponse(let why):
+      return "the server's answer does not follow the MCP protocol: \(why)"
+    case .cancelled:
+      return "cancelled; the server was told (notifications/cancelled)"
+    case .shutDown:
+      return "the connection to the server was shut down"
+    }
+  }
+
+  /// The failure as a tool call sees it.
+  public func toolFailure(executable: String, limit: Duration) -> ToolFailure {
+    switch self {
+    case .launchFailed(let e): .launchFailed(executable: e.executable, reason: e.reason)
+    case .startupTimedOut, .handshakeFailed, .unsupportedProtocolVersion:
+      .launchFailed(executable: executable, reason: description)
+    case .serverExited(.exited(let s), let log): .exited(status: s, stderr: log)
+    case .serverExited(.signaled(let s), let log): .signaled(signal: s, stderr: log)
+    case .unresponsive: .timedOut(limit: limit)
+    case .requestTimedOut: .timedOut(limit: limit)
+    case .errorResponse(let e):
+      .toolReported(
+        message: "the MCP server refused the call: \(e.message)", code: e.codeName, data: e.data)
+    case .invalidResponse(let why): .invalidReply(reason: why, excerpt: "")
+    case .cancelled, .shutDown: .cancelled
+    }
+  }
+
+  static func logLine(_ log: String) -> String {
+    let lines = log.split(separator: "\n", omittingEmptySubsequences: true).suffix(3)
+    guard !lines.isEmpty else { return "" }
+    let text = lines.joined(separator: " | ")
+    return "; its log ends: " + (text.count > 400 ? "…" + String(text.suffix(400)) : text)
+  }
+
+  static func format(_ d: Duration) -> String {
+    let c = d.components
+    let s = Double(c.seconds) + Double(c.attoseconds) / 1e18
+    if s < 1 { return "\(Int((s * 1000).rounded())) ms" }
+    if s == s.rounded() { return "\(Int(s)) s" }
+    return "\((s * 10).rounded() / 10) s"
+  }
+}
+
+extension Duration {
+  var secondsValue: Double {
+    let c = components
+    return Double(c.seconds) + Double(c.attoseconds) / 1e18
+  }
+}

@@ -1,0 +1,457 @@
+import AsyncHTTPClient
+import Foundation
+import NIOCore
+import NIOHTTP1
+import ToolhostJSON
+import ToolhostSession
+
+/// Where and how to reach an OpenAI-compatible chat-completions server (OpenAI, llama.cpp's server, vLLM, Ollama's
+/// `/v1`, LM Studio...).
+public struct OpenAIConfiguration: Sendable {
+  /// `https://api.openai.com/v1`.
+  public static let defaultBaseURL = "https://api.openai.com/v1"
+  /// `gpt-4o-mini`.
+  public static let defaultModel = "gpt-4o-mini"
+
+  /// The API's base URL, up to and including `/v1`; requests go to `<baseURL>/chat/completions`.
+  public var baseURL: String
+  /// The model name sent in each request.
+  public var model: String
+  /// Sent as `Authorization: Bearer <key>` when set.
+  public var apiKey: String?
+  /// More headers sent with every request.
+  public var headers: [String: String]
+  /// The longest wait for a connection. Default 10 s.
+  public var connectTimeout: Duration
+  /// The longest wait for the next bytes of a reply (a model thinking before its first token included).
+  /// Default 120 s.
+  public var readTimeout: Duration
+  /// The longest a whole request may take, streamed replies included. Default 600 s.
+  public var requestTimeout: Duration
+  /// How many times a 429 or 5xx reply is retried. Default 3.
+  public var maximumRetries: Int
+  /// The first retry's delay; each further retry doubles it (plus up to 25% jitter). Default 0.5 s.
+  public var retryBaseDelay: Duration
+  /// The longest delay before a retry, also when the server's `Retry-After` asks for more. Default 30 s.
+  public var maximumRetryDelay: Duration
+  /// Whether a refused or failed connection is retried (with backoff, until ``connectTimeout``) instead of failing
+  /// at once. Default `false`: a server that is not running is reported right away.
+  public var retriesFailedConnections: Bool
+
+  /// Makes a configuration.
+  public init(
+    baseURL: String = OpenAIConfiguration.defaultBaseURL,
+    model: String = OpenAIConfiguration.defaultModel,
+    apiKey: String? = nil, headers: [String: String] = [:], connectTimeout: Duration = .seconds(10),
+    readTimeout: Duration = .seconds(120), requestTimeout: Duration = .seconds(600),
+    maximumRetries: Int = 3,
+    retryBaseDelay: Duration = .milliseconds(500), maximumRetryDelay: Duration = .seconds(30),
+    retriesFailedConnections: Bool = false
+  ) {
+    self.baseURL = baseURL
+    self.model = model
+    self.apiKey = apiKey
+    self.headers = headers
+    self.connectTimeout = connectTimeout
+    self.readTimeout = readTimeout
+    self.requestTimeout = requestTimeout
+    self.maximumRetries = maximumRetries
+    self.retryBaseDelay = retryBaseDelay
+    self.maximumRetryDelay = maximumRetryDelay
+    self.retriesFailedConnections = retriesFailedConnections
+  }
+
+  /// A configuration from explicit values, else the environment, else the defaults.
+  ///
+  /// Base URL: `baseURL`, `TOOLHOST_BASE_URL`, `OPENAI_BASE_URL`, then ``defaultBaseURL``. Model: `model`,
+  /// `TOOLHOST_MODEL`, then ``defaultModel``. API key: `TOOLHOST_API_KEY`, then `OPENAI_API_KEY`. Empty values
+  /// count as unset.
+  public static func fromEnvironment(
+    _ environment: [String: String] = ProcessInfo.processInfo.environment, model: String? = nil,
+    baseURL: String? = nil
+  ) -> OpenAIConfiguration {
+    func value(_ names: String...) -> String? {
+      for n in names { if let v = environment[n], !v.isEmpty { return v } }
+      return nil
+    }
+    return OpenAIConfiguration(
+      baseURL: baseURL.flatMap { $0.isEmpty ? nil : $0 } ?? value(
+        "TOOLHOST_BASE_URL", "OPENAI_BASE_URL")
+        ?? defaultBaseURL,
+      model: model.flatMap { $0.isEmpty ? nil : $0 } ?? value("TOOLHOST_MODEL") ?? defaultModel,
+      apiKey: value("TOOLHOST_API_KEY", "OPENAI_API_KEY"))
+  }
+
+  /// `<baseURL>/chat/completions`.
+  public var chatCompletionsURL: String {
+    var base = baseURL
+    while base.hasSuffix("/") { base.removeLast() }
+    return base + "/chat/completions"
+  }
+
+  /// Checks the URL and that OpenAI itself gets an API key.
+  ///
+  /// - Throws: ``LanguageModelError`` of kind `.configuration` saying what to fix.
+  public func validate() throws(LanguageModelError) {
+    guard let url = URL(string: baseURL), let scheme = url.scheme?.lowercased(),
+      scheme == "http" || scheme == "https",
+      let host = url.host, !host.isEmpty
+    else {
+      throw LanguageModelError(
+        kind: .configuration,
+        message:
+          "the base URL \(baseURL) is not an http(s) URL; pass one like http://127.0.0.1:8080/v1 "
+          + "(--base-url or TOOLHOST_BASE_URL)", url: baseURL)
+    }
+    if host.lowercased() == "api.openai.com", apiKey == nil {
+      throw LanguageModelError(
+        kind: .configuration,
+        message:
+          "no API key for \(baseURL): set OPENAI_API_KEY (or TOOLHOST_API_KEY), or point --base-url at "
+          + "another OpenAI-compatible server", url: baseURL)
+    }
+    if model.isEmpty {
+      throw LanguageModelError(
+        kind: .configuration, message: "no model name; pass --model NAME", url: baseURL)
+    }
+  }
+}
+
+/// A ``LanguageModel`` that speaks the OpenAI chat-completions API over HTTP (AsyncHTTPClient), whole or streamed
+/// (Server-Sent Events).
+///
+/// 429 and 5xx replies are retried with exponential backoff, honouring `Retry-After` (up to
+/// ``OpenAIConfiguration/maximumRetryDelay``); other error statuses fail at once with the server's message.
+/// Connection failures, timeouts and malformed replies are ``LanguageModelError``s naming the URL.
+///
+/// The model owns an `HTTPClient` unless given one: call ``shutdown()`` when done, or use
+/// ``withModel(_:_:)``, which always does.
+public final class OpenAIModel: LanguageModel {
+  /// The server and model.
+  public let configuration: OpenAIConfiguration
+  private let client: HTTPClient
+  private let ownsClient: Bool
+
+  /// Makes a model with its own HTTP client (on the shared event loop group); call ``shutdown()`` when done.
+  ///
+  /// - Throws: ``LanguageModelError`` when the configuration is unusable (see ``OpenAIConfiguration/validate()``).
+  public init(configuration: OpenAIConfiguration) throws(LanguageModelError) {
+    try configuration.validate()
+    self.configuration = configuration
+    var http = HTTPClient.Configuration()
+    http.timeout = HTTPClient.Configuration.Timeout(
+      connect: Self.timeAmount(configuration.connectTimeout),
+      read: Self.timeAmount(configuration.readTimeout))
+    http.connectionPool.retryConnectionEstablishment = configuration.retriesFailedConnections
+    self.client = HTTPClient(eventLoopGroup: HTTPClient.defaultEventLoopGroup, configuration: http)
+    self.ownsClient = true
+  }
+
+  /// Makes a model on an HTTP client the caller owns (and shuts down); its timeouts apply.
+  ///
+  /// - Throws: ``LanguageModelError`` when the configuration is unusable.
+  public init(configuration: OpenAIConfiguration, httpClient: HTTPClient) throws(LanguageModelError)
+  {
+    try configuration.validate()
+    self.configuration = configuration
+    self.client = httpClient
+    self.ownsClient = false
+  }
+
+  /// Runs `body` with a model and shuts its HTTP client down afterwards, whether `body` throws or not.
+  ///
+  /// - Throws: ``LanguageModelError`` for an unusable configuration, or what `body` throws.
+  public static func withModel<T: Sendable>(
+    _ configuration: OpenAIConfiguration, _ body: (OpenAIModel) async throws -> T
+  ) async throws -> T {
+    let model = try OpenAIModel(configuration: configuration)
+    let result: Result<T, any Error>
+    do { result = .success(try await body(model)) } catch { result = .failure(error) }
+    try? await model.shutdown()
+    return try result.get()
+  }
+
+  /// Shuts down the HTTP client if the model made it; requests after this fail. Does nothing for a caller's client.
+  ///
+  /// - Throws: the client's shutdown error (already shut down, for instance).
+  public func shutdown() async throws {
+    if ownsClient { try await client.shutdown() }
+  }
+
+  /// `gpt-4o-mini at https://api.openai.com/v1`.
+  public var displayName: String { "\(configuration.model) at \(configuration.baseURL)" }
+
+  /// Sends the request without streaming and reads the whole reply.
+  ///
+  /// - Throws: ``LanguageModelError``, or `CancellationError` when the task is cancelled.
+  public func turn(for request: ModelRequest) async throws -> ModelTurn {
+    let body = ChatCompletions.requestBody(for: request, model: configuration.model, stream: false)
+    let response = try await send(body)
+    let bytes = try await collect(response)
+    return try parseWhole(bytes)
+  }
+
+  /// Sends the request with `stream: true` and yields text as it arrives, then the assembled turn.
+  ///
+  /// A server that ignores `stream` and answers with one JSON reply works too. The stream throws
+  /// ``LanguageModelError`` or `CancellationError`.
+  public func streamTurn(for request: ModelRequest) -> ModelStream {
+    let body = ChatCompletions.requestBody(for: request, model: configuration.model, stream: true)
+    return AsyncThrowingStream { continuation in
+      let task = Task {
+        do {
+          try await self.stream(body) { continuation.yield($0) }
+          continuation.finish()
+        } catch {
+          continuation.finish(throwing: error)
+        }
+      }
+      continuation.onTermination = { _ in task.cancel() }
+    }
+  }
+
+  // MARK: - HTTP
+
+  private var url: String { configuration.chatCompletionsURL }
+
+  private func stream(_ body: JSONValue, yield: (ModelStreamEvent) -> Void) async throws {
+    let response = try await send(body)
+    let contentType = response.headers.first(name: "content-type")?.lowercased() ?? ""
+    if contentType.contains("application/json") {
+      let turn = try parseWhole(try await collect(response))
+      if !turn.text.isEmpty { yield(.textDelta(turn.text)) }
+      yield(.finished(turn))
+      return
+    }
+    var parser = ServerSentEventParser()
+    var state = ChatCompletionStreamState()
+    func handle(_ events: [ServerSentEventParser.Event]) throws {
+      for event in events where !state.isDone {
+        do {
+          if case .text(let piece) = try state.apply(data: event.data) { yield(.textDelta(piece)) }
+        } catch {
+          throw LanguageModelError(
+            kind: error.reportedByServer ? .serverReported : .malformedReply,
+            message: error.reportedByServer
+              ? "\(url) reported an error in its stream: \(error.message)"
+              : "\(url) sent a malformed stream: \(error.message)", url: url)
+        }
+      }
+    }
+    do {
+      for try await buffer in response.body {
+        try handle(parser.feed(buffer.readableBytesView))
+        if state.isDone { break }
+      }
+    } catch let error as LanguageModelError {
+      throw error
+    } catch {
+      throw mapTransportError(error, attempts: 1)
+    }
+    try handle(parser.finish())
+    if !state.isDone && state.finishReason == nil {
+      throw LanguageModelError(
+        kind: .malformedReply,
+        message:
+          "\(url) ended its stream before the turn was finished (no finish_reason and no [DONE]); "
+          + "the server may have crashed or dropped the connection", url: url)
+    }
+    yield(.finished(state.turn))
+  }
+
+  private func parseWhole(_ bytes: [UInt8]) throws(LanguageModelError) -> ModelTurn {
+    let json: JSONValue
+    do { json = try JSONValue.parse(bytes) } catch {
+      throw LanguageModelError(
+        kind: .malformedReply,
+        message:
+          "\(url) answered with something that is not JSON (\(error.description)): «\(Self.excerpt(bytes))»; "
+          + "check that --base-url points at an OpenAI-compatible API", url: url)
+    }
+    if let error = json["error"], !error.isNull {
+      let message = error["message"]?.stringValue ?? error.stringValue ?? error.serialized()
+      throw LanguageModelError(
+        kind: .serverReported, message: "\(url) reported an error: \(message)", url: url)
+    }
+    do { return try ChatCompletions.turn(fromReply: json) } catch {
+      throw LanguageModelError(
+        kind: .malformedReply,
+        message:
+          "\(url) answered with JSON that is not a chat completion (\(error.reason)): «\(Self.excerpt(bytes))»",
+        url: url)
+    }
+  }
+
+  private func collect(_ response: HTTPClientResponse) async throws -> [UInt8] {
+    do {
+      let buffer = try await response.body.collect(upTo: 64 << 20)
+      return Array(buffer.readableBytesView)
+    } catch {
+      throw mapTransportError(error, attempts: 1)
+    }
+  }
+
+  /// Posts `body`, retrying 429 and 5xx; returns a 2xx response whose body is not read yet.
+  private func send(_ body: JSONValue) async throws -> HTTPClientResponse {
+    let bytes = Array(body.serialized().utf8)
+    var attempt = 0
+    while true {
+      attempt += 1
+      try Task.checkCancellation()
+      var request = HTTPClientRequest(url: url)
+      request.method = .POST
+      request.headers.add(name: "Content-Type", value: "application/json")
+      request.headers.add(
+        name: "Accept", value: body["stream"] == true ? "text/event-stream" : "application/json")
+      request.headers.add(name: "User-Agent", value: "toolhost")
+      if let key = configuration.apiKey {
+        request.headers.add(name: "Authorization", value: "Bearer \(key)")
+      }
+      for (name, value) in configuration.headers {
+        request.headers.replaceOrAdd(name: name, value: value)
+      }
+      request.body = .bytes(bytes)
+
+      let response: HTTPClientResponse
+      do {
+        response = try await client.execute(
+          request, timeout: Self.timeAmount(configuration.requestTimeout))
+      } catch {
+        throw mapTransportError(error, attempts: attempt)
+      }
+      let status = Int(response.status.code)
+      if (200..<300).contains(status) { return response }
+
+      let errorBody =
+        (try? await response.body.collect(upTo: 1 << 20)).map { Array($0.readableBytesView) } ?? []
+      let retryable = status == 429 || (500..<600).contains(status)
+      if retryable && attempt <= configuration.maximumRetries {
+        try await Task.sleep(for: retryDelay(attempt: attempt, headers: response.headers))
+        continue
+      }
+      throw statusError(
+        status, reason: response.status.reasonPhrase, body: errorBody, attempts: attempt)
+    }
+  }
+
+  /// The delay before retry number `attempt` (from 1): the server's `retry-after-ms` or `Retry-After` (seconds or
+  /// an HTTP date) when given, else exponential backoff with jitter; never more than the configured maximum.
+  func retryDelay(attempt: Int, headers: HTTPHeaders) -> Duration {
+    let cap = configuration.maximumRetryDelay
+    if let ms = headers.first(name: "retry-after-ms").flatMap(Double.init), ms >= 0 {
+      return min(.milliseconds(Int64(ms)), cap)
+    }
+    if let value = headers.first(name: "retry-after") {
+      if let seconds = Double(value.trimmingCharacters(in: .whitespaces)), seconds >= 0 {
+        return min(.milliseconds(Int64(seconds * 1000)), cap)
+      }
+      if let date = Self.httpDate(value) {
+        return min(.milliseconds(Int64(max(0, date.timeIntervalSinceNow) * 1000)), cap)
+      }
+    }
+    let base = configuration.retryBaseDelay * (1 << min(attempt - 1, 16))
+    let jitter = base * Double.random(in: 0..<0.25)
+    return min(base + jitter, cap)
+  }
+
+  static func httpDate(_ text: String) -> Date? {
+    let formatter = DateFormatter()
+    formatter.locale = Locale(identifier: "en_US_POSIX")
+    formatter.timeZone = TimeZone(identifier: "GMT")
+    formatter.dateFormat = "EEE, dd MMM yyyy HH:mm:ss zzz"
+    return formatter.date(from: text)
+  }
+
+  private func statusError(_ status: Int, reason: String, body: [UInt8], attempts: Int)
+    -> LanguageModelError
+  {
+    let serverMessage = ChatCompletions.errorMessage(fromBody: body) ?? "(no message)"
+    var message = "POST \(url) failed with HTTP \(status) \(reason)"
+    if attempts > 1 { message += " after \(attempts) attempts" }
+    message += ": \(serverMessage)"
+    switch status {
+    case 401, 403:
+      message += "; check the API key (TOOLHOST_API_KEY or OPENAI_API_KEY)"
+    case 404:
+      message +=
+        "; check the base URL (it usually ends in /v1) and the model name (\(configuration.model))"
+    case 400, 422:
+      message += "; the server rejected the request"
+    case 429:
+      message += "; the server is rate limiting: wait and try again"
+    case 500..<600:
+      message += "; the server failed: try again later"
+    default:
+      break
+    }
+    return LanguageModelError(
+      kind: .httpStatus(status), message: message, url: url, attempts: attempts)
+  }
+
+  /// A transport failure in words, or `CancellationError` when the task was cancelled.
+  private func mapTransportError(_ error: any Error, attempts: Int) -> any Error {
+    if error is CancellationError || error is LanguageModelError { return error }
+    if Task.isCancelled { return CancellationError() }
+    if let e = error as? HTTPClientError {
+      switch e {
+      case .cancelled:
+        return CancellationError()
+      case .connectTimeout:
+        return LanguageModelError(
+          kind: .timedOut,
+          message:
+            "cannot connect to \(url): no answer within \(Self.format(configuration.connectTimeout)); "
+            + "check --base-url and that the server is running", url: url, attempts: attempts)
+      case .readTimeout:
+        return LanguageModelError(
+          kind: .timedOut,
+          message:
+            "\(url) sent nothing for \(Self.format(configuration.readTimeout)); the server may be overloaded "
+            + "(the read timeout is OpenAIConfiguration.readTimeout)", url: url, attempts: attempts)
+      case .deadlineExceeded:
+        return LanguageModelError(
+          kind: .timedOut,
+          message:
+            "\(url) did not finish its reply within \(Self.format(configuration.requestTimeout))",
+          url: url,
+          attempts: attempts)
+      case .remoteConnectionClosed:
+        return LanguageModelError(
+          kind: .connectionFailed,
+          message: "\(url) closed the connection before its reply was complete", url: url,
+          attempts: attempts)
+      case .invalidURL, .emptyHost, .emptyScheme:
+        return LanguageModelError(
+          kind: .configuration, message: "\(url) is not a usable URL (\(e)); check --base-url",
+          url: url)
+      default:
+        break
+      }
+    }
+    let reason = String(describing: error)
+    let refused = reason.localizedCaseInsensitiveContains("refused")
+    return LanguageModelError(
+      kind: .connectionFailed,
+      message: "cannot connect to \(url): \(refused ? "connection refused" : reason); "
+        + "check --base-url and that the server is running", url: url, attempts: attempts)
+  }
+
+  static func timeAmount(_ d: Duration) -> TimeAmount {
+    let c = d.components
+    return .nanoseconds(c.seconds * 1_000_000_000 + c.attoseconds / 1_000_000_000)
+  }
+
+  static func format(_ d: Duration) -> String {
+    let c = d.components
+    let s = Double(c.seconds) + Double(c.attoseconds) / 1e18
+    if s < 1 { return "\(Int((s * 1000).rounded())) ms" }
+    if s == s.rounded() { return "\(Int(s)) s" }
+    return "\((s * 10).rounded() / 10) s"
+  }
+
+  static func excerpt(_ bytes: [UInt8]) -> String {
+    let text = String(decoding: bytes.prefix(300), as: UTF8.self)
+    let flat = text.split(whereSeparator: \.isNewline).joined(separator: " ")
+    return bytes.count > 300 ? flat + "…" : flat
+  }
+}

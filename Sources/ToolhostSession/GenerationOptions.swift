@@ -1,0 +1,123 @@
+import Toolhost
+import ToolhostJSON
+
+/// How one request is generated: tool-calling mode, sampling and limits. Shaped like FoundationModels'
+/// `GenerationOptions`; `nil` leaves a setting to the backend.
+public struct GenerationOptions: Sendable, Equatable {
+  /// Whether the model may, must or must not call tools (FoundationModels' names).
+  public enum ToolCallingMode: String, Sendable, Equatable, Codable, CaseIterable {
+    /// The model decides in every turn (`tool_choice: "auto"`).
+    case allowed
+    /// The model must call a tool in every turn (`tool_choice: "required"`). A request then ends only at the round
+    /// limit; use ``requiredUntilFirstCall`` to force one tool use and then get an answer.
+    case required
+    /// The model must not call tools (`tool_choice: "none"`); the tools are still described to it.
+    case disallowed
+    /// Required until the model has called a tool in this request, then allowed, so it can answer from the results.
+    case requiredUntilFirstCall
+
+    /// The choice for one turn, given whether a tool was already called during this request.
+    public func choice(afterToolCalls called: Bool) -> ToolChoice {
+      switch self {
+      case .allowed: .auto
+      case .required: .required
+      case .disallowed: .none
+      case .requiredUntilFirstCall: called ? .auto : .required
+      }
+    }
+  }
+
+  /// Whether the model may, must or must not call tools. Default ``ToolCallingMode/allowed``.
+  public var toolCalling: ToolCallingMode
+  /// Sampling temperature (0 is near-deterministic).
+  public var temperature: Double?
+  /// The most tokens one model turn may generate.
+  public var maximumResponseTokens: Int?
+  /// Whether the model may ask for several calls in one turn (`parallel_tool_calls`); `nil` leaves the server's
+  /// default (which is `true` for OpenAI).
+  public var parallelToolCalls: Bool?
+  /// Nucleus sampling.
+  public var topP: Double?
+  /// A seed for reproducible sampling, where the backend supports it.
+  public var seed: Int?
+  /// Sequences that stop generation.
+  public var stop: [String]?
+  /// Extra members merged into the backend's request body as they are (for server-specific settings).
+  public var additionalParameters: JSONObject
+
+  /// Makes options; everything defaults to the backend's settings, tools to ``ToolCallingMode/allowed``.
+  public init(
+    toolCalling: ToolCallingMode = .allowed, temperature: Double? = nil,
+    maximumResponseTokens: Int? = nil,
+    parallelToolCalls: Bool? = nil, topP: Double? = nil, seed: Int? = nil, stop: [String]? = nil,
+    additionalParameters: JSONObject = JSONObject()
+  ) {
+    self.toolCalling = toolCalling
+    self.temperature = temperature
+    self.maximumResponseTokens = maximumResponseTokens
+    self.parallelToolCalls = parallelToolCalls
+    self.topP = topP
+    self.seed = seed
+    self.stop = stop
+    self.additionalParameters = additionalParameters
+  }
+}
+
+/// How a session treats tool calls and their failures. Set per session (``LanguageModelSession/policy``).
+public struct SessionPolicy: Sendable {
+  /// What happens when a tool call fails (the tool ran, or could not, and failed; invalid arguments and unknown
+  /// tools are always sent back to the model as repairs instead).
+  public enum ToolFailurePolicy: Sendable, Equatable {
+    /// Throw the ``ToolCallError``; the transcript goes back to how it was before the request.
+    /// FoundationModels' behaviour, and the default.
+    case throwAndRevert
+    /// Throw the ``ToolCallError``; the transcript keeps the prompt, the calls and the outputs so far.
+    case throwAndPreserve
+    /// Send the failure to the model as the tool's output (`{"error": {...}}`) and go on.
+    case reportToModel
+  }
+
+  /// What a confirmation hook decides about a call.
+  public enum Approval: Sendable, Equatable {
+    /// Run the call.
+    case allow
+    /// Do not run it; the model is told it was refused, and why.
+    case refuse(reason: String)
+  }
+
+  /// What happens when a tool call fails. Default ``ToolFailurePolicy/throwAndRevert``.
+  public var toolFailures: ToolFailurePolicy
+  /// The most model turns with tool calls in one request; one more throws
+  /// ``LanguageModelSessionError/toolRoundLimitReached(limit:)``. Default 8.
+  public var maximumToolRounds: Int
+  /// The most turns in one request whose calls had invalid arguments or unknown tool names; one more throws
+  /// ``LanguageModelSessionError/repairLimitReached(limit:lastProblem:)``. Default 3.
+  public var maximumRepairs: Int
+  /// The most characters of one tool output sent to the model; longer outputs keep their head and tail with a
+  /// marker saying how much was cut. Default 16,000.
+  public var toolOutputLimit: Int
+  /// How many calls of one turn run at once. Default 8.
+  public var toolConcurrency: Int
+  /// Settings passed to every call (time limit, stdout cap, stderr observer).
+  public var toolContext: ToolCallContext
+  /// Asked before each call of a tool annotated destructive (`destructiveHint: true`); `nil` allows them all.
+  /// Calls of one turn are confirmed one after another, before any of them runs.
+  public var confirmDestructiveCall: (@Sendable (Transcript.ToolCall, any Tool) async -> Approval)?
+
+  /// Makes a policy with the defaults above.
+  public init(
+    toolFailures: ToolFailurePolicy = .throwAndRevert, maximumToolRounds: Int = 8,
+    maximumRepairs: Int = 3,
+    toolOutputLimit: Int = 16_000, toolConcurrency: Int = 8,
+    toolContext: ToolCallContext = ToolCallContext(),
+    confirmDestructiveCall: (@Sendable (Transcript.ToolCall, any Tool) async -> Approval)? = nil
+  ) {
+    self.toolFailures = toolFailures
+    self.maximumToolRounds = maximumToolRounds
+    self.maximumRepairs = maximumRepairs
+    self.toolOutputLimit = toolOutputLimit
+    self.toolConcurrency = toolConcurrency
+    self.toolContext = toolContext
+    self.confirmDestructiveCall = confirmDestructiveCall
+  }
+}

@@ -1,0 +1,602 @@
+import Synchronization
+import Toolhost
+import ToolhostJSON
+import ToolhostSchema
+
+/// A conversation with a language model that can call tools, named and shaped after FoundationModels'
+/// `LanguageModelSession`.
+///
+/// Each request (``respond(to:options:)`` or ``streamResponse(to:options:)``) adds the prompt to the transcript,
+/// asks the model for a turn, runs the tool calls it asks for (validated against their schemas, several at once,
+/// outputs returned in the model's order) and asks again, until the model answers without calling tools.
+///
+/// - Invalid arguments and unknown tool names go back to the model as the tool's output, with the exact problem,
+///   so it can correct itself (at most ``SessionPolicy/maximumRepairs`` times per request).
+/// - Tool failures throw or are reported to the model, as ``SessionPolicy/toolFailures`` says.
+/// - A request that throws leaves the transcript as it was before it (except with
+///   ``SessionPolicy/ToolFailurePolicy/throwAndPreserve`` for tool failures).
+///
+/// A session answers one request at a time; a second concurrent request throws
+/// ``LanguageModelSessionError/concurrentRequests``. It is safe to share between tasks.
+public final class LanguageModelSession: Sendable {
+  /// The result of a request.
+  public struct Response: Sendable {
+    /// The model's answer.
+    public var content: String
+    /// The entries this request added to the transcript: the prompt, tool calls, tool outputs and the response.
+    public var transcriptEntries: [Transcript.Entry]
+
+    /// Makes a response.
+    public init(content: String, transcriptEntries: [Transcript.Entry]) {
+      self.content = content
+      self.transcriptEntries = transcriptEntries
+    }
+  }
+
+  /// An observer's handle, for ``removeObserver(_:)``.
+  public struct ObserverID: Sendable, Hashable {
+    let value: Int
+  }
+
+  private struct State {
+    var transcript: Transcript
+    var policy: SessionPolicy
+    var isResponding = false
+    var observers: [Int: @Sendable (SessionEvent) -> Void] = [:]
+    var nextObserver = 0
+  }
+
+  /// The model.
+  public let model: any LanguageModel
+  /// The tools the model may call.
+  public let tools: ToolRegistry
+  private let state: Mutex<State>
+
+  /// Makes a session with tools already in a registry.
+  ///
+  /// `instructions` become the transcript's first entry (the system message). Does not throw.
+  public init(
+    model: any LanguageModel, tools: ToolRegistry, instructions: String? = nil,
+    policy: SessionPolicy = SessionPolicy()
+  ) {
+    self.model = model
+    self.tools = tools
+    var transcript = Transcript()
+    if let instructions {
+      transcript.append(
+        .instructions(
+          Transcript.Instructions(text: instructions, toolDefinitions: Self.definitions(of: tools)))
+      )
+    }
+    state = Mutex(State(transcript: transcript, policy: policy))
+  }
+
+  /// Makes a session with tools.
+  ///
+  /// - Throws: ``ToolCallError`` when a tool's parameters schema does not compile.
+  public convenience init(
+    model: any LanguageModel, tools: [any Tool] = [], instructions: String? = nil,
+    policy: SessionPolicy = SessionPolicy()
+  ) throws(ToolCallError) {
+    self.init(
+      model: model, tools: try ToolRegistry(tools), instructions: instructions, policy: policy)
+  }
+
+  /// Makes a session that continues a transcript (for example one read with ``Transcript/load(from:)``).
+  ///
+  /// The transcript's instructions are kept; the tools offered from now on are `tools`. Does not throw.
+  public init(
+    model: any LanguageModel, tools: ToolRegistry, transcript: Transcript,
+    policy: SessionPolicy = SessionPolicy()
+  ) {
+    self.model = model
+    self.tools = tools
+    state = Mutex(State(transcript: transcript, policy: policy))
+  }
+
+  /// Everything so far. While a request runs this is the transcript before it; the request's entries are added when
+  /// it ends.
+  public var transcript: Transcript { state.withLock { $0.transcript } }
+
+  /// Whether a request is running.
+  public var isResponding: Bool { state.withLock { $0.isResponding } }
+
+  /// How tool calls are treated; a change applies from the next request.
+  public var policy: SessionPolicy {
+    get { state.withLock { $0.policy } }
+    set { state.withLock { $0.policy = newValue } }
+  }
+
+  /// Calls `handler` with every event of every request, on the requesting task, in order. Keep it quick.
+  public func addObserver(_ handler: @escaping @Sendable (SessionEvent) -> Void) -> ObserverID {
+    state.withLock {
+      $0.nextObserver += 1
+      $0.observers[$0.nextObserver] = handler
+      return ObserverID(value: $0.nextObserver)
+    }
+  }
+
+  /// Stops calling an observer.
+  public func removeObserver(_ id: ObserverID) {
+    _ = state.withLock { $0.observers.removeValue(forKey: id.value) }
+  }
+
+  /// Answers a prompt, calling tools as the model asks.
+  ///
+  /// - Throws: ``LanguageModelSessionError`` (a concurrent request, the round or repair limit),
+  ///   ``LanguageModelError`` from the model, ``ToolCallError`` for a failed tool under a throwing
+  ///   ``SessionPolicy/toolFailures``, `CancellationError` when the task is cancelled (running tools are stopped).
+  ///   The transcript is then as it was before the request (see ``SessionPolicy/ToolFailurePolicy``).
+  public func respond(to prompt: String, options: GenerationOptions = GenerationOptions())
+    async throws -> Response
+  {
+    let start = try beginRequest()
+    defer { endRequest() }
+    return try await run(prompt: prompt, options: options, streaming: false, from: start) { _, _ in
+    }
+  }
+
+  /// Answers a prompt as a stream: a snapshot for every event, the model's text streamed as it arrives.
+  ///
+  /// The request starts at once; cancelling the consuming task or dropping the stream cancels it. The stream
+  /// throws what ``respond(to:options:)`` throws (a concurrent request at the first iteration).
+  public func streamResponse(to prompt: String, options: GenerationOptions = GenerationOptions())
+    -> ResponseStream
+  {
+    let (stream, continuation) = AsyncThrowingStream<ResponseStream.Snapshot, any Error>
+      .makeStream()
+    let start: Transcript
+    do { start = try beginRequest() } catch {
+      continuation.finish(throwing: error)
+      return ResponseStream(stream, task: Task { throw error })
+    }
+    let task = Task {
+      defer { self.endRequest() }
+      do {
+        let response = try await self.run(
+          prompt: prompt, options: options, streaming: true, from: start
+        ) {
+          event, content in
+          continuation.yield(ResponseStream.Snapshot(content: content, event: event))
+        }
+        continuation.finish()
+        return response
+      } catch {
+        continuation.finish(throwing: error)
+        throw error
+      }
+    }
+    continuation.onTermination = { termination in
+      if case .cancelled = termination { task.cancel() }
+    }
+    return ResponseStream(stream, task: task)
+  }
+
+  // MARK: - The loop
+
+  private func beginRequest() throws(LanguageModelSessionError) -> Transcript {
+    try state.withLock { s throws(LanguageModelSessionError) in
+      if s.isResponding { throw LanguageModelSessionError.concurrentRequests }
+      s.isResponding = true
+      return s.transcript
+    }
+  }
+
+  private func endRequest() {
+    state.withLock { $0.isResponding = false }
+  }
+
+  private func commit(_ transcript: Transcript) {
+    state.withLock { $0.transcript = transcript }
+  }
+
+  /// Emits to observers and the stream sink; `content` is the current model turn's text so far.
+  private func emit(
+    _ event: SessionEvent, _ content: String, _ sink: (SessionEvent, String) -> Void
+  ) {
+    let observers = state.withLock { Array($0.observers.values) }
+    for o in observers { o(event) }
+    sink(event, content)
+  }
+
+  static func definitions(of registry: ToolRegistry) -> [Transcript.ToolDefinition] {
+    registry.tools.map {
+      Transcript.ToolDefinition(
+        name: $0.name, description: $0.description, parameters: $0.parameters)
+    }
+  }
+
+  private func run(
+    prompt: String, options: GenerationOptions, streaming: Bool, from start: Transcript,
+    sink: (SessionEvent, String) -> Void
+  ) async throws -> Response {
+    let policy = self.policy
+    let definitions = Self.definitions(of: tools)
+    var working = start
+    let firstNew = working.count
+    let promptEntry = Transcript.Prompt(text: prompt)
+    working.append(.prompt(promptEntry))
+    emit(.requestStarted(promptEntry), "", sink)
+
+    var rounds = 0
+    var repairs = 0
+    var calledTool = false
+    do {
+      while true {
+        try Task.checkCancellation()
+        let choice: ToolChoice =
+          definitions.isEmpty ? .none : options.toolCalling.choice(afterToolCalls: calledTool)
+        let request = ModelRequest(
+          transcript: working, tools: definitions, toolChoice: choice, options: options)
+        emit(.modelTurnStarted(round: rounds + 1), "", sink)
+        let turn = try await nextTurn(request, streaming: streaming, sink: sink)
+        try Task.checkCancellation()
+
+        if turn.toolCalls.isEmpty {
+          working.append(.response(Transcript.Response(text: turn.text)))
+          commit(working)
+          let response = Response(
+            content: turn.text, transcriptEntries: Array(working.entries[firstNew...]))
+          emit(.response(response), turn.text, sink)
+          return response
+        }
+
+        rounds += 1
+        if rounds > policy.maximumToolRounds {
+          throw LanguageModelSessionError.toolRoundLimitReached(limit: policy.maximumToolRounds)
+        }
+        let calls = Self.uniqueIDs(turn.toolCalls, round: rounds)
+        working.append(
+          .toolCalls(Transcript.ToolCalls(calls: calls, text: turn.text.isEmpty ? nil : turn.text)))
+
+        let outcome = try await runCalls(
+          calls, choice: choice, policy: policy, content: turn.text, sink: sink)
+        for record in outcome.records { working.append(.toolOutput(record.output)) }
+        if outcome.ranAny { calledTool = true }
+
+        if let failure = outcome.failure {
+          if policy.toolFailures == .throwAndPreserve { commit(working) }
+          throw failure
+        }
+        if let problem = outcome.repairProblem {
+          repairs += 1
+          if repairs > policy.maximumRepairs {
+            throw LanguageModelSessionError.repairLimitReached(
+              limit: policy.maximumRepairs, lastProblem: problem)
+          }
+        }
+      }
+    } catch {
+      // The transcript was not committed (except by throwAndPreserve above): it is as it was before the request.
+      // A cancelled request reports cancellation, whatever the model or the tools failed with on the way out.
+      if Task.isCancelled, !(error is LanguageModelSessionError) { throw CancellationError() }
+      throw error
+    }
+  }
+
+  private func nextTurn(
+    _ request: ModelRequest, streaming: Bool, sink: (SessionEvent, String) -> Void
+  )
+    async throws -> ModelTurn
+  {
+    guard streaming else { return try await model.turn(for: request) }
+    var content = ""
+    for try await event in model.streamTurn(for: request) {
+      switch event {
+      case .textDelta(let delta):
+        content += delta
+        emit(.textDelta(delta), content, sink)
+      case .finished(let turn):
+        return turn
+      }
+    }
+    try Task.checkCancellation()
+    throw LanguageModelError(
+      kind: .malformedReply,
+      message: "\(model.displayName): the stream ended without a finished turn")
+  }
+
+  /// Gives every call a non-empty id unique within the turn.
+  static func uniqueIDs(_ calls: [Transcript.ToolCall], round: Int) -> [Transcript.ToolCall] {
+    var seen = Set<String>()
+    return calls.enumerated().map { i, call in
+      var call = call
+      if call.id.isEmpty || seen.contains(call.id) { call.id = "call_\(round)_\(i + 1)" }
+      seen.insert(call.id)
+      return call
+    }
+  }
+
+  private struct RoundOutcome {
+    var records: [ToolCallRecord]
+    var ranAny: Bool
+    var repairProblem: ToolCallError?
+    var failure: ToolCallError?
+  }
+
+  private struct Runnable: Sendable {
+    var index: Int
+    var call: Transcript.ToolCall
+  }
+
+  /// Checks, confirms and runs one turn's calls; records come back in the model's order.
+  private func runCalls(
+    _ calls: [Transcript.ToolCall], choice: ToolChoice, policy: SessionPolicy, content: String,
+    sink: (SessionEvent, String) -> Void
+  ) async throws -> RoundOutcome {
+    var records = [ToolCallRecord?](repeating: nil, count: calls.count)
+    var repairProblem: ToolCallError?
+    var runnable: [Runnable] = []
+
+    func settle(
+      _ index: Int, _ result: Result<ToolOutput, ToolCallError>, _ duration: Duration, ran: Bool
+    ) {
+      let record = Self.record(
+        calls[index], result, duration, ran: ran, limit: policy.toolOutputLimit, tools: self.tools)
+      records[index] = record
+      emit(.toolCallFinished(record), content, sink)
+    }
+
+    for (index, call) in calls.enumerated() {
+      emit(.toolCallStarted(call), content, sink)
+      if let problem = problem(with: call, choice: choice) {
+        repairProblem = problem
+        settle(index, .failure(problem), .zero, ran: false)
+      } else {
+        runnable.append(Runnable(index: index, call: call))
+      }
+    }
+
+    if let confirm = policy.confirmDestructiveCall {
+      var approved: [Runnable] = []
+      for item in runnable {
+        guard let tool = tools.tool(named: item.call.toolName), tool.annotations.isDestructive
+        else {
+          approved.append(item)
+          continue
+        }
+        switch await confirm(item.call, tool) {
+        case .allow:
+          approved.append(item)
+        case .refuse(let reason):
+          settle(
+            item.index,
+            .failure(
+              ToolCallError(tool: tool, underlyingError: ToolFailure.refused(reason: reason))),
+            .zero, ran: false)
+        }
+        try Task.checkCancellation()
+      }
+      runnable = approved
+    }
+
+    let registry = self.tools
+    let width = max(1, policy.toolConcurrency)
+    let baseContext = policy.toolContext
+    await withTaskGroup(of: (Int, Result<ToolOutput, ToolCallError>, Duration).self) { group in
+      var next = 0
+      func start() {
+        let item = runnable[next]
+        next += 1
+        group.addTask {
+          var context = baseContext
+          context.callID = item.call.id
+          let clock = ContinuousClock()
+          let began = clock.now
+          do throws(ToolCallError) {
+            let output = try await registry.call(
+              item.call.toolName, arguments: item.call.arguments, context: context)
+            return (item.index, .success(output), clock.now - began)
+          } catch {
+            return (item.index, .failure(error), clock.now - began)
+          }
+        }
+      }
+      while next < runnable.count && next < width { start() }
+      for await (index, result, duration) in group {
+        settle(index, result, duration, ran: true)
+        if next < runnable.count { start() }
+      }
+    }
+    try Task.checkCancellation()
+
+    let finished = records.map { $0! }
+    var failure: ToolCallError?
+    if policy.toolFailures != .reportToModel {
+      for record in finished where record.ran {
+        if case .failure(let error) = record.result {
+          failure = error
+          break
+        }
+      }
+    }
+    return RoundOutcome(
+      records: finished,
+      ranAny: !runnable.isEmpty || finished.contains { !$0.ran && Self.isRefusal($0) },
+      repairProblem: repairProblem, failure: failure)
+  }
+
+  private static func isRefusal(_ record: ToolCallRecord) -> Bool {
+    if case .failure(let e) = record.result, case .refused = e.failure { return true }
+    return false
+  }
+
+  /// Why a call cannot run as asked, in words for the model: tools off, unknown tool, unparsable or invalid
+  /// arguments.
+  private func problem(with call: Transcript.ToolCall, choice: ToolChoice) -> ToolCallError? {
+    if choice == .none && !tools.tools.isEmpty {
+      return ToolCallError(
+        toolName: call.toolName,
+        underlyingError: ToolFailure.refused(
+          reason: "tool calls are not allowed in this request; answer in text"))
+    }
+    guard let tool = tools.tool(named: call.toolName) else {
+      return ToolCallError(
+        toolName: call.toolName,
+        underlyingError: ToolFailure.unknownTool(suggestions: tools.suggestions(for: call.toolName))
+      )
+    }
+    if let raw = call.argumentsText {
+      let excerpt = raw.count > 200 ? String(raw.prefix(200)) + "…" : raw
+      let reason = (try? JSONValue.parse(raw)).map { _ in "" } ?? Self.parseError(raw)
+      return ToolCallError(
+        tool: tool,
+        underlyingError: ToolFailure.invalidArguments([
+          ValidationIssue(
+            instanceLocation: "", keywordLocation: "", keyword: "json",
+            message:
+              "the arguments are not valid JSON (\(reason)): «\(excerpt)»; send one JSON object")
+        ]))
+    }
+    let issues = tools.validate(call.arguments, for: call.toolName)
+    if !issues.isEmpty {
+      return ToolCallError(tool: tool, underlyingError: ToolFailure.invalidArguments(issues))
+    }
+    return nil
+  }
+
+  private static func parseError(_ raw: String) -> String {
+    do {
+      _ = try JSONValue.parse(raw)
+      return "unknown error"
+    } catch {
+      return error.description
+    }
+  }
+
+  /// The record of a settled call, with the text the model is sent (capped).
+  static func record(
+    _ call: Transcript.ToolCall, _ result: Result<ToolOutput, ToolCallError>, _ duration: Duration,
+    ran: Bool,
+    limit: Int, tools: ToolRegistry
+  ) -> ToolCallRecord {
+    let full: String
+    var value: JSONValue?
+    var isError = false
+    switch result {
+    case .success(let output):
+      full = output.modelText
+      value = output.value
+    case .failure(let error):
+      full = modelText(for: error, tools: tools)
+      isError = true
+    }
+    let (text, cut) = OutputCap.apply(full, limit: limit)
+    if cut > 0 { value = nil }
+    let output = Transcript.ToolOutput(
+      callID: call.id, toolName: call.toolName, text: text, value: value, isError: isError,
+      charactersCut: cut > 0 ? cut : nil)
+    return ToolCallRecord(call: call, result: result, duration: duration, ran: ran, output: output)
+  }
+
+  /// A failure as the model is told it: `{"error": {"code", "message", "tool", ...}}`, with the tool names when the
+  /// name matched none.
+  public static func modelText(for error: ToolCallError, tools: ToolRegistry) -> String {
+    var json = Report.errorJSON(error)
+    if case .unknownTool(let suggestions) = error.failure, case .object(var e)? = json["error"] {
+      var message = "there is no tool named \(error.toolName)"
+      if !suggestions.isEmpty {
+        message += "; did you mean \(suggestions.joined(separator: " or "))?"
+      }
+      let names = tools.tools.map(\.name)
+      message +=
+        names.isEmpty
+        ? "; no tools are available" : "; the tools are: \(names.joined(separator: ", "))"
+      e["message"] = .string(message)
+      json = ["error": .object(e)]
+    }
+    return json.serialized()
+  }
+}
+
+/// Why a session could not answer.
+public enum LanguageModelSessionError: Error, Sendable, CustomStringConvertible {
+  /// Another request is running on this session.
+  case concurrentRequests
+  /// The model kept calling tools for more rounds than the limit allows.
+  case toolRoundLimitReached(limit: Int)
+  /// The model kept sending invalid tool calls; `lastProblem` is the last one.
+  case repairLimitReached(limit: Int, lastProblem: ToolCallError)
+
+  /// What went wrong and what to do.
+  public var description: String {
+    switch self {
+    case .concurrentRequests:
+      return
+        "the session is already answering a request; a session answers one request at a time, so wait for it "
+        + "to finish or use another session"
+    case .toolRoundLimitReached(let limit):
+      return
+        "the model called tools in \(limit) rounds without answering, the most allowed for one request; raise "
+        + "the limit (SessionPolicy.maximumToolRounds, --max-tool-rounds) or, with a required tool-calling mode, use "
+        + "requiredUntilFirstCall so the model may answer after its calls"
+    case .repairLimitReached(let limit, let problem):
+      return
+        "the model sent invalid tool calls \(limit + 1) times and was told the problem each time; last: "
+        + "\(problem.description)"
+    }
+  }
+}
+
+extension LanguageModelSession {
+  /// A request's progress as an asynchronous sequence of snapshots.
+  public struct ResponseStream: AsyncSequence, Sendable {
+    /// The state after one event.
+    public struct Snapshot: Sendable {
+      /// The current model turn's text so far.
+      public var content: String
+      /// What just happened.
+      public var event: SessionEvent
+    }
+
+    /// The element type.
+    public typealias Element = Snapshot
+
+    let stream: AsyncThrowingStream<Snapshot, any Error>
+    let task: Task<Response, any Error>
+
+    init(_ stream: AsyncThrowingStream<Snapshot, any Error>, task: Task<Response, any Error>) {
+      self.stream = stream
+      self.task = task
+    }
+
+    /// Makes an iterator. Iterating from a task that is cancelled ends the iteration and cancels the request.
+    public func makeAsyncIterator() -> AsyncThrowingStream<Snapshot, any Error>.Iterator {
+      stream.makeAsyncIterator()
+    }
+
+    /// Waits for the request to end and returns its response, without iterating the snapshots (observers still
+    /// see every event).
+    ///
+    /// Cancelling the calling task cancels the request; this returns only once the request has wound down (tools
+    /// stopped, transcript restored), so the session is free again.
+    /// - Throws: what the request throws.
+    public func collect() async throws -> Response {
+      try await withTaskCancellationHandler {
+        try await task.value
+      } onCancel: {
+        task.cancel()
+      }
+    }
+  }
+}
+
+/// Instructions that steer the model toward chosen tools, as `toolhost chat --tool NAME` uses them.
+public enum SessionInstructions {
+  /// `base` followed by a sentence telling the model to use `tools` (and only them) when they help.
+  public static func preferring(tools names: [String], base: String?) -> String? {
+    guard !names.isEmpty else { return base }
+    let list: String
+    if names.count == 1 {
+      list = names[0]
+    } else {
+      list = names.dropLast().joined(separator: ", ") + " and " + names.last!
+    }
+    let plural = names.count == 1 ? "tool" : "tools"
+    let sentence =
+      "Use the \(plural) \(list) to answer: call \(names.count == 1 ? "it" : "them") for facts and computations "
+      + "instead of answering from memory, then answer from the results."
+    guard let base, !base.isEmpty else { return sentence }
+    return base + "\n\n" + sentence
+  }
+}

@@ -1,0 +1,397 @@
+import Foundation
+import ToolhostJSON
+
+/// The record of a session: instructions, prompts, the model's tool calls, the tools' outputs and the model's
+/// responses, in order. Shaped like FoundationModels' `Transcript`.
+///
+/// A transcript is `Codable` (each entry carries a `"type"`) and is saved as JSONL, one entry per line, with
+/// ``jsonl()`` and read back with ``init(jsonl:)``; a session made from it continues the conversation.
+public struct Transcript: Sendable, Equatable, Codable, RandomAccessCollection {
+  /// The entries, oldest first.
+  public var entries: [Entry]
+
+  /// Makes a transcript from entries.
+  public init(entries: [Entry] = []) {
+    self.entries = entries
+  }
+
+  /// The first index.
+  public var startIndex: Int { entries.startIndex }
+  /// One past the last index.
+  public var endIndex: Int { entries.endIndex }
+  /// The entry at `position`.
+  public subscript(position: Int) -> Entry { entries[position] }
+
+  /// Appends an entry.
+  public mutating func append(_ entry: Entry) {
+    entries.append(entry)
+  }
+
+  /// The text of the last response, if any.
+  public var lastResponse: String? {
+    for entry in entries.reversed() {
+      if case .response(let r) = entry { return r.text }
+    }
+    return nil
+  }
+
+  /// Encodes as its entries array.
+  public func encode(to encoder: any Encoder) throws {
+    var container = encoder.singleValueContainer()
+    try container.encode(entries)
+  }
+
+  /// Decodes from an entries array.
+  ///
+  /// - Throws: `DecodingError` when an entry is malformed or of an unknown type.
+  public init(from decoder: any Decoder) throws {
+    entries = try decoder.singleValueContainer().decode([Entry].self)
+  }
+}
+
+extension Transcript {
+  /// One entry of a transcript.
+  public enum Entry: Sendable, Equatable, Identifiable, Codable {
+    /// The session's instructions (a system message) and the tools it offered.
+    case instructions(Instructions)
+    /// What the user asked.
+    case prompt(Prompt)
+    /// Tool calls the model asked for in one turn.
+    case toolCalls(ToolCalls)
+    /// One tool call's output, as sent back to the model.
+    case toolOutput(ToolOutput)
+    /// The model's answer.
+    case response(Response)
+
+    /// The entry's unique id.
+    public var id: String {
+      switch self {
+      case .instructions(let e): e.id
+      case .prompt(let e): e.id
+      case .toolCalls(let e): e.id
+      case .toolOutput(let e): e.id
+      case .response(let e): e.id
+      }
+    }
+
+    /// The `"type"` written in JSON: `instructions`, `prompt`, `toolCalls`, `toolOutput` or `response`.
+    public var type: String {
+      switch self {
+      case .instructions: "instructions"
+      case .prompt: "prompt"
+      case .toolCalls: "toolCalls"
+      case .toolOutput: "toolOutput"
+      case .response: "response"
+      }
+    }
+
+    private enum TypeKey: String, CodingKey { case type }
+
+    /// Encodes the entry's fields with a `"type"` member naming the case.
+    public func encode(to encoder: any Encoder) throws {
+      var container = encoder.container(keyedBy: TypeKey.self)
+      try container.encode(type, forKey: .type)
+      switch self {
+      case .instructions(let e): try e.encode(to: encoder)
+      case .prompt(let e): try e.encode(to: encoder)
+      case .toolCalls(let e): try e.encode(to: encoder)
+      case .toolOutput(let e): try e.encode(to: encoder)
+      case .response(let e): try e.encode(to: encoder)
+      }
+    }
+
+    /// Decodes an entry by its `"type"`.
+    ///
+    /// - Throws: `DecodingError` for a missing or unknown type, or malformed fields.
+    public init(from decoder: any Decoder) throws {
+      let container = try decoder.container(keyedBy: TypeKey.self)
+      let type = try container.decode(String.self, forKey: .type)
+      switch type {
+      case "instructions": self = .instructions(try Instructions(from: decoder))
+      case "prompt": self = .prompt(try Prompt(from: decoder))
+      case "toolCalls": self = .toolCalls(try ToolCalls(from: decoder))
+      case "toolOutput": self = .toolOutput(try ToolOutput(from: decoder))
+      case "response": self = .response(try Response(from: decoder))
+      default:
+        throw DecodingError.dataCorruptedError(
+          forKey: .type, in: container,
+          debugDescription:
+            "unknown transcript entry type \(type); expected instructions, prompt, toolCalls, toolOutput or response"
+        )
+      }
+    }
+  }
+
+  /// A tool as offered to the model: name, description and the JSON Schema of its arguments.
+  public struct ToolDefinition: Sendable, Equatable, Codable {
+    /// The tool's name.
+    public var name: String
+    /// What it does, for the model.
+    public var description: String
+    /// The JSON Schema of the argument object.
+    public var parameters: JSONValue
+
+    /// Makes a definition.
+    public init(name: String, description: String, parameters: JSONValue) {
+      self.name = name
+      self.description = description
+      self.parameters = parameters
+    }
+  }
+
+  /// The session's instructions.
+  public struct Instructions: Sendable, Equatable, Codable, Identifiable {
+    /// The entry's id.
+    public var id: String
+    /// The instructions' text (sent as the system message).
+    public var text: String
+    /// The tools the session offered when it was made.
+    public var toolDefinitions: [ToolDefinition]
+
+    /// Makes an instructions entry.
+    public init(
+      id: String = Transcript.newID(), text: String, toolDefinitions: [ToolDefinition] = []
+    ) {
+      self.id = id
+      self.text = text
+      self.toolDefinitions = toolDefinitions
+    }
+  }
+
+  /// A prompt from the user.
+  public struct Prompt: Sendable, Equatable, Codable, Identifiable {
+    /// The entry's id.
+    public var id: String
+    /// What the user wrote.
+    public var text: String
+
+    /// Makes a prompt entry.
+    public init(id: String = Transcript.newID(), text: String) {
+      self.id = id
+      self.text = text
+    }
+  }
+
+  /// One call the model asked for.
+  public struct ToolCall: Sendable, Equatable, Codable, Identifiable {
+    /// The call's id as the model gave it (or one made up when the server sent none); tool outputs refer to it.
+    public var id: String
+    /// The tool's name as the model wrote it (it may name no tool).
+    public var toolName: String
+    /// The parsed argument object; `{}` when ``argumentsText`` is not valid JSON.
+    public var arguments: JSONValue
+    /// The arguments exactly as the model wrote them, kept only when they are not valid JSON.
+    public var argumentsText: String?
+
+    /// Makes a call.
+    public init(id: String, toolName: String, arguments: JSONValue, argumentsText: String? = nil) {
+      self.id = id
+      self.toolName = toolName
+      self.arguments = arguments
+      self.argumentsText = argumentsText
+    }
+
+    /// Makes a call from the arguments text a model produced: parsed when it is JSON (empty text counts as `{}`),
+    /// else kept as text so the problem can be reported back to the model.
+    public init(id: String, toolName: String, rawArguments: String) {
+      self.id = id
+      self.toolName = toolName
+      let trimmed = rawArguments.trimmingCharacters(in: .whitespacesAndNewlines)
+      if trimmed.isEmpty {
+        arguments = [:]
+        argumentsText = nil
+      } else if let value = try? JSONValue.parse(trimmed) {
+        arguments = value
+        argumentsText = nil
+      } else {
+        arguments = [:]
+        argumentsText = rawArguments
+      }
+    }
+
+    /// The arguments as a model wrote them: ``argumentsText`` when set, else compact JSON.
+    public var argumentsJSON: String { argumentsText ?? arguments.serialized() }
+  }
+
+  /// The tool calls of one model turn.
+  public struct ToolCalls: Sendable, Equatable, Codable, Identifiable {
+    /// The entry's id.
+    public var id: String
+    /// The calls, in the model's order.
+    public var calls: [ToolCall]
+    /// Text the model wrote alongside the calls, if any.
+    public var text: String?
+
+    /// Makes a tool-calls entry.
+    public init(id: String = Transcript.newID(), calls: [ToolCall], text: String? = nil) {
+      self.id = id
+      self.calls = calls
+      self.text = text
+    }
+  }
+
+  /// A tool call's output as the model was shown it.
+  public struct ToolOutput: Sendable, Equatable, Codable, Identifiable {
+    /// The entry's id.
+    public var id: String
+    /// The id of the ``ToolCall`` this answers.
+    public var callID: String
+    /// The tool's name as the call gave it.
+    public var toolName: String
+    /// The text sent to the model (capped; see ``SessionPolicy/toolOutputLimit``).
+    public var text: String
+    /// The structured output, when the call succeeded, returned one and it was sent whole.
+    public var value: JSONValue?
+    /// Whether the call failed (the text then describes the failure).
+    public var isError: Bool
+    /// How many characters were cut from the middle of the output before it was sent, if any.
+    public var charactersCut: Int?
+
+    /// Makes a tool-output entry.
+    public init(
+      id: String = Transcript.newID(), callID: String, toolName: String, text: String,
+      value: JSONValue? = nil,
+      isError: Bool = false, charactersCut: Int? = nil
+    ) {
+      self.id = id
+      self.callID = callID
+      self.toolName = toolName
+      self.text = text
+      self.value = value
+      self.isError = isError
+      self.charactersCut = charactersCut
+    }
+  }
+
+  /// The model's answer to a prompt.
+  public struct Response: Sendable, Equatable, Codable, Identifiable {
+    /// The entry's id.
+    public var id: String
+    /// The answer's text.
+    public var text: String
+
+    /// Makes a response entry.
+    public init(id: String = Transcript.newID(), text: String) {
+      self.id = id
+      self.text = text
+    }
+  }
+
+  /// A fresh entry id.
+  public static func newID() -> String {
+    UUID().uuidString.lowercased()
+  }
+}
+
+// MARK: - JSONL
+
+/// A transcript file that cannot be read.
+public struct TranscriptFileError: Error, Sendable, Equatable, CustomStringConvertible {
+  /// The file, when reading one.
+  public var path: String?
+  /// The 1-based line that is wrong, if one is.
+  public var line: Int?
+  /// What is wrong.
+  public var message: String
+
+  /// Makes an error.
+  public init(path: String? = nil, line: Int? = nil, message: String) {
+    self.path = path
+    self.line = line
+    self.message = message
+  }
+
+  /// `transcript.jsonl:3: not valid JSON: ...`.
+  public var description: String {
+    var location = path ?? "transcript"
+    if let line { location += ":\(line)" }
+    return "\(location): \(message)"
+  }
+}
+
+extension Transcript {
+  /// The transcript as JSONL: one compact JSON entry per line, each line ending in a newline.
+  public func jsonl() -> String {
+    var out = ""
+    for entry in entries {
+      out += Self.json(of: entry).serialized()
+      out += "\n"
+    }
+    return out
+  }
+
+  /// One entry as a JSON value.
+  public static func json(of entry: Entry) -> JSONValue {
+    // Encoding these plain structs cannot fail; a failure would be a programming error.
+    (try? JSONValueEncoder().encode(entry)) ?? [
+      "type": .string(entry.type), "id": .string(entry.id),
+    ]
+  }
+
+  /// Reads JSONL written by ``jsonl()``; blank lines are skipped.
+  ///
+  /// - Throws: ``TranscriptFileError`` naming the first line that is not valid JSON or not an entry.
+  public init(jsonl: String) throws(TranscriptFileError) {
+    var entries: [Entry] = []
+    var number = 0
+    for line in jsonl.split(separator: "\n", omittingEmptySubsequences: false) {
+      number += 1
+      let text = line.trimmingCharacters(in: .whitespaces)
+      if text.isEmpty { continue }
+      let value: JSONValue
+      do { value = try JSONValue.parse(text) } catch {
+        throw TranscriptFileError(line: number, message: "not valid JSON: \(error.description)")
+      }
+      do {
+        entries.append(try JSONValueDecoder().decode(Entry.self, from: value))
+      } catch {
+        throw TranscriptFileError(
+          line: number, message: "not a transcript entry: \(Self.describe(error))")
+      }
+    }
+    self.init(entries: entries)
+  }
+
+  /// Reads a JSONL transcript file.
+  ///
+  /// - Throws: ``TranscriptFileError`` when the file cannot be read or a line is not an entry.
+  public static func load(from path: String) throws(TranscriptFileError) -> Transcript {
+    let data: Data
+    do { data = try Data(contentsOf: URL(fileURLWithPath: path)) } catch {
+      throw TranscriptFileError(
+        path: path, message: "cannot read the file: \((error as NSError).localizedDescription)")
+    }
+    do {
+      return try Transcript(jsonl: String(decoding: data, as: UTF8.self))
+    } catch {
+      var e = error
+      e.path = path
+      throw e
+    }
+  }
+
+  /// Writes the transcript as JSONL, replacing the file atomically (a crash leaves the old file or the new one).
+  ///
+  /// - Throws: ``TranscriptFileError`` when the file cannot be written.
+  public func save(to path: String) throws(TranscriptFileError) {
+    do {
+      try Data(jsonl().utf8).write(to: URL(fileURLWithPath: path), options: .atomic)
+    } catch {
+      throw TranscriptFileError(
+        path: path, message: "cannot write the file: \((error as NSError).localizedDescription)")
+    }
+  }
+
+  static func describe(_ error: any Error) -> String {
+    switch error as? DecodingError {
+    case .dataCorrupted(let c): return c.debugDescription
+    case .keyNotFound(let key, _): return "missing \"\(key.stringValue)\""
+    case .typeMismatch(let type, let c):
+      let path = c.codingPath.map(\.stringValue).joined(separator: ".")
+      return "\(path.isEmpty ? "value" : "\"\(path)\"") is not a \(type)"
+    case .valueNotFound(_, let c):
+      return "\"\(c.codingPath.map(\.stringValue).joined(separator: "."))\" is null"
+    default: return "\(error)"
+    }
+  }
+}

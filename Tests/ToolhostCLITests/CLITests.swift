@@ -1,0 +1,197 @@
+import Foundation
+import Testing
+import ToolhostJSON
+
+/// The built `toolhost` binary beside the test bundle.
+let toolhostBinary: URL = {
+  let bundleDir = URL(fileURLWithPath: ProcessInfo.processInfo.arguments[0]).deletingLastPathComponent()
+  for candidate in [
+    bundleDir.appendingPathComponent("toolhost"),
+    bundleDir.deletingLastPathComponent().appendingPathComponent("toolhost"),
+    PluginProcess.packageRoot.appendingPathComponent(".build/debug/toolhost"),
+  ] where FileManager.default.isExecutableFile(atPath: candidate.path) {
+    return candidate
+  }
+  return PluginProcess.packageRoot.appendingPathComponent(".build/debug/toolhost")
+}()
+
+/// Runs `toolhost ARGS` in the package root with the example plugins only.
+func toolhost(
+  _ arguments: [String], input: String = "", environment extra: [String: String] = [:], timeout: TimeInterval = 60
+) throws -> PluginProcess.Output {
+  try PluginProcess.ensureBuilt()
+  var env = ProcessInfo.processInfo.environment
+  env["TOOLHOST_PLUGIN_PATH"] = nil
+  env["XDG_CONFIG_HOME"] = NSTemporaryDirectory() + "toolhost-cli-test-empty-config"
+  for (k, v) in extra { env[k] = v }
+  return try PluginProcess.run(
+    executable: toolhostBinary, arguments: arguments, environment: env, workingDirectory: PluginProcess.packageRoot,
+    input: Data(input.utf8), timeout: timeout)
+}
+
+/// A temporary folder removed at the end.
+final class TempDir {
+  let path = NSTemporaryDirectory() + "toolhost-cli-" + UUID().uuidString
+  init() { try? FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true) }
+  deinit { try? FileManager.default.removeItem(atPath: path) }
+
+  func write(_ relative: String, _ text: String, executable: Bool = false) {
+    let full = path + "/" + relative
+    try? FileManager.default.createDirectory(
+      atPath: (full as NSString).deletingLastPathComponent, withIntermediateDirectories: true)
+    FileManager.default.createFile(
+      atPath: full, contents: Data(text.utf8), attributes: executable ? [.posixPermissions: 0o755] : nil)
+  }
+}
+
+@Suite("toolhost command line", .serialized)
+struct CLITests {
+  @Test func listShowsTheExamplePlugins() throws {
+    let out = try toolhost(["list"])
+    #expect(out.status == 0, "\(out.stderrText)")
+    for name in ["getWeather", "searchBreadDatabase", "todoAdd", "describeData"] {
+      #expect(out.stdoutText.contains(name))
+    }
+    let json = try JSONValue.parse(try toolhost(["list", "--json"]).stdoutText)
+    let names = json["tools"]?.arrayValue?.compactMap { $0["name"]?.stringValue } ?? []
+    #expect(names.contains("getWeather"))
+    #expect(json["tools"]?[0]?["inputSchema"]?["type"] == "object")
+    #expect(json["diagnostics"]?.arrayValue?.isEmpty == true)
+  }
+
+  @Test func brokenPluginsAreListedAndDoctorFails() throws {
+    let dir = TempDir()
+    dir.write("broken/toolhost.json", "{\"manifestVersion\": 1,\n \"command\": }")
+    let list = try toolhost(["list", "--plugins", dir.path])
+    #expect(list.status == 0)
+    #expect(list.stdoutText.contains("getWeather"))
+    #expect(list.stdoutText.contains("not valid JSON: line 2"))
+    let doctor = try toolhost(["doctor", "--plugins", dir.path])
+    #expect(doctor.status == 1)
+    #expect(try toolhost(["doctor"]).status == 0)
+  }
+
+  @Test func describeShowsEveryArgument() throws {
+    let out = try toolhost(["describe", "searchBreadDatabase"])
+    #expect(out.status == 0)
+    #expect(out.stdoutText.contains("searchTerm: string (required)"))
+    #expect(out.stdoutText.contains("1 ≤ value ≤ 6"))
+    #expect(out.stdoutText.contains("default: 3"))
+    let unknown = try toolhost(["describe", "getWether"])
+    #expect(unknown.status == 64)
+    #expect(unknown.stderrText.contains("did you mean getWeather"))
+  }
+
+  @Test func callGetWeatherForBoston() throws {
+    let out = try toolhost(["call", "getWeather", "--city", "Boston"])
+    #expect(out.status == 0, "\(out.stderrText)")
+    #expect(out.stdoutText.contains("Boston"))
+    let json = try toolhost(["call", "--json", "getWeather", "--city", "Boston", "--month", "7"])
+    let reply = try JSONValue.parse(json.stdoutText)
+    #expect(reply["result"]?["city"] == "Boston")
+  }
+
+  @Test func flagsFollowTheSchema() throws {
+    let kebab = try toolhost(["call", "searchBreadDatabase", "--search-term", "rye", "--limit", "2"])
+    #expect(kebab.status == 0, "\(kebab.stderrText)")
+    let camel = try toolhost(["call", "--json", "searchBreadDatabase", "--searchTerm=rye", "--limit=1"])
+    #expect(try JSONValue.parse(camel.stdoutText)["result"]?["count"] == 1)
+    let notInt = try toolhost(["call", "searchBreadDatabase", "--search-term", "rye", "--limit", "many"])
+    #expect(notInt.status == 64)
+    #expect(notInt.stderrText.contains("--limit expects an integer"))
+    let range = try toolhost(["call", "searchBreadDatabase", "--search-term", "rye", "--limit", "9"])
+    #expect(range.status == 64)
+    #expect(range.stderrText.contains("/limit: 9 is greater than the maximum 6"))
+    let enumBad = try toolhost(["call", "getWeather", "--city", "Oslo", "--units", "kelvin"])
+    #expect(enumBad.status == 64)
+    #expect(enumBad.stderrText.contains("must be one of celsius, fahrenheit"))
+    let missing = try toolhost(["call", "getWeather"])
+    #expect(missing.status == 64)
+    #expect(missing.stderrText.contains("missing required option --city"))
+    let typo = try toolhost(["call", "getWeather", "--cty", "Oslo"])
+    #expect(typo.stderrText.contains("did you mean --city?"))
+    let help = try toolhost(["call", "getWeather", "--help"])
+    #expect(help.status == 0)
+    #expect(help.stdoutText.contains("--units <celsius|fahrenheit>"))
+    let booleans = try toolhost(["call", "todoList", "--include-done", "--no-include-done"], environment: ["HOME": TempDir().path])
+    #expect(booleans.status == 0, "\(booleans.stderrText)")
+  }
+
+  @Test func wholeArgumentObjectFromJSONFileAndStdin() throws {
+    let dir = TempDir()
+    dir.write("args.json", #"{"city": "Tokyo", "month": 1}"#)
+    let file = try toolhost(["call", "--json", "getWeather", "--json", "@\(dir.path)/args.json"])
+    #expect(try JSONValue.parse(file.stdoutText)["result"]?["city"] == "Tokyo")
+    let stdin = try toolhost(["call", "getWeather", "--json", "-"], input: #"{"city": "Lisbon"}"#)
+    #expect(stdin.stdoutText.contains("Lisbon"))
+    let bad = try toolhost(["call", "getWeather", "--json", "{city: 1}"])
+    #expect(bad.status == 64)
+    #expect(bad.stderrText.contains("not valid JSON"))
+  }
+
+  @Test func exitStatusesAreDistinct() throws {
+    let dir = TempDir()
+    dir.write(
+      "slow/toolhost.json",
+      #"{"manifestVersion":1,"command":"run","tools":[{"name":"slowTool","description":"sleeps","inputSchema":{"type":"object"}}]}"#)
+    dir.write("slow/run", "#!/bin/sh\nsleep 30\n", executable: true)
+    let timeout = try toolhost(["call", "--plugins", dir.path, "--timeout", "0.3", "slowTool"])
+    #expect(timeout.status == 124)
+    #expect(timeout.stderrText.contains("timed out after 300 ms"))
+    let reported = try toolhost(["call", "getWeather", "--city", "Atlantis"])
+    #expect(reported.status == 1)
+    #expect(reported.stderrText.contains("[unknown_city]"))
+    let unknown = try toolhost(["call", "noSuchTool"])
+    #expect(unknown.status == 64)
+  }
+
+  @Test func batchRunsNDJSONInInputOrder() throws {
+    let input = """
+      {"id": "a", "tool": "getWeather", "arguments": {"city": "Boston"}}
+      {"id": "b", "tool": "getWeather", "arguments": {"city": "Atlantis"}}
+      not json
+      {"id": "d", "tool": "searchBreadDatabase", "arguments": {"searchTerm": "rye", "limit": 1}}
+      """
+    let out = try toolhost(["batch", "--concurrency", "4"], input: input)
+    #expect(out.status == 1)
+    let lines = try out.stdoutText.split(separator: "\n").map { try JSONValue.parse(String($0)) }
+    #expect(lines.count == 4)
+    #expect(lines.map { $0["index"] } == [0, 1, 2, 3])
+    #expect(lines[0]["id"] == "a" && lines[0]["ok"] == true)
+    #expect(lines[1]["ok"] == false && lines[1]["error"]?["code"] == "tool_error")
+    #expect(lines[2]["error"]?["code"] == "bad_request")
+    #expect(lines[3]["result"]?["count"] == 1)
+  }
+
+  @Test func interruptEndsTheRunningPluginAndExits130() throws {
+    try PluginProcess.ensureBuilt()
+    let dir = TempDir()
+    dir.write(
+      "hang/toolhost.json",
+      #"{"manifestVersion":1,"command":"run","tools":[{"name":"hangTool","description":"hangs","inputSchema":{"type":"object"}}]}"#)
+    dir.write("hang/run", "#!/bin/sh\necho $$ > \(dir.path)/pid\nsleep 100 &\nsleep 100\n", executable: true)
+    let process = Process()
+    process.executableURL = toolhostBinary
+    process.arguments = ["call", "--plugins", dir.path, "hangTool"]
+    process.standardOutput = FileHandle.nullDevice
+    process.standardError = FileHandle.nullDevice
+    try process.run()
+    var pid: Int32?
+    for _ in 0..<100 where pid == nil {
+      Thread.sleep(forTimeInterval: 0.05)
+      pid = (try? String(contentsOfFile: dir.path + "/pid", encoding: .utf8))
+        .flatMap { Int32($0.trimmingCharacters(in: .whitespacesAndNewlines)) }
+    }
+    #expect(pid != nil)
+    kill(process.processIdentifier, SIGINT)
+    let deadline = Date().addingTimeInterval(5)
+    while process.isRunning && Date() < deadline { Thread.sleep(forTimeInterval: 0.02) }
+    if process.isRunning { kill(process.processIdentifier, SIGKILL) }
+    #expect(process.terminationStatus == 130)
+    Thread.sleep(forTimeInterval: 0.2)
+    if let pid {
+      // Nothing of the plugin's process group is left (kill -0 on the group fails).
+      #expect(kill(-pid, 0) != 0)
+    }
+  }
+}

@@ -1,0 +1,407 @@
+import Foundation
+import Testing
+import Toolhost
+import ToolhostJSON
+
+@testable import ToolhostMCP
+
+/// A connection to Support/fake_mcp_server.py that logs what the server receives.
+struct FakeServer {
+  let folder = TempFolder()
+  let connection: MCPServerConnection
+  var logPath: String { folder.file("received.ndjson") }
+
+  init(version: String? = nil, startupTimeout: Duration = .seconds(10)) {
+    var env = PluginTool.baseEnvironment(hostEnvironment, allowed: [])
+    env["FAKE_MCP_LOG"] = folder.file("received.ndjson")
+    if let version { env["FAKE_MCP_VERSION"] = version }
+    connection = MCPServerConnection(
+      MCPServerConfiguration(
+        name: "fake", executable: Peers.python3 ?? "/usr/bin/python3",
+        arguments: [Paths.fakeServer],
+        environment: env, startupTimeout: startupTimeout, healthCheckTimeout: .milliseconds(500)))
+  }
+
+  /// Every message the server received.
+  var received: [JSONValue] {
+    let text = (try? String(contentsOfFile: logPath, encoding: .utf8)) ?? ""
+    return text.split(separator: "\n").compactMap { try? JSONValue.parse(String($0)) }
+  }
+
+  func call(_ tool: String, _ arguments: JSONValue = [:], timeout: Duration = .seconds(10))
+    async throws(ToolFailure)
+    -> ToolOutput
+  {
+    try await connection.callTool(tool, arguments: arguments, timeout: timeout)
+  }
+
+  func pid() async throws -> Int32 {
+    Int32(try await call("pid").value?["pid"]?.integerValue ?? -1)
+  }
+
+  /// Shuts down and checks that the groups of `pids` are gone (killing leftovers either way).
+  func shutDownAndCheck(_ pids: [Int32]) async {
+    await connection.shutdown()
+    for pid in Set(pids) where pid > 0 {
+      let left = await Processes.waitForGroupToEnd(pid)
+      #expect(left.isEmpty, "process group \(pid) still has \(left)")
+      Processes.killGroup(pid)
+    }
+  }
+}
+
+@Suite("MCP client against a fake server", .enabled(if: Peers.python3 != nil, "needs python3"))
+struct MCPClientFakeServerTests {
+  @Test func handshakeAndPaginatedListing() async throws {
+    let fake = FakeServer()
+    let info = try await fake.connection.start()
+    #expect(info.protocolVersion == "2025-11-25")
+    #expect(info.name == "fake")
+    let tools = try await fake.connection.listTools()
+    #expect(tools.map(\.name) == ["echo", "fail", "hang", "freeze", "die", "grandchild", "pid"])
+    #expect(tools[0].annotations.readOnlyHint == true)
+    #expect(tools[0].title == "Echo")
+    let methods = fake.received.compactMap { $0["method"]?.stringValue }
+    #expect(methods.prefix(2) == ["initialize", "notifications/initialized"])
+    #expect(fake.received.first?[path: "params", "protocolVersion"] == "2025-11-25")
+    #expect(fake.received.contains { $0[path: "params", "cursor"] == "page2" })
+    #expect(fake.connection.log.contains("fake server starting"))
+    await fake.shutDownAndCheck([fake.connection.processID ?? -1])
+  }
+
+  @Test func callsAndToolErrors() async throws {
+    let fake = FakeServer()
+    let out = try await fake.call("echo", ["text": "hi"])
+    #expect(out.value == ["echo": ["text": "hi"]])
+    #expect(out.text == #"{"text": "hi"}"#)
+    do {
+      _ = try await fake.call("fail")
+      Issue.record("fail did not fail")
+    } catch {
+      #expect(error == .toolReported(message: "it failed on purpose", code: nil, data: nil))
+    }
+    do {
+      _ = try await fake.call("no-such-tool")
+      Issue.record("an unknown tool did not fail")
+    } catch {
+      guard case .toolReported(_, let code, _) = error else {
+        Issue.record("\(error)")
+        return
+      }
+      #expect(code == "invalid_params")
+    }
+    await fake.shutDownAndCheck([try await fake.pid()])
+  }
+
+  @Test func aTimeoutSendsCancelledAndKeepsAHealthyServer() async throws {
+    let fake = FakeServer()
+    let pid = try await fake.pid()
+    let started = ContinuousClock.now
+    do {
+      _ = try await fake.call("hang", timeout: .milliseconds(400))
+      Issue.record("hang did not time out")
+    } catch {
+      #expect(error == .timedOut(limit: .milliseconds(400)))
+    }
+    #expect(ContinuousClock.now - started < .seconds(5))
+    try await Task.sleep(for: .milliseconds(800))  // past the health check
+    let hangID = fake.received.first { $0[path: "params", "name"] == "hang" }?["id"]
+    let cancel = fake.received.first { $0["method"] == "notifications/cancelled" }
+    #expect(hangID != nil && cancel?[path: "params", "requestId"] == hangID)
+    #expect(cancel?[path: "params", "reason"]?.stringValue?.contains("timed out") == true)
+    // It answered the health check, so it was kept.
+    #expect(try await fake.pid() == pid)
+    #expect(fake.connection.startCount == 1)
+    await fake.shutDownAndCheck([pid])
+  }
+
+  @Test func aHungServerIsStoppedAndRestarted() async throws {
+    let fake = FakeServer()
+    let first = try await fake.pid()
+    do {
+      _ = try await fake.call("freeze", timeout: .milliseconds(300))
+      Issue.record("freeze did not time out")
+    } catch {
+      #expect(error == .timedOut(limit: .milliseconds(300)))
+    }
+    // No answer to ping within 0.5 s: the server is stopped, with its whole group.
+    #expect(
+      await Processes.waitForGroupToEnd(first, timeout: 5).isEmpty, "the hung server still runs")
+    let second = try await fake.pid()
+    #expect(second != first)
+    #expect(fake.connection.startCount == 2)
+    await fake.shutDownAndCheck([first, second])
+  }
+
+  @Test func aDeadServerIsRestartedOnTheNextCall() async throws {
+    let fake = FakeServer()
+    let first = try await fake.pid()
+    do {
+      _ = try await fake.call("die")
+      Issue.record("die did not fail")
+    } catch {
+      guard case .exited(let status, let log) = error else {
+        Issue.record("expected exited, got \(error)")
+        return
+      }
+      #expect(status == 3)
+      #expect(log.contains("dying on purpose"))
+    }
+    let second = try await fake.pid()
+    #expect(second != first)
+    #expect(fake.connection.startCount == 2)
+    await fake.shutDownAndCheck([first, second])
+  }
+
+  @Test func cancellingACallTellsTheServer() async throws {
+    let fake = FakeServer()
+    let pid = try await fake.pid()
+    let connection = fake.connection
+    let task = Task { try await connection.callTool("hang", arguments: [:], timeout: .seconds(30)) }
+    try await Task.sleep(for: .milliseconds(300))
+    task.cancel()
+    let result = await task.result
+    #expect(throws: ToolFailure.cancelled) { try result.get() }
+    try await Task.sleep(for: .milliseconds(200))
+    #expect(fake.received.contains { $0["method"] == "notifications/cancelled" })
+    #expect(try await fake.pid() == pid)
+    await fake.shutDownAndCheck([pid])
+  }
+
+  @Test func shutdownEndsTheWholeProcessGroup() async throws {
+    let fake = FakeServer()
+    let pid = try await fake.pid()
+    let child = Int32(try await fake.call("grandchild").value?["pid"]?.integerValue ?? -1)
+    #expect(Processes.inGroup(pid).contains(child))
+    await fake.shutDownAndCheck([pid])
+    #expect(await Processes.waitForEnd(child))
+    do {
+      _ = try await fake.call("echo", ["text": "x"])
+      Issue.record("a call after shutdown worked")
+    } catch {
+      #expect(error == .cancelled)
+    }
+  }
+
+  @Test func anUnsupportedProtocolVersionIsRefused() async throws {
+    let fake = FakeServer(version: "1999-01-01")
+    do {
+      try await fake.connection.start()
+      Issue.record("the handshake succeeded")
+    } catch {
+      guard case .unsupportedProtocolVersion("1999-01-01") = error else {
+        Issue.record("\(error)")
+        return
+      }
+    }
+    #expect(fake.connection.processID == nil)
+    await fake.connection.shutdown()
+  }
+
+  @Test func aServerThatNeverAnswersTimesOutAtStartup() async throws {
+    let connection = MCPServerConnection(
+      MCPServerConfiguration(
+        name: "silent", executable: "/bin/sh", arguments: ["-c", "sleep 100"],
+        startupTimeout: .milliseconds(400)))
+    let started = ContinuousClock.now
+    do {
+      try await connection.start()
+      Issue.record("the handshake succeeded")
+    } catch {
+      guard case .startupTimedOut = error else {
+        Issue.record("\(error)")
+        return
+      }
+    }
+    #expect(ContinuousClock.now - started < .seconds(5))
+    await connection.shutdown()
+  }
+
+  @Test func aMissingExecutableIsALaunchFailure() async {
+    let connection = MCPServerConnection(
+      MCPServerConfiguration(name: "none", executable: "/nonexistent/server"))
+    do {
+      _ = try await connection.callTool("x", arguments: [:], timeout: .seconds(1))
+      Issue.record("the call worked")
+    } catch {
+      guard case .launchFailed(let exe, _) = error else {
+        Issue.record("\(error)")
+        return
+      }
+      #expect(exe == "/nonexistent/server")
+    }
+  }
+
+  @Test func mcpToolsAreTools() async throws {
+    let fake = FakeServer()
+    let tools = try await fake.connection.tools()
+    let registry = try ToolRegistry(tools)
+    let out = try await registry.call("echo", arguments: ["text": "via registry"])
+    #expect(out.value?[path: "echo", "text"] == "via registry")
+    // The registry validates before anything is sent.
+    await #expect {
+      _ = try await registry.call("echo", arguments: ["text": 5])
+    } throws: { error in
+      if case .invalidArguments = (error as? ToolCallError)?.failure { return true }
+      return false
+    }
+    await fake.shutDownAndCheck([fake.connection.processID ?? -1])
+  }
+}
+
+@Suite("MCP servers in plugin folders", .enabled(if: Peers.python3 != nil, "needs python3"))
+struct MCPDiscoveryTests {
+  func fakeManifest(name: String? = nil, prefix: Bool = false, startupTimeout: Double = 10)
+    -> String
+  {
+    let python = Peers.python3 ?? "/usr/bin/python3"
+    var extra = ""
+    if let name { extra += #", "name": "\#(name)""# }
+    if prefix { extra += #", "prefixTools": true"# }
+    return """
+      {"manifestVersion": 1, "timeout": 5,
+       "mcp": {"command": "\(python)", "args": ["\(Paths.fakeServer)"], "startupTimeout": \(startupTimeout)\(extra)}}
+      """
+  }
+
+  @Test func toolsAppearAndCollisionsGetAPrefix() async throws {
+    let folder = TempFolder()
+    folder.plugin("alpha", manifest: fakeManifest())
+    folder.plugin("beta", manifest: fakeManifest())
+    folder.plugin("gamma", manifest: fakeManifest(name: "g", prefix: true))
+    let catalog = MCPPlugins.discover(folders: [folder.path], environment: hostEnvironment)
+    defer { Task { await catalog.shutdown() } }
+    let names = catalog.entries.map(\.tool.name)
+    #expect(names.prefix(7) == ["echo", "fail", "hang", "freeze", "die", "grandchild", "pid"])
+    #expect(names.contains("beta.echo") && names.contains("beta.pid"))
+    #expect(names.contains("g.echo") && !names.contains("gamma.echo"))
+    #expect(names.count == 21)
+    #expect(catalog.diagnostics.filter { $0.kind == .adjusted }.count == 7)
+    #expect(!catalog.hasErrors, "\(catalog.diagnostics)")
+    let registry = catalog.registry()
+    let out = try await registry.call("beta.echo", arguments: ["text": "b"])
+    #expect(out.value?[path: "echo", "text"] == "b")
+    // Each server is its own process.
+    let a = try await registry.call("pid", arguments: [:]).value?["pid"]?.integerValue
+    let b = try await registry.call("beta.pid", arguments: [:]).value?["pid"]?.integerValue
+    #expect(a != nil && b != nil && a != b)
+    // The manifest's timeout applies; a timed-out call is a timeout.
+    await #expect {
+      _ = try await registry.call(
+        "hang", arguments: [:], context: ToolCallContext(timeout: .milliseconds(200)))
+    } throws: { error in
+      (error as? ToolCallError)?.failure == .timedOut(limit: .milliseconds(200))
+    }
+    await catalog.shutdown()
+    for pid in [a, b].compactMap({ $0 }).map(Int32.init) {
+      #expect(await Processes.waitForGroupToEnd(pid).isEmpty)
+      Processes.killGroup(pid)
+    }
+  }
+
+  @Test func aHungServerBecomesADiagnosticNotAHang() async throws {
+    let folder = TempFolder()
+    folder.plugin(
+      "silent",
+      manifest:
+        #"{"manifestVersion": 1, "mcp": {"command": "/bin/sh", "args": ["-c", "sleep 100"], "startupTimeout": 0.5}}"#
+    )
+    folder.plugin(
+      "missing", manifest: #"{"manifestVersion": 1, "mcp": {"command": "no-such-mcp-server-here"}}"#
+    )
+    folder.plugin("ok", manifest: fakeManifest())
+    let started = ContinuousClock.now
+    let catalog = MCPPlugins.discover(folders: [folder.path], environment: hostEnvironment)
+    // Bounded by the slowest server that answers (the fake one), not by the one that hangs for 100 s.
+    #expect(ContinuousClock.now - started < .seconds(10))
+    let byKind = Dictionary(grouping: catalog.diagnostics, by: \.kind)
+    #expect(
+      byKind[.serverFailed]?.first?.message.contains("within 500 ms") == true,
+      "\(catalog.diagnostics)")
+    #expect(byKind[.commandMissing]?.count == 1)
+    #expect(catalog.entries.count == 7)
+    await catalog.shutdown()
+  }
+}
+
+@Suite(
+  "mcp-server-time as a plugin",
+  .enabled(
+    if: Peers.mcpServerTime != nil, "needs mcp-server-time: pip install mcp-server-time==2026.10.19"
+  ))
+struct MCPServerTimeTests {
+  @Test func listCallWrongArgumentsAndShutdown() async throws {
+    let folder = TempFolder()
+    let source = try String(
+      contentsOfFile: Paths.plugins + "/time-mcp/toolhost.json", encoding: .utf8)
+    folder.plugin("time-mcp", manifest: source)
+    let catalog = MCPPlugins.discover(folders: [folder.path], environment: hostEnvironment)
+    #expect(catalog.diagnostics.isEmpty, "\(catalog.diagnostics)")
+    #expect(catalog.entries.map(\.tool.name) == ["get_current_time", "convert_time"])
+    let tool = try #require(catalog.entries.first?.tool)
+    #expect(tool.annotations.readOnlyHint == true)
+    #expect(tool.parameters["required"] == ["timezone"])
+    #expect(tool.outputSchema?["type"] == "object")
+
+    let registry = catalog.registry()
+    let out = try await registry.call("get_current_time", arguments: ["timezone": "Europe/Paris"])
+    #expect(out.value?["timezone"] == "Europe/Paris")
+    #expect(out.value?["datetime"]?.stringValue?.isEmpty == false)
+    let converted = try await registry.call(
+      "convert_time",
+      arguments: ["source_timezone": "UTC", "time": "12:00", "target_timezone": "Asia/Tokyo"])
+    #expect(converted.value?[path: "target", "datetime"]?.stringValue?.contains("21:00") == true)
+
+    // Wrong arguments the schema allows: the server's isError result.
+    do {
+      _ = try await registry.call("get_current_time", arguments: ["timezone": "Mars/Olympus_Mons"])
+      Issue.record("an unknown timezone worked")
+    } catch {
+      guard case .toolReported(let message, _, _) = error.failure else {
+        Issue.record("\(error)")
+        return
+      }
+      #expect(message.contains("Invalid timezone"))
+    }
+    // Wrong arguments the schema forbids: refused before anything is sent.
+    await #expect {
+      _ = try await registry.call("get_current_time", arguments: [:])
+    } throws: { error in
+      if case .invalidArguments = (error as? ToolCallError)?.failure { return true }
+      return false
+    }
+
+    let backend = try #require(tool.backend as? MCPToolBackend)
+    let pid = try #require(backend.connection.processID)
+    #expect(Processes.isAlive(pid))
+    await catalog.shutdown()
+    #expect(await Processes.waitForGroupToEnd(pid).isEmpty)
+    Processes.killGroup(pid)
+  }
+
+  @Test func aServerKilledFromOutsideIsRestarted() async throws {
+    let folder = TempFolder()
+    let source = try String(
+      contentsOfFile: Paths.plugins + "/time-mcp/toolhost.json", encoding: .utf8)
+    folder.plugin("time-mcp", manifest: source)
+    let catalog = MCPPlugins.discover(folders: [folder.path], environment: hostEnvironment)
+    let registry = catalog.registry()
+    let backend = try #require(catalog.entries.first?.tool.backend as? MCPToolBackend)
+    let first = try #require(backend.connection.processID)
+    kill(-first, SIGKILL)
+    #expect(await Processes.waitForGroupToEnd(first).isEmpty)
+    // Once the connection has noticed (a call sent before that fails: the server died under it).
+    let end = ContinuousClock.now + .seconds(10)
+    while backend.connection.processID != nil, ContinuousClock.now < end {
+      try await Task.sleep(for: .milliseconds(20))
+    }
+    #expect(backend.connection.processID == nil)
+    let out = try await registry.call("get_current_time", arguments: ["timezone": "UTC"])
+    #expect(out.value?["timezone"] == "UTC")
+    let second = try #require(backend.connection.processID)
+    #expect(second != first)
+    await catalog.shutdown()
+    #expect(await Processes.waitForGroupToEnd(second).isEmpty)
+    Processes.killGroup(second)
+  }
+}

@@ -1,0 +1,51 @@
+import Foundation
+import Testing
+import Toolhost
+import ToolhostJSON
+
+@Suite(
+  "toolhost serve --mcp with the official Python MCP client",
+  .enabled(if: Peers.pythonMCPClient, "\(Peers.missingMessage)"),
+  .enabled(
+    if: Paths.toolhostBinary != nil, "needs the toolhost binary: swift build (or set TOOLHOST_BIN)")
+)
+struct ServeTests {
+  /// Runs Support/mcp_client_check.py against the real binary serving the example plugins.
+  @Test func initializeListCallAndErrors() async throws {
+    let binary = try #require(Paths.toolhostBinary)
+    let python = try #require(Peers.python3)
+    let folder = TempFolder()
+    // The weather plugin (Python) and the persistent units plugin; the real plugins/ folder would also start
+    // mcp-server-time, which the time tests cover.
+    for plugin in ["weather", "units"] {
+      try FileManager.default.createSymbolicLink(
+        atPath: folder.path + "/" + plugin, withDestinationPath: Paths.plugins + "/" + plugin)
+    }
+    let outcome = try await ProcessRunner.shared.run(
+      ProcessSpec(
+        executable: python, arguments: [Paths.clientCheck, binary, folder.path],
+        environment: hostEnvironment,
+        workingDirectory: folder.path, timeout: .seconds(120)))
+    let stdout = String(decoding: outcome.stdout, as: UTF8.self)
+    #expect(
+      outcome.stopReason == nil,
+      "the client check was stopped: \(String(describing: outcome.stopReason))")
+    #expect(outcome.termination == .exited(0), "stdout: \(stdout)\nstderr: \(outcome.stderrText)")
+    let report = try JSONValue.parse(stdout.trimmingCharacters(in: .whitespacesAndNewlines))
+    #expect(report["failures"] == [])
+    #expect(report[path: "seen", "protocolVersion"] == "2025-11-25")
+    #expect(report[path: "seen", "tools"] == ["convertUnits", "getWeather"])
+    #expect(report[path: "seen", "boston", "city"] == "Boston")
+    #expect(report[path: "seen", "unknownTool"]?.stringValue?.contains("unknown tool") == true)
+    // Nothing the server started is left: its process group ended when the client closed its stdin.
+    try await Task.sleep(for: .milliseconds(300))
+    let leftovers = try FileManager.default.contentsOfDirectory(atPath: "/proc").compactMap {
+      Int32($0)
+    }.filter {
+      pid in
+      let cmd = (try? String(contentsOfFile: "/proc/\(pid)/cmdline", encoding: .utf8)) ?? ""
+      return cmd.contains(folder.path) && Processes.isAlive(pid)
+    }
+    #expect(leftovers.isEmpty, "processes left: \(leftovers)")
+  }
+}

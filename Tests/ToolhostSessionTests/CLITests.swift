@@ -1,0 +1,236 @@
+import Foundation
+import Testing
+import ToolhostJSON
+
+/// The real `toolhost` binary (`ask`, `chat -p`, `chat` on piped input) against fakellm with the example plugins.
+@Suite(
+  "toolhost ask and chat",
+  .enabled(
+    if: TestEnvironment.hasFakeLLM,
+    "fakellm 0.3.5 is not installed for \(TestEnvironment.python): \(TestEnvironment.pipCommand)"))
+struct CLITests {
+  /// The `toolhost` built beside this test bundle, or `$TOOLHOST_BIN`.
+  static let binary: String? = {
+    if let explicit = ProcessInfo.processInfo.environment["TOOLHOST_BIN"] { return explicit }
+    let exe =
+      (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe"))
+      ?? CommandLine.arguments[0]
+    var dir = URL(fileURLWithPath: exe).deletingLastPathComponent()
+    if dir.pathExtension == "xctest" { dir = dir.deletingLastPathComponent() }
+    let candidate = dir.appendingPathComponent("toolhost").path
+    return FileManager.default.isExecutableFile(atPath: candidate) ? candidate : nil
+  }()
+
+  let work: URL
+
+  init() throws {
+    _ = try TestEnvironment.examplePlugins.get()
+    work = try TestEnvironment.temporaryDirectory()
+  }
+
+  /// Runs toolhost in a scratch directory with a clean environment (no colours, no terminal).
+  func toolhost(
+    _ arguments: [String], server: FakeLLM? = nil, stdin: String? = nil, todoFile: String? = nil
+  )
+    async throws -> TestEnvironment.Finished
+  {
+    guard let binary = Self.binary else {
+      throw TestFailure(
+        "the toolhost binary is not built beside the tests; build it or set TOOLHOST_BIN")
+    }
+    let host = ProcessInfo.processInfo.environment
+    var env = [
+      "PATH": host["PATH"] ?? "/usr/bin:/bin", "HOME": work.path, "NO_COLOR": "1",
+      "LANG": "C.UTF-8",
+    ]
+    env["TOOLHOST_API_KEY"] = "cli-key"
+    if let todoFile { env["TOOLHOST_TODO_FILE"] = todoFile }
+    var args = arguments
+    if let server { args += ["--base-url", server.baseURL, "--model", "cli-model"] }
+    let command = ["/usr/bin/env", "-C", work.path, binary] + args
+    return try await TestEnvironment.run(
+      command, environment: env, stdin: stdin ?? "", timeout: 120)
+  }
+
+  var plugins: [String] {
+    ["--plugins", (try? TestEnvironment.examplePlugins.get().path) ?? "plugins"]
+  }
+
+  @Test func askAnswersWithAPluginTool() async throws {
+    defer { try? FileManager.default.removeItem(at: work) }
+    let rules = """
+      rules:
+        - name: call
+          when: {turn: 1, messages_contain: "Boston"}
+          respond:
+            tool_calls:
+              - {name: getWeather, arguments: {city: Boston, month: 4}}
+        - name: answer
+          when: {turn: 2, tool_result_contains: "Boston"}
+          respond: {content: "Boston averages a high of about 13 °C in April."}
+      """
+    try await FakeLLM.with(rules: rules) { server in
+      let result = try await toolhost(
+        ["ask"] + plugins + ["What is Boston like in April?"], server: server)
+      #expect(result.status == 0, "\(result.output)\nserver:\n\(server.log)")
+      #expect(result.stdout == "Boston averages a high of about 13 °C in April.\n")
+      #expect(
+        result.stderr.contains("→ getWeather {\"city\":\"Boston\",\"month\":4}"), "\(result.stderr)"
+      )
+      #expect(result.stderr.contains("✓ getWeather ("), "\(result.stderr)")
+      #expect(result.stderr.contains("Boston, United States — April normals"), "\(result.stderr)")
+      #expect(!result.output.contains("\u{1B}["))  // no colours and no spinner without a terminal
+      let requests = try server.requests()
+      #expect(requests.count == 2)
+      #expect((requests[0]["_headers"] as? [String: String])?["authorization"] == "Bearer cli-key")
+      #expect(
+        requests.allSatisfy {
+          $0["stream"] as? Bool == true && $0["model"] as? String == "cli-model"
+        })
+    }
+  }
+
+  @Test func askPrintsEventsAsNDJSON() async throws {
+    defer { try? FileManager.default.removeItem(at: work) }
+    let rules = """
+      rules:
+        - name: call
+          when: {turn: 1}
+          respond:
+            tool_calls:
+              - {name: searchBreadDatabase, arguments: {searchTerm: baguette, limit: 1}}
+        - name: answer
+          when: {turn: 2}
+          respond: {content: "Bake a baguette."}
+      """
+    try await FakeLLM.with(rules: rules) { server in
+      let result = try await toolhost(
+        ["ask", "--json", "--tool", "searchBreadDatabase", "--require-tool"] + plugins + ["bread?"],
+        server: server)
+      #expect(result.status == 0, "\(result.output)")
+      let events = try result.stdout.split(separator: "\n").map { try JSONValue.parse(String($0)) }
+      let types = events.compactMap { $0["type"]?.stringValue }
+      #expect(types.first == "request_started")
+      #expect(types.last == "response")
+      #expect(types.contains("text_delta"))
+      let finished = try #require(events.first { $0["type"] == "tool_call_finished" })
+      #expect(finished["tool"] == "searchBreadDatabase")
+      #expect(finished["ok"] == true)
+      #expect(finished["result"]?["count"] == 1)
+      #expect(events.last?["text"] == "Bake a baguette.")
+      // --tool offered only that tool and said so; --require-tool made the first turn required.
+      let requests = try server.requests()
+      #expect((requests[0]["tools"] as? [[String: Any]])?.count == 1)
+      #expect(requests.map { $0["tool_choice"] as? String } == ["required", "auto"])
+      let system = (requests[0]["messages"] as? [[String: Any]])?.first
+      #expect(system?["role"] as? String == "system")
+      #expect((system?["content"] as? String)?.contains("Use the tool searchBreadDatabase") == true)
+    }
+  }
+
+  @Test func destructiveToolIsRefusedWithoutATerminalUnlessYes() async throws {
+    defer { try? FileManager.default.removeItem(at: work) }
+    let todo = work.appendingPathComponent("todo.txt").path
+    let added = try await toolhost(
+      ["call"] + plugins + ["todoAdd", "--text", "Buy milk"], todoFile: todo)
+    #expect(added.status == 0, "\(added.output)")
+    let rules = """
+      rules:
+        - name: clear
+          when: {turn: 1}
+          respond:
+            tool_calls:
+              - {name: todoClear, arguments: {}}
+        - name: refused
+          when: {turn: 2, tool_result_contains: "refused"}
+          respond: {content: "I may not clear your list without your confirmation."}
+        - name: cleared
+          when: {turn: 2}
+          respond: {content: "Your list is clear."}
+      """
+    try await FakeLLM.with(rules: rules) { server in
+      let refused = try await toolhost(
+        ["ask"] + plugins + ["Clear my list"], server: server, todoFile: todo)
+      #expect(refused.status == 0, "\(refused.output)")
+      #expect(refused.stdout == "I may not clear your list without your confirmation.\n")
+      #expect(
+        refused.stderr.contains("✗ todoClear: refused: todoClear is marked destructive"),
+        "\(refused.stderr)")
+      let still = try await toolhost(["call"] + plugins + ["todoList"], todoFile: todo)
+      #expect(still.stdout.contains("Buy milk"), "\(still.output)")
+
+      // A new conversation (another first message) with --yes runs it.
+      let allowed = try await toolhost(
+        ["ask", "--yes"] + plugins + ["Clear my list now"], server: server, todoFile: todo)
+      #expect(allowed.status == 0, "\(allowed.output)")
+      #expect(allowed.stdout == "Your list is clear.\n")
+      let after = try await toolhost(["call"] + plugins + ["todoList"], todoFile: todo)
+      #expect(!after.stdout.contains("Buy milk"), "\(after.output)")
+    }
+  }
+
+  @Test func chatReadsPromptsSavesAndResumes() async throws {
+    defer { try? FileManager.default.removeItem(at: work) }
+    let rules = """
+      rules:
+        - name: one
+          when: {turn: 1}
+          respond: {content: "First answer."}
+        - name: two
+          when: {turn: 2}
+          respond: {content: "Second answer."}
+        - name: three
+          when: {turn: 3, messages_contain: "Second answer."}
+          respond: {content: "Third answer, with the history."}
+      """
+    let saved = work.appendingPathComponent("chat.jsonl").path
+    try await FakeLLM.with(rules: rules) { server in
+      let chat = try await toolhost(
+        ["chat", "--no-tools", "--no-stream", "--save", saved, "--instructions", "Be terse."],
+        server: server,
+        stdin: "first question\n\nsecond question\n")
+      #expect(chat.status == 0, "\(chat.output)")
+      #expect(chat.stdout == "First answer.\nSecond answer.\n")
+      let lines = try String(contentsOfFile: saved, encoding: .utf8).split(separator: "\n")
+      #expect(lines.count == 5)
+
+      let resumed = try await toolhost(
+        ["chat", "--no-tools", "--resume", saved, "-p", "third question"], server: server)
+      #expect(resumed.status == 0, "\(resumed.output)")
+      #expect(resumed.stdout == "Third answer, with the history.\n")
+      #expect(try String(contentsOfFile: saved, encoding: .utf8).split(separator: "\n").count == 7)
+      let last = try #require(try server.requests().last)
+      #expect((last["messages"] as? [Any])?.count == 6)
+      #expect(last["tools"] == nil)
+    }
+  }
+
+  @Test func failuresExitWithAMessage() async throws {
+    defer { try? FileManager.default.removeItem(at: work) }
+    let rules = """
+      rules:
+        - name: down
+          respond: {status: 400, error: "model cli-model does not exist"}
+      """
+    try await FakeLLM.with(rules: rules) { server in
+      // fakellm applies a rule's status only to replies that are not streamed.
+      let result = try await toolhost(
+        ["ask", "--no-tools", "--no-stream", "hello"], server: server)
+      #expect(result.status == 1)
+      #expect(result.stdout.isEmpty)
+      #expect(result.stderr.contains("HTTP 400"), "\(result.stderr)")
+      #expect(result.stderr.contains("model cli-model does not exist"), "\(result.stderr)")
+    }
+    let port = try FakeLLM.freePort()
+    let refused = try await toolhost([
+      "ask", "--no-tools", "--base-url", "http://127.0.0.1:\(port)/v1", "hello",
+    ])
+    #expect(refused.status == 1)
+    #expect(refused.stderr.contains("connection refused"), "\(refused.stderr)")
+    let usage = try await toolhost(["ask", "--no-tools", "--tool", "getWeather", "hello"])
+    #expect(usage.status == 64, "\(usage.output)")
+    let unknown = try await toolhost(["ask", "--tool", "getWeathr"] + plugins + ["hello"])
+    #expect(unknown.status == 64)
+    #expect(unknown.stderr.contains("did you mean getWeather"), "\(unknown.stderr)")
+  }
+}

@@ -1,0 +1,111 @@
+import Foundation
+import Testing
+import ToolhostJSON
+import ToolhostSchema
+
+@testable import Toolhost
+
+@Suite("Manifests and discovery")
+struct DiscoveryTests {
+  @Test func embeddedSchemasMatchTheSchemasFolder() throws {
+    for (name, embedded) in [
+      ("manifest", EmbeddedSchemas.manifest), ("request", EmbeddedSchemas.request), ("reply", EmbeddedSchemas.reply),
+    ] {
+      let file = try String(contentsOfFile: "\(packageRoot)/schemas/\(name).schema.json", encoding: .utf8)
+      #expect(
+        try JSONValue.parse(file) == JSONValue.parse(embedded),
+        "schemas/\(name).schema.json changed: run scripts/embed-schemas")
+      _ = try JSONSchema(JSONValue.parse(embedded))
+    }
+  }
+
+  @Test func exampleManifestsAreValid() throws {
+    let catalog = PluginCatalog.discover(folders: [packageRoot + "/plugins"])
+    let manifestKinds: Set<PluginDiagnostic.Kind> = [.invalidJSON, .schemaViolation, .badToolName, .unsupportedSchema]
+    let schemaProblems = catalog.diagnostics.filter { manifestKinds.contains($0.kind) }
+    #expect(schemaProblems.isEmpty, "\(schemaProblems)")
+    #expect(catalog.entries.contains { $0.tool.name == "getWeather" })
+  }
+
+  @Test func aBrokenPluginNeverHidesTheGoodOnes() throws {
+    let folder = PluginFolder()
+    folder.shTool("good", body: #"echo '{"result": 1}'"#)
+    folder.plugin("badjson", script: "#!/bin/sh\n", manifest: "{\n  \"manifestVersion\": 1,\n  \"command\": \"run\",,\n}")
+    folder.plugin(
+      "violation", script: "#!/bin/sh\n",
+      manifest: #"{"manifestVersion": 1, "command": "run", "tools": [{"name": "v", "inputSchema": {"type": "object"}}]}"#)
+    folder.plugin("missing", script: nil, manifest: PluginFolder.manifest(tool: "missingTool"))
+    let noexec = folder.plugin("noexec", script: nil, manifest: PluginFolder.manifest(tool: "noexecTool"))
+    FileManager.default.createFile(atPath: noexec + "/run", contents: Data("#!/bin/sh\n".utf8))
+    folder.plugin("badname", script: "#!/bin/sh\n", manifest: PluginFolder.manifest(tool: "bad name!"))
+    folder.shTool(
+      "unsupported", body: "true", schema: #"{"type":"object","unevaluatedProperties":false}"#)
+
+    let catalog = folder.catalog()
+    #expect(catalog.tools.map(\.name) == ["good"])
+    let kinds = Dictionary(grouping: catalog.diagnostics, by: { ($0.path as NSString).pathComponents.suffix(2).first! })
+    #expect(kinds["badjson"]?.first?.kind == .invalidJSON)
+    #expect(kinds["badjson"]?.first?.message.contains("line 3") == true)
+    #expect(kinds["violation"]?.first?.kind == .schemaViolation)
+    #expect(kinds["violation"]?.first?.message.contains("/tools/0") == true)
+    #expect(kinds["violation"]?.first?.message.contains("description") == true)
+    #expect(kinds["missing"]?.first?.kind == .commandMissing)
+    #expect(kinds["noexec"]?.first?.kind == .commandNotExecutable)
+    #expect(kinds["noexec"]?.first?.message.contains("chmod +x") == true)
+    #expect(kinds["badname"]?.first?.kind == .badToolName)
+    #expect(kinds["unsupported"]?.first?.kind == .unsupportedSchema)
+    #expect(kinds["unsupported"]?.first?.message.contains("unevaluatedProperties") == true)
+    #expect(catalog.hasErrors)
+  }
+
+  @Test func theFirstFolderWinsAndTheOtherIsReportedAsShadowed() throws {
+    let first = PluginFolder()
+    let second = PluginFolder()
+    first.shTool("same", body: #"echo '{"result": "first"}'"#)
+    second.shTool("same", body: #"echo '{"result": "second"}'"#)
+    let catalog = PluginCatalog.discover(folders: [first.path, second.path])
+    #expect(catalog.entries.count == 1)
+    #expect(catalog.entries[0].folder == first.path)
+    #expect(catalog.diagnostics.count == 1)
+    #expect(catalog.diagnostics[0].kind == .shadowed)
+    #expect(!catalog.diagnostics[0].isError)
+    #expect(!catalog.hasErrors)
+  }
+
+  @Test func oneExecutableMayProvideSeveralTools() throws {
+    let folder = PluginFolder()
+    folder.plugin(
+      "multi", script: "#!/bin/sh\necho \"{\\\"result\\\": \\\"$TOOLHOST_TOOL\\\"}\"\n",
+      manifest: """
+        {"manifestVersion": 1, "command": "./run", "tools": [
+          {"name": "alpha", "description": "a", "inputSchema": {"type": "object"}},
+          {"name": "beta", "description": "b", "inputSchema": {"type": "object"}, "annotations": {"destructiveHint": true}}]}
+        """)
+    folder.plugin("single", script: nil, manifest: "")
+    let catalog = folder.catalog()
+    #expect(catalog.tools.map(\.name) == ["alpha", "beta"])
+    #expect(catalog.tools[1].annotations.isDestructive)
+  }
+
+  @Test func searchFoldersComeInTheDocumentedOrder() {
+    let folders = PluginCatalog.searchFolders(
+      explicit: ["/a", "rel"], environment: ["TOOLHOST_PLUGIN_PATH": "/b:/c", "HOME": "/home/u"],
+      currentDirectory: "/work")
+    #expect(folders == ["/a", "/work/rel", "/b", "/c", "/work/plugins", "/home/u/.config/toolhost/plugins"])
+    let xdg = PluginCatalog.searchFolders(
+      explicit: [], environment: ["XDG_CONFIG_HOME": "/x", "HOME": "/home/u"], currentDirectory: "/w")
+    #expect(xdg == ["/w/plugins", "/x/toolhost/plugins"])
+  }
+
+  @Test func aNamedFolderThatDoesNotExistIsADiagnostic() {
+    let catalog = PluginCatalog.discover(folders: ["/nonexistent/plugins"], required: ["/nonexistent/plugins"])
+    #expect(catalog.diagnostics.first?.kind == .missingFolder)
+  }
+
+  @Test func variableNamesOfArguments() {
+    #expect(PluginTool.variableName("searchTerm") == "SEARCH_TERM")
+    #expect(PluginTool.variableName("city") == "CITY")
+    #expect(PluginTool.variableName("max-items") == "MAX_ITEMS")
+    #expect(PluginTool.variableName("limit2Go") == "LIMIT2_GO")
+  }
+}
