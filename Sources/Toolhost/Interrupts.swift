@@ -36,13 +36,13 @@ public final class InterruptHandler {
   public static func cancellingOnSignals<T: Sendable>(_ body: @escaping @Sendable () async throws -> T) async throws
     -> (T, Int32?)
   {
+    // The handler goes in before the task starts, so a signal can never find the default action (which would kill
+    // the host and orphan the plugins' process groups).
     let received = SignalBox()
-    let task = Task { try await body() }
-    let handler = InterruptHandler { sig in
-      received.set(sig)
-      task.cancel()
-    }
+    let handler = InterruptHandler { sig in received.set(sig) }
     defer { handler.stop() }
+    let task = Task { try await body() }
+    received.onSignal { task.cancel() }
     let value = try await task.value
     return (value, received.get())
   }
@@ -50,7 +50,29 @@ public final class InterruptHandler {
 
 /// The signal that arrived, shared between the handler's queue and the caller.
 final class SignalBox: Sendable {
-  private let value = Mutex<Int32?>(nil)
-  func set(_ s: Int32) { value.withLock { $0 = $0 ?? s } }
-  func get() -> Int32? { value.withLock { $0 } }
+  private struct State {
+    var signal: Int32?
+    var action: (@Sendable () -> Void)?
+  }
+  private let state = Mutex(State())
+
+  /// Records the first signal and runs the action, if one is set.
+  func set(_ s: Int32) {
+    let action = state.withLock { st -> (@Sendable () -> Void)? in
+      if st.signal == nil { st.signal = s }
+      return st.action
+    }
+    action?()
+  }
+
+  /// Sets the action; runs it at once when a signal came already.
+  func onSignal(_ action: @escaping @Sendable () -> Void) {
+    let already = state.withLock { st -> Bool in
+      st.action = action
+      return st.signal != nil
+    }
+    if already { action() }
+  }
+
+  func get() -> Int32? { state.withLock { $0.signal } }
 }

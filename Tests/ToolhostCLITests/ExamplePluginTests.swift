@@ -4,6 +4,8 @@ import Testing
 /// The example plugins in plugins/, tested at the wire level: each call spawns
 /// the plugin as the host will (see Support/PluginProcess.swift) and checks the
 /// reply against schemas/reply.schema.json and the tool's outputSchema.
+// The tests block while plugins run; on the main actor they keep Swift's two pool threads free.
+@MainActor
 @Suite("Example plugins")
 struct ExamplePluginTests {
   init() throws {
