@@ -138,13 +138,53 @@ public struct PluginCatalog: Sendable {
       case server(Int, folder: String, path: String)
       case problem(PluginDiagnostic)
     }
-    var found: [Found] = []
-    var servers: [MCPPluginServer] = []
+    // First the list of manifests, in order; then the expensive part (read, parse, schema-check, resolve the
+    // command, compile the tools' schemas) for all of them in parallel; then everything in order again.
+    enum Place {
+      case missing(String)
+      case manifest(folder: String, path: String)
+    }
+    var places: [Place] = []
     let fm = FileManager.default
     for folder in folders {
       var isDir: ObjCBool = false
       guard fm.fileExists(atPath: folder, isDirectory: &isDir), isDir.boolValue else {
-        if required.contains(folder) {
+        if required.contains(folder) { places.append(.missing(folder)) }
+        continue
+      }
+      places += manifests(in: folder).map { .manifest(folder: folder, path: $0) }
+    }
+    typealias Compiled = [Result<(JSONSchema, JSONSchema?), SchemaError>]
+    typealias Loaded = Result<(PluginManifest, String, Compiled), ManifestError>
+    let searchPath = environment["PATH"]
+    @Sendable func load(_ path: String) -> Loaded {
+      do {
+        let manifest = try PluginManifest.load(path: path)
+        let executable = try manifest.resolveExecutable(searchPath: searchPath)
+        let compiled: Compiled = manifest.tools.map { d in
+          Result { () throws(SchemaError) in try PluginTool.compile(d) }
+        }
+        return .success((manifest, executable, compiled))
+      } catch {
+        return .failure(error)
+      }
+    }
+    let paths: [String?] = places.map { if case .manifest(_, let path) = $0 { path } else { nil } }
+    var results = [Loaded?](repeating: nil, count: places.count)
+    results.withUnsafeMutableBufferPointer { buffer in
+      // Safe: each iteration writes only its own element, and the buffer outlives concurrentPerform.
+      nonisolated(unsafe) let slots = buffer
+      DispatchQueue.concurrentPerform(iterations: paths.count) { i in
+        if let path = paths[i] { slots[i] = load(path) }
+      }
+    }
+
+    var found: [Found] = []
+    var servers: [MCPPluginServer] = []
+    var compiledTools: [String: Compiled] = [:]
+    for (i, place) in places.enumerated() {
+      guard case .manifest(let folder, let path) = place else {
+        if case .missing(let folder) = place {
           found.append(
             .problem(
               PluginDiagnostic(
@@ -153,20 +193,9 @@ public struct PluginCatalog: Sendable {
         }
         continue
       }
-      for path in manifests(in: folder) {
-        let manifest: PluginManifest
-        let executable: String
-        do {
-          manifest = try PluginManifest.load(path: path)
-          executable = try manifest.resolveExecutable(searchPath: environment["PATH"])
-        } catch {
-          found.append(
-            .problem(
-              PluginDiagnostic(
-                kind: PluginDiagnostic.Kind(rawValue: error.kind.rawValue) ?? .schemaViolation, path: path,
-                tool: nil, message: error.message, isError: true)))
-          continue
-        }
+      do {
+        let (manifest, executable, compiled) = try results[i]!.get()
+        compiledTools[path] = compiled
         if manifest.mcp != nil {
           if mcp == nil {
             found.append(
@@ -183,6 +212,12 @@ public struct PluginCatalog: Sendable {
         } else {
           found.append(.native(manifest, executable: executable, folder: folder, path: path))
         }
+      } catch {
+        found.append(
+          .problem(
+            PluginDiagnostic(
+              kind: PluginDiagnostic.Kind(rawValue: error.kind.rawValue) ?? .schemaViolation, path: path,
+              tool: nil, message: error.message, isError: true)))
       }
     }
 
@@ -231,7 +266,7 @@ public struct PluginCatalog: Sendable {
           ? PersistentPool(
             spec: PluginTool.persistentSpec(manifest: manifest, executable: executable, hostEnvironment: environment),
             size: manifest.poolSize) : nil
-        for definition in manifest.tools {
+        for (index, definition) in manifest.tools.enumerated() {
           if let first = names[definition.name] {
             catalog.diagnostics.append(
               PluginDiagnostic(
@@ -240,9 +275,10 @@ public struct PluginCatalog: Sendable {
             continue
           }
           do {
+            let compiled = try compiledTools[path]![index].get()
             let tool = try PluginTool(
               definition: definition, manifest: manifest, executable: executable, runner: runner,
-              hostEnvironment: environment, pool: pool)
+              hostEnvironment: environment, pool: pool, compiled: compiled)
             names[definition.name] = path
             catalog.entries.append(Entry(tool: tool, folder: folder))
           } catch {

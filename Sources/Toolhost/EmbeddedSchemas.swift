@@ -4,185 +4,185 @@
 public enum EmbeddedSchemas {
   /// `schemas/manifest.schema.json`.
   public static let manifest = #"""
-{
-  "$schema": "https://json-schema.org/draft/2020-12/schema",
-  "title": "toolhost plugin manifest (toolhost.json)",
-  "description": "A plugin is an executable plus this manifest. One executable may provide several tools. Instead of command and tools, a manifest may declare an MCP stdio server (mcp), whose tools the server lists.",
-  "type": "object",
-  "required": ["manifestVersion"],
-  "if": { "required": ["mcp"] },
-  "then": {
-    "not": {
-      "anyOf": [
-        { "required": ["command"] }, { "required": ["args"] }, { "required": ["env"] }, { "required": ["tools"] },
-        { "required": ["output"] }, { "required": ["persistent"] }, { "required": ["poolSize"] }
-      ]
-    }
-  },
-  "else": { "required": ["command", "tools"] },
-  "additionalProperties": false,
-  "properties": {
-    "$schema": { "type": "string" },
-    "manifestVersion": { "const": 1, "description": "The manifest format version; always 1." },
-    "command": {
-      "type": "string",
-      "minLength": 1,
-      "description": "The executable. A path with a slash is relative to the manifest's folder; a bare name is looked up in the manifest's folder, then on PATH."
-    },
-    "args": { "$ref": "#/$defs/args", "description": "Fixed arguments passed before any per-tool arguments." },
-    "timeout": { "$ref": "#/$defs/timeout", "description": "Default time limit of a call in seconds (30 when absent)." },
-    "env": {
-      "type": "array",
-      "description": "Names of host environment variables the plugin may receive, on top of PATH, HOME, LANG, LC_*, TZ and TMPDIR.",
-      "uniqueItems": true,
-      "items": { "type": "string", "pattern": "^[A-Za-z_][A-Za-z0-9_]*$" }
-    },
-    "output": {
-      "enum": ["json", "text"],
-      "description": "json (default): stdout is one reply object (reply.schema.json). text: stdout is the result as plain text; exit status 0 means success."
-    },
-    "tools": { "type": "array", "minItems": 1, "items": { "$ref": "#/$defs/tool" } },
-    "persistent": {
-      "type": "boolean",
-      "description": "true: the plugin stays running. It reads one request object per line on stdin (request.schema.json, without the TOOLHOST_ARG_* variables; TOOLHOST_PERSISTENT=1 is set) and writes one reply object per line on stdout, in order. A call that times out kills the process, which is replaced on the next call; so is a process that exits. output must be json and tools cannot have args."
-    },
-    "poolSize": {
-      "type": "integer",
-      "minimum": 1,
-      "maximum": 64,
-      "description": "How many processes of a persistent plugin may run at once, each serving one call at a time (1 when absent). Processes are started when calls need them."
-    },
-    "mcp": { "$ref": "#/$defs/mcp" }
-  },
-  "$defs": {
-    "args": { "type": "array", "items": { "type": "string" } },
-    "env": {
-      "type": "array",
-      "uniqueItems": true,
-      "items": { "type": "string", "pattern": "^[A-Za-z_][A-Za-z0-9_]*$" }
-    },
-    "mcp": {
+    {
+      "$schema": "https://json-schema.org/draft/2020-12/schema",
+      "title": "toolhost plugin manifest (toolhost.json)",
+      "description": "A plugin is an executable plus this manifest. One executable may provide several tools. Instead of command and tools, a manifest may declare an MCP stdio server (mcp), whose tools the server lists.",
       "type": "object",
-      "description": "An MCP stdio server (protocol versions 2024-11-05 to 2025-11-25). Discovery starts it, runs the initialize handshake and lists its tools, which then work like any other; it is kept running between calls, restarted when it dies, and at exit its stdin is closed and its process group ended.",
-      "required": ["command"],
+      "required": ["manifestVersion"],
+      "if": { "required": ["mcp"] },
+      "then": {
+        "not": {
+          "anyOf": [
+            { "required": ["command"] }, { "required": ["args"] }, { "required": ["env"] }, { "required": ["tools"] },
+            { "required": ["output"] }, { "required": ["persistent"] }, { "required": ["poolSize"] }
+          ]
+        }
+      },
+      "else": { "required": ["command", "tools"] },
       "additionalProperties": false,
       "properties": {
+        "$schema": { "type": "string" },
+        "manifestVersion": { "const": 1, "description": "The manifest format version; always 1." },
         "command": {
           "type": "string",
           "minLength": 1,
-          "description": "The server's executable, resolved like a plugin's command (the manifest's folder, then PATH)."
+          "description": "The executable. A path with a slash is relative to the manifest's folder; a bare name is looked up in the manifest's folder, then on PATH."
         },
-        "args": { "$ref": "#/$defs/args", "description": "The server's arguments." },
+        "args": { "$ref": "#/$defs/args", "description": "Fixed arguments passed before any per-tool arguments." },
+        "timeout": { "$ref": "#/$defs/timeout", "description": "Default time limit of a call in seconds (30 when absent)." },
         "env": {
-          "$ref": "#/$defs/env",
-          "description": "Names of host environment variables the server may receive, on top of PATH, HOME, LANG, LC_*, TZ and TMPDIR."
+          "type": "array",
+          "description": "Names of host environment variables the plugin may receive, on top of PATH, HOME, LANG, LC_*, TZ and TMPDIR.",
+          "uniqueItems": true,
+          "items": { "type": "string", "pattern": "^[A-Za-z_][A-Za-z0-9_]*$" }
         },
-        "name": {
-          "type": "string",
-          "pattern": "^[A-Za-z0-9_-]{1,32}$",
-          "description": "The server's name (default: the plugin folder's name). A tool whose name was taken by a tool found earlier is offered as name.tool."
+        "output": {
+          "enum": ["json", "text"],
+          "description": "json (default): stdout is one reply object (reply.schema.json). text: stdout is the result as plain text; exit status 0 means success."
         },
-        "prefixTools": {
+        "tools": { "type": "array", "minItems": 1, "items": { "$ref": "#/$defs/tool" } },
+        "persistent": {
           "type": "boolean",
-          "description": "true: offer every tool as name.tool, not only colliding ones (default false)."
+          "description": "true: the plugin stays running. It reads one request object per line on stdin (request.schema.json, without the TOOLHOST_ARG_* variables; TOOLHOST_PERSISTENT=1 is set) and writes one reply object per line on stdout, in order. A call that times out kills the process, which is replaced on the next call; so is a process that exits. output must be json and tools cannot have args."
         },
-        "startupTimeout": {
-          "$ref": "#/$defs/timeout",
-          "description": "Seconds the server has to start and list its tools during discovery (10 when absent); a server that does not make it becomes a diagnostic."
-        }
-      }
-    },
-    "timeout": { "type": "number", "exclusiveMinimum": 0, "maximum": 86400 },
-    "tool": {
-      "type": "object",
-      "required": ["name", "description", "inputSchema"],
-      "additionalProperties": false,
-      "properties": {
-        "name": {
-          "type": "string",
-          "pattern": "^[A-Za-z0-9_.-]{1,64}$",
-          "description": "1 to 64 characters of A-Z a-z 0-9 _ . -"
+        "poolSize": {
+          "type": "integer",
+          "minimum": 1,
+          "maximum": 64,
+          "description": "How many processes of a persistent plugin may run at once, each serving one call at a time (1 when absent). Processes are started when calls need them."
         },
-        "title": { "type": "string" },
-        "description": { "type": "string", "minLength": 1 },
-        "inputSchema": {
+        "mcp": { "$ref": "#/$defs/mcp" }
+      },
+      "$defs": {
+        "args": { "type": "array", "items": { "type": "string" } },
+        "env": {
+          "type": "array",
+          "uniqueItems": true,
+          "items": { "type": "string", "pattern": "^[A-Za-z_][A-Za-z0-9_]*$" }
+        },
+        "mcp": {
           "type": "object",
-          "required": ["type"],
-          "properties": { "type": { "const": "object" } },
-          "description": "A JSON Schema (draft 2020-12 subset) for the argument object, as in OpenAI function parameters and MCP."
-        },
-        "outputSchema": { "type": "object", "description": "A JSON Schema the reply's result must match." },
-        "args": { "$ref": "#/$defs/args", "description": "Arguments passed after the manifest's fixed args for this tool." },
-        "timeout": { "$ref": "#/$defs/timeout" },
-        "annotations": { "$ref": "#/$defs/annotations" }
-      }
-    },
-    "annotations": {
-      "type": "object",
-      "description": "MCP tool annotations: hints about behaviour, not guarantees.",
-      "additionalProperties": false,
-      "properties": {
-        "title": { "type": "string" },
-        "readOnlyHint": { "type": "boolean", "description": "The tool does not change its environment." },
-        "destructiveHint": { "type": "boolean", "description": "The tool may destroy or overwrite data; hosts ask before running it." },
-        "idempotentHint": { "type": "boolean", "description": "Calling it twice with the same arguments has no further effect." },
-        "openWorldHint": { "type": "boolean", "description": "The tool reaches outside the machine (network, external services)." }
-      }
-    }
-  }
-}
-"""#
-  /// `schemas/request.schema.json`.
-  public static let request = #"""
-{
-  "$schema": "https://json-schema.org/draft/2020-12/schema",
-  "title": "toolhost request (host to plugin, on stdin)",
-  "description": "Written once to the plugin's stdin, which is then closed. The top-level arguments are also passed as environment variables TOOLHOST_ARG_<NAME> (camelCase becomes UPPER_SNAKE; strings raw, other values as JSON text), with TOOLHOST_TOOL and TOOLHOST_CALL_ID, so shell scripts need no JSON parser.",
-  "type": "object",
-  "required": ["toolhost", "tool", "arguments", "callId"],
-  "additionalProperties": false,
-  "properties": {
-    "toolhost": { "const": 1, "description": "The wire protocol version." },
-    "tool": { "type": "string", "description": "The tool to run (one executable may provide several)." },
-    "arguments": { "type": "object", "description": "The arguments, already validated against the tool's inputSchema." },
-    "callId": { "type": "string", "description": "A unique id of this call, for logs." }
-  }
-}
-"""#
-  /// `schemas/reply.schema.json`.
-  public static let reply = #"""
-{
-  "$schema": "https://json-schema.org/draft/2020-12/schema",
-  "title": "toolhost reply (plugin to host, on stdout, output mode json)",
-  "description": "Exactly one JSON object on stdout. Success carries result (any JSON, matching the tool's outputSchema when it has one) and optionally text for people; failure carries error. Anything the plugin wants to log goes to stderr.",
-  "oneOf": [
-    {
-      "type": "object",
-      "required": ["result"],
-      "additionalProperties": false,
-      "properties": {
-        "result": { "description": "The tool's result: any JSON value." },
-        "text": { "type": "string", "description": "A rendering of the result for people; the CLI prints it instead of the JSON." }
-      }
-    },
-    {
-      "type": "object",
-      "required": ["error"],
-      "additionalProperties": false,
-      "properties": {
-        "error": {
-          "type": "object",
-          "required": ["message"],
+          "description": "An MCP stdio server (protocol versions 2024-11-05 to 2025-11-25). Discovery starts it, runs the initialize handshake and lists its tools, which then work like any other; it is kept running between calls, restarted when it dies, and at exit its stdin is closed and its process group ended.",
+          "required": ["command"],
           "additionalProperties": false,
           "properties": {
-            "message": { "type": "string", "minLength": 1, "description": "What went wrong, for a user or a model to act on." },
-            "code": { "type": "string", "description": "A short machine-readable code, e.g. unknown_city." },
-            "data": { "description": "Any details." }
+            "command": {
+              "type": "string",
+              "minLength": 1,
+              "description": "The server's executable, resolved like a plugin's command (the manifest's folder, then PATH)."
+            },
+            "args": { "$ref": "#/$defs/args", "description": "The server's arguments." },
+            "env": {
+              "$ref": "#/$defs/env",
+              "description": "Names of host environment variables the server may receive, on top of PATH, HOME, LANG, LC_*, TZ and TMPDIR."
+            },
+            "name": {
+              "type": "string",
+              "pattern": "^[A-Za-z0-9_-]{1,32}$",
+              "description": "The server's name (default: the plugin folder's name). A tool whose name was taken by a tool found earlier is offered as name.tool."
+            },
+            "prefixTools": {
+              "type": "boolean",
+              "description": "true: offer every tool as name.tool, not only colliding ones (default false)."
+            },
+            "startupTimeout": {
+              "$ref": "#/$defs/timeout",
+              "description": "Seconds the server has to start and list its tools during discovery (10 when absent); a server that does not make it becomes a diagnostic."
+            }
+          }
+        },
+        "timeout": { "type": "number", "exclusiveMinimum": 0, "maximum": 86400 },
+        "tool": {
+          "type": "object",
+          "required": ["name", "description", "inputSchema"],
+          "additionalProperties": false,
+          "properties": {
+            "name": {
+              "type": "string",
+              "pattern": "^[A-Za-z0-9_.-]{1,64}$",
+              "description": "1 to 64 characters of A-Z a-z 0-9 _ . -"
+            },
+            "title": { "type": "string" },
+            "description": { "type": "string", "minLength": 1 },
+            "inputSchema": {
+              "type": "object",
+              "required": ["type"],
+              "properties": { "type": { "const": "object" } },
+              "description": "A JSON Schema (draft 2020-12 subset) for the argument object, as in OpenAI function parameters and MCP."
+            },
+            "outputSchema": { "type": "object", "description": "A JSON Schema the reply's result must match." },
+            "args": { "$ref": "#/$defs/args", "description": "Arguments passed after the manifest's fixed args for this tool." },
+            "timeout": { "$ref": "#/$defs/timeout" },
+            "annotations": { "$ref": "#/$defs/annotations" }
+          }
+        },
+        "annotations": {
+          "type": "object",
+          "description": "MCP tool annotations: hints about behaviour, not guarantees.",
+          "additionalProperties": false,
+          "properties": {
+            "title": { "type": "string" },
+            "readOnlyHint": { "type": "boolean", "description": "The tool does not change its environment." },
+            "destructiveHint": { "type": "boolean", "description": "The tool may destroy or overwrite data; hosts ask before running it." },
+            "idempotentHint": { "type": "boolean", "description": "Calling it twice with the same arguments has no further effect." },
+            "openWorldHint": { "type": "boolean", "description": "The tool reaches outside the machine (network, external services)." }
           }
         }
       }
     }
-  ]
-}
-"""#
+    """#
+  /// `schemas/request.schema.json`.
+  public static let request = #"""
+    {
+      "$schema": "https://json-schema.org/draft/2020-12/schema",
+      "title": "toolhost request (host to plugin, on stdin)",
+      "description": "Written once to the plugin's stdin, which is then closed. The top-level arguments are also passed as environment variables TOOLHOST_ARG_<NAME> (camelCase becomes UPPER_SNAKE; strings raw, other values as JSON text), with TOOLHOST_TOOL and TOOLHOST_CALL_ID, so shell scripts need no JSON parser.",
+      "type": "object",
+      "required": ["toolhost", "tool", "arguments", "callId"],
+      "additionalProperties": false,
+      "properties": {
+        "toolhost": { "const": 1, "description": "The wire protocol version." },
+        "tool": { "type": "string", "description": "The tool to run (one executable may provide several)." },
+        "arguments": { "type": "object", "description": "The arguments, already validated against the tool's inputSchema." },
+        "callId": { "type": "string", "description": "A unique id of this call, for logs." }
+      }
+    }
+    """#
+  /// `schemas/reply.schema.json`.
+  public static let reply = #"""
+    {
+      "$schema": "https://json-schema.org/draft/2020-12/schema",
+      "title": "toolhost reply (plugin to host, on stdout, output mode json)",
+      "description": "Exactly one JSON object on stdout. Success carries result (any JSON, matching the tool's outputSchema when it has one) and optionally text for people; failure carries error. Anything the plugin wants to log goes to stderr.",
+      "oneOf": [
+        {
+          "type": "object",
+          "required": ["result"],
+          "additionalProperties": false,
+          "properties": {
+            "result": { "description": "The tool's result: any JSON value." },
+            "text": { "type": "string", "description": "A rendering of the result for people; the CLI prints it instead of the JSON." }
+          }
+        },
+        {
+          "type": "object",
+          "required": ["error"],
+          "additionalProperties": false,
+          "properties": {
+            "error": {
+              "type": "object",
+              "required": ["message"],
+              "additionalProperties": false,
+              "properties": {
+                "message": { "type": "string", "minLength": 1, "description": "What went wrong, for a user or a model to act on." },
+                "code": { "type": "string", "description": "A short machine-readable code, e.g. unknown_city." },
+                "data": { "description": "Any details." }
+              }
+            }
+          }
+        }
+      ]
+    }
+    """#
 }

@@ -21,7 +21,6 @@ public struct PluginManifest: Sendable {
     public var startupTimeout: Double?
   }
 
-
   /// How a plugin's stdout is read.
   public enum OutputMode: String, Sendable, Codable {
     /// One reply object as `schemas/reply.schema.json` says.
@@ -95,7 +94,8 @@ public struct PluginManifest: Sendable {
         throw ManifestError(
           path: path, kind: .badToolName,
           message:
-            "bad tool name \"\(bad)\" at \(nameIssue.instanceLocation): a name is 1 to 64 characters of A-Z a-z 0-9 _ . -")
+            "bad tool name \"\(bad)\" at \(nameIssue.instanceLocation): a name is 1 to 64 characters of A-Z a-z 0-9 _ . -"
+        )
       }
       throw ManifestError(
         path: path, kind: .schemaViolation,
@@ -144,10 +144,12 @@ public struct PluginManifest: Sendable {
     }
     if o["persistent"]?.boolValue == true {
       if o["output"]?.stringValue == "text" {
-        return "a persistent plugin answers with one JSON reply per line: \"output\": \"text\" cannot be used with \"persistent\": true"
+        return
+          "a persistent plugin answers with one JSON reply per line: \"output\": \"text\" cannot be used with \"persistent\": true"
       }
       if let t = o["tools"]?.arrayValue?.first(where: { $0["args"] != nil }) {
-        return "tool \"\(t["name"]?.stringValue ?? "?")\" has \"args\", but a persistent plugin's process serves every tool: move the arguments to the manifest's \"args\""
+        return
+          "tool \"\(t["name"]?.stringValue ?? "?")\" has \"args\", but a persistent plugin's process serves every tool: move the arguments to the manifest's \"args\""
       }
     } else if o["poolSize"] != nil {
       return "\"poolSize\" needs \"persistent\": true"
@@ -163,7 +165,11 @@ public struct PluginManifest: Sendable {
       file.hasSuffix(".toolhost.json")
       ? String(file.dropLast(".toolhost.json".count))
       : ((path as NSString).deletingLastPathComponent as NSString).lastPathComponent
-    let cleaned = String(raw.unicodeScalars.map { $0.isASCII && ($0.properties.isAlphabetic || ("0"..."9").contains($0) || $0 == "_" || $0 == "-") ? Character($0) : "_" })
+    let cleaned = String(
+      raw.unicodeScalars.map {
+        $0.isASCII && ($0.properties.isAlphabetic || ("0"..."9").contains($0) || $0 == "_" || $0 == "-")
+          ? Character($0) : "_"
+      })
     return cleaned.isEmpty ? "mcp" : String(cleaned.prefix(32))
   }
 

@@ -79,14 +79,32 @@ public struct PluginTool: PrecompiledTool {
     definition: ToolDefinition, manifest: PluginManifest, executable: String, runner: ProcessRunner = .shared,
     hostEnvironment: [String: String] = ProcessInfo.processInfo.environment, pool: PersistentPool? = nil
   ) throws(SchemaError) {
+    try self.init(
+      definition: definition, manifest: manifest, executable: executable, runner: runner,
+      hostEnvironment: hostEnvironment, pool: pool, compiled: Self.compile(definition))
+  }
+
+  /// Compiles a definition's input and output schemas (discovery does this for many tools in parallel).
+  static func compile(_ definition: ToolDefinition) throws(SchemaError) -> (JSONSchema, JSONSchema?) {
+    (
+      try JSONSchema(definition.inputSchema),
+      try definition.outputSchema.map { s throws(SchemaError) in try JSONSchema(s) }
+    )
+  }
+
+  /// Makes the tool from schemas compiled already.
+  init(
+    definition: ToolDefinition, manifest: PluginManifest, executable: String, runner: ProcessRunner,
+    hostEnvironment: [String: String], pool: PersistentPool?, compiled: (JSONSchema, JSONSchema?)
+  ) throws(SchemaError) {
     self.definition = definition
     self.manifest = manifest
     self.executable = executable
     self.runner = runner
     self.hostEnvironment = hostEnvironment
     self.backend = nil
-    compiledParameters = try JSONSchema(definition.inputSchema)
-    compiledOutputSchema = try definition.outputSchema.map { s throws(SchemaError) in try JSONSchema(s) }
+    compiledParameters = compiled.0
+    compiledOutputSchema = compiled.1
     if manifest.persistent {
       self.pool =
         pool

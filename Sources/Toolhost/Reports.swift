@@ -50,7 +50,8 @@ public enum Report {
       return .object(o)
     }
     return [
-      "folders": .array(catalog.folders.map { .string($0) }), "tools": .array(tools), "diagnostics": .array(diagnostics),
+      "folders": .array(catalog.folders.map { .string($0) }), "tools": .array(tools),
+      "diagnostics": .array(diagnostics),
     ]
   }
 
@@ -80,7 +81,8 @@ public enum Report {
         let room = max(20, width - nameWidth - source.count - 6)
         var desc = e.tool.description.split(separator: "\n").first.map(String.init) ?? ""
         if desc.count > room { desc = String(desc.prefix(room - 1)) + "…" }
-        out += e.tool.name.padding(toLength: nameWidth, withPad: " ", startingAt: 0) + "  "
+        out +=
+          e.tool.name.padding(toLength: nameWidth, withPad: " ", startingAt: 0) + "  "
           + desc.padding(toLength: room, withPad: " ", startingAt: 0) + "  " + source + "\n"
       }
     }
@@ -114,7 +116,9 @@ public enum Report {
         if let data { e["data"] = data }
       case .invalidArguments(let issues):
         e["issues"] = .array(
-          issues.map { ["path": .string($0.instanceLocation), "keyword": .string($0.keyword), "message": .string($0.message)] })
+          issues.map {
+            ["path": .string($0.instanceLocation), "keyword": .string($0.keyword), "message": .string($0.message)]
+          })
       case .exited(let status, let stderr):
         e["status"] = .integer(Int64(status))
         e["stderr"] = .string(stderr)

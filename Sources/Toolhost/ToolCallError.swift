@@ -99,9 +99,11 @@ public enum ToolFailure: Error, Sendable, Equatable, CustomStringConvertible {
       return "killed by signal \(signal)\(Self.signalName(signal).map { " (\($0))" } ?? "")" + Self.log(stderr)
     case .invalidReply(let reason, let excerpt):
       let shown = excerpt.isEmpty ? "nothing" : "«\(excerpt)»"
-      return "invalid reply: \(reason); it printed \(shown) (a plugin prints one JSON object, see schemas/reply.schema.json)"
+      return
+        "invalid reply: \(reason); it printed \(shown) (a plugin prints one JSON object, see schemas/reply.schema.json)"
     case .outputTooLarge(let limit):
-      return "printed more than \(Self.format(bytes: limit)) on stdout, so the call was stopped (raise the limit with --max-output)"
+      return
+        "printed more than \(Self.format(bytes: limit)) on stdout, so the call was stopped (raise the limit with --max-output)"
     case .toolReported(let message, let code, _):
       return message + (code.map { " [\($0)]" } ?? "")
     case .cancelled:

@@ -210,7 +210,9 @@ public struct ToolCommandLine: Sendable {
       throw UsageError("\(flag) expects true or false, got \"\(text)\"")
     case "object", "array":
       do { return try JSONValue.parse(text) } catch {
-        throw UsageError("\(flag) expects a JSON \(kind), e.g. \(kind == "object" ? "'{\"key\": 1}'" : "'[1, 2]'"): \(error.description)")
+        throw UsageError(
+          "\(flag) expects a JSON \(kind), e.g. \(kind == "object" ? "'{\"key\": 1}'" : "'[1, 2]'"): \(error.description)"
+        )
       }
     default:
       // Anything goes: JSON when it parses, else the text as a string.
@@ -262,10 +264,13 @@ public struct ToolCommandLine: Sendable {
 
   /// Help for `toolhost call NAME --help`, generated from the schema.
   public func help(description: String) -> String {
-    var out = "\(toolName): \(description)\n\nUSAGE: \(usageLine())\n       toolhost call \(toolName) --json '{...}' | --json @FILE | --json -\n\nOPTIONS:\n"
+    var out =
+      "\(toolName): \(description)\n\nUSAGE: \(usageLine())\n       toolhost call \(toolName) --json '{...}' | --json @FILE | --json -\n\nOPTIONS:\n"
     var rows: [(String, String)] = []
     for o in options {
-      let spelled = o.kind == "boolean" ? "\(o.flags[0]), --no-\(o.flags[0].dropFirst(2))" : "\(o.flags[0]) <\(Self.placeholder(o))>"
+      let spelled =
+        o.kind == "boolean"
+        ? "\(o.flags[0]), --no-\(o.flags[0].dropFirst(2))" : "\(o.flags[0]) <\(Self.placeholder(o))>"
       var words: [String] = []
       if o.isRequired { words.append("(required)") }
       if o.kind == "array" { words.append("(repeatable)") }

@@ -158,7 +158,8 @@ func runnerBenchmarks() async throws -> [BenchRow] {
   let cPer = med(cTimes) / Double(n) * 1e6
   rows.append(
     BenchRow(
-      suite: "runner", name: "sequential call, ProcessRunner (Foundation Process)", value: med(ourTimes) / Double(n) * 1e6,
+      suite: "runner", name: "sequential call, ProcessRunner (Foundation Process)",
+      value: med(ourTimes) / Double(n) * 1e6,
       unit: "µs/call", baselineName: "C posix_spawn+pipes", baselineValue: cPer, goal: "<= 1.5x"))
   rows.append(
     BenchRow(
@@ -173,7 +174,9 @@ func runnerBenchmarks() async throws -> [BenchRow] {
       try await withThrowingTaskGroup(of: Void.self) { group in
         for i in 0..<calls {
           if i >= width { try await group.next() }
-          group.addTask { _ = try await runner.run(ProcessSpec(executable: tiny, input: request, timeout: .seconds(10))) }
+          group.addTask {
+            _ = try await runner.run(ProcessSpec(executable: tiny, input: request, timeout: .seconds(10)))
+          }
         }
         try await group.waitForAll()
       }
@@ -190,7 +193,9 @@ func runnerBenchmarks() async throws -> [BenchRow] {
     try await withThrowingTaskGroup(of: Void.self) { group in
       for i in 0..<1000 {
         if i >= 64 { try await group.next() }
-        group.addTask { _ = try await runner.run(ProcessSpec(executable: sleeper, input: request, timeout: .seconds(10))) }
+        group.addTask {
+          _ = try await runner.run(ProcessSpec(executable: sleeper, input: request, timeout: .seconds(10)))
+        }
       }
       try await group.waitForAll()
     }

@@ -135,8 +135,7 @@ private func measure(configuration: OpenAIConfiguration, registry: ToolRegistry,
     let loopMicros = (now() - t0) / Double(loops) * 1e6
 
     let ms = 1000.0
-    func rows(_ name: String, _ session: [Double], _ raw: [Double], rounds: Double) -> [BenchRow]
-    {
+    func rows(_ name: String, _ session: [Double], _ raw: [Double], rounds: Double) -> [BenchRow] {
       let turn = median(session) * ms
       let baseline = rounds * median(raw) * ms
       return [
@@ -225,7 +224,7 @@ private final class BenchFakeLLM {
     }
     server.stop()
     throw BenchError(
-        "fakellm did not start (needs python3 with fakellm==0.3.5: pip install fakellm==0.3.5)")
+      "fakellm did not start (needs python3 with fakellm==0.3.5: pip install fakellm==0.3.5)")
   }
 
   func stop() {
@@ -267,4 +266,3 @@ private final class BenchFakeLLM {
     }
   }
 }
-

@@ -57,7 +57,9 @@ func printTable(_ rows: [BenchRow]) {
   var widths = Array(repeating: 0, count: header.count)
   for l in lines { for (i, c) in l.enumerated() { widths[i] = max(widths[i], c.count) } }
   for (n, l) in lines.enumerated() {
-    print(l.enumerated().map { $0.element.padding(toLength: widths[$0.offset], withPad: " ", startingAt: 0) }.joined(separator: " | "))
+    print(
+      l.enumerated().map { $0.element.padding(toLength: widths[$0.offset], withPad: " ", startingAt: 0) }.joined(
+        separator: " | "))
     if n == 0 { print(widths.map { String(repeating: "-", count: $0) }.joined(separator: "-|-")) }
   }
 }

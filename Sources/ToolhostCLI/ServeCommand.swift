@@ -15,8 +15,7 @@ struct Serve: AsyncParsableCommand {
       """)
   @OptionGroup var plugins: PluginOptions
   @Flag(help: "Speak the Model Context Protocol over stdio.") var mcp = false
-  @Option(help: "Time limit in seconds for every call (overrides the manifests).") var timeout:
-    Double?
+  @Option(help: "Time limit in seconds for every call (overrides the manifests).") var timeout: Double?
   @Option(name: .customLong("max-output"), help: "Most stdout bytes a plugin may print.")
   var maxOutput: Int?
 

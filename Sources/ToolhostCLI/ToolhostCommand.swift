@@ -238,4 +238,3 @@ struct Batch: AsyncParsableCommand {
     if failed { throw ExitCode(Status.toolFailed) }
   }
 }
-

@@ -215,8 +215,7 @@ struct JanssonReader {
     bytes.reserveCapacity(count)
     var i = 0
     while i < count {
-      if i + 2 < count, raw[i] == sentinel[0], raw[i + 1] == sentinel[1], raw[i + 2] == sentinel[2]
-      {
+      if i + 2 < count, raw[i] == sentinel[0], raw[i + 1] == sentinel[1], raw[i + 2] == sentinel[2] {
         bytes.append(0)
         i += 3
       } else {

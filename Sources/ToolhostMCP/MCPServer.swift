@@ -99,8 +99,7 @@ public final class MCPServer: Sendable {
 
   /// Handles one message. Requests are answered through `reply`, quick ones at once and tool calls from a task
   /// of their own when they finish.
-  public func handle(_ message: JSONRPCMessage, reply: @escaping @Sendable (JSONRPCMessage) -> Void)
-  {
+  public func handle(_ message: JSONRPCMessage, reply: @escaping @Sendable (JSONRPCMessage) -> Void) {
     switch message {
     case .notification(let method, let params):
       if method == "notifications/cancelled", let raw = params?["requestId"],

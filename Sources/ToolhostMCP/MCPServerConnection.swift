@@ -555,8 +555,7 @@ public final class MCPServerConnection: Sendable {
   ///
   /// - Throws: ``MCPConnectionError`` as ``listTools()``, or `.invalidResponse` when a tool's input schema does
   ///   not compile (use ``MCPTool/init(info:connection:name:timeout:)`` to handle tools one by one).
-  public func tools(timeout: Duration = .seconds(30)) async throws(MCPConnectionError) -> [MCPTool]
-  {
+  public func tools(timeout: Duration = .seconds(30)) async throws(MCPConnectionError) -> [MCPTool] {
     var tools: [MCPTool] = []
     for info in try await listTools() {
       do { tools.append(try MCPTool(info: info, connection: self, timeout: timeout)) } catch {

@@ -150,8 +150,7 @@ public final class OpenAIModel: LanguageModel {
   /// Makes a model on an HTTP client the caller owns (and shuts down); its timeouts apply.
   ///
   /// - Throws: ``LanguageModelError`` when the configuration is unusable.
-  public init(configuration: OpenAIConfiguration, httpClient: HTTPClient) throws(LanguageModelError)
-  {
+  public init(configuration: OpenAIConfiguration, httpClient: HTTPClient) throws(LanguageModelError) {
     try configuration.validate()
     self.configuration = configuration
     self.client = httpClient

@@ -388,8 +388,7 @@ extension Program {
 
   // MARK: - Arrays
 
-  private func evaluateArray(_ check: Check, _ items: [JSONValue], _ context: inout Context) -> Bool
-  {
+  private func evaluateArray(_ check: Check, _ items: [JSONValue], _ context: inout Context) -> Bool {
     switch check.rule {
     case .prefixItems(let schemas):
       var valid = true
@@ -539,8 +538,7 @@ extension Program {
 
     case .dependentSchemas(let rules):
       var valid = true
-      for (name, schema) in rules where object[name] != nil && !evaluate(schema, instance, &context)
-      {
+      for (name, schema) in rules where object[name] != nil && !evaluate(schema, instance, &context) {
         guard context.collect else { return false }
         valid = false
       }

@@ -116,7 +116,8 @@ struct CLITests {
     let help = try toolhost(["call", "getWeather", "--help"])
     #expect(help.status == 0)
     #expect(help.stdoutText.contains("--units <celsius|fahrenheit>"))
-    let booleans = try toolhost(["call", "todoList", "--include-done", "--no-include-done"], environment: ["HOME": TempDir().path])
+    let booleans = try toolhost(
+      ["call", "todoList", "--include-done", "--no-include-done"], environment: ["HOME": TempDir().path])
     #expect(booleans.status == 0, "\(booleans.stderrText)")
   }
 
@@ -136,7 +137,8 @@ struct CLITests {
     let dir = TempDir()
     dir.write(
       "slow/toolhost.json",
-      #"{"manifestVersion":1,"command":"run","tools":[{"name":"slowTool","description":"sleeps","inputSchema":{"type":"object"}}]}"#)
+      #"{"manifestVersion":1,"command":"run","tools":[{"name":"slowTool","description":"sleeps","inputSchema":{"type":"object"}}]}"#
+    )
     dir.write("slow/run", "#!/bin/sh\nsleep 30\n", executable: true)
     let timeout = try toolhost(["call", "--plugins", dir.path, "--timeout", "0.3", "slowTool"])
     #expect(timeout.status == 124)
@@ -171,7 +173,8 @@ struct CLITests {
     let dir = TempDir()
     dir.write(
       "hang/toolhost.json",
-      #"{"manifestVersion":1,"command":"run","tools":[{"name":"hangTool","description":"hangs","inputSchema":{"type":"object"}}]}"#)
+      #"{"manifestVersion":1,"command":"run","tools":[{"name":"hangTool","description":"hangs","inputSchema":{"type":"object"}}]}"#
+    )
     dir.write("hang/run", "#!/bin/sh\necho $$ > \(dir.path)/pid\nsleep 100 &\nsleep 100\n", executable: true)
     let process = Process()
     process.executableURL = toolhostBinary

@@ -30,10 +30,12 @@ struct DiscoveryTests {
   @Test func aBrokenPluginNeverHidesTheGoodOnes() throws {
     let folder = PluginFolder()
     folder.shTool("good", body: #"echo '{"result": 1}'"#)
-    folder.plugin("badjson", script: "#!/bin/sh\n", manifest: "{\n  \"manifestVersion\": 1,\n  \"command\": \"run\",,\n}")
+    folder.plugin(
+      "badjson", script: "#!/bin/sh\n", manifest: "{\n  \"manifestVersion\": 1,\n  \"command\": \"run\",,\n}")
     folder.plugin(
       "violation", script: "#!/bin/sh\n",
-      manifest: #"{"manifestVersion": 1, "command": "run", "tools": [{"name": "v", "inputSchema": {"type": "object"}}]}"#)
+      manifest:
+        #"{"manifestVersion": 1, "command": "run", "tools": [{"name": "v", "inputSchema": {"type": "object"}}]}"#)
     folder.plugin("missing", script: nil, manifest: PluginFolder.manifest(tool: "missingTool"))
     let noexec = folder.plugin("noexec", script: nil, manifest: PluginFolder.manifest(tool: "noexecTool"))
     FileManager.default.createFile(atPath: noexec + "/run", contents: Data("#!/bin/sh\n".utf8))

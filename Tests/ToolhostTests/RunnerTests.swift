@@ -30,7 +30,8 @@ func processesInGroup(_ pgid: Int32) -> [String] {
   return found
 }
 
-func sh(_ script: String, timeout: Duration? = .seconds(10), input: [UInt8] = [], limit: Int = 16 << 20) -> ProcessSpec {
+func sh(_ script: String, timeout: Duration? = .seconds(10), input: [UInt8] = [], limit: Int = 16 << 20) -> ProcessSpec
+{
   ProcessSpec(
     executable: "/bin/sh", arguments: ["-c", script], environment: ["PATH": "/usr/bin:/bin"], input: input,
     timeout: timeout, outputLimit: limit)
@@ -58,7 +59,8 @@ struct RunnerTests {
       try await runner.run(ProcessSpec(executable: "/nonexistent/tool"))
     }
     let plain = NSTemporaryDirectory() + "toolhost-plain-\(UUID().uuidString)"
-    FileManager.default.createFile(atPath: plain, contents: Data("#!/bin/sh\n".utf8), attributes: [.posixPermissions: 0o644])
+    FileManager.default.createFile(
+      atPath: plain, contents: Data("#!/bin/sh\n".utf8), attributes: [.posixPermissions: 0o644])
     defer { try? FileManager.default.removeItem(atPath: plain) }
     do {
       _ = try await runner.run(ProcessSpec(executable: plain))
@@ -67,7 +69,8 @@ struct RunnerTests {
       #expect(error.reason.contains("not executable"))
     }
     let garbage = NSTemporaryDirectory() + "toolhost-garbage-\(UUID().uuidString)"
-    FileManager.default.createFile(atPath: garbage, contents: Data("#!/nonexistent/interpreter\n".utf8), attributes: [.posixPermissions: 0o755])
+    FileManager.default.createFile(
+      atPath: garbage, contents: Data("#!/nonexistent/interpreter\n".utf8), attributes: [.posixPermissions: 0o755])
     defer { try? FileManager.default.removeItem(atPath: garbage) }
     do {
       _ = try await runner.run(ProcessSpec(executable: garbage))

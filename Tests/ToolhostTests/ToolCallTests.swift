@@ -34,7 +34,9 @@ struct ToolCallTests {
   @Test func jsonReplyWithResultAndText() async throws {
     let folder = PluginFolder()
     folder.shTool(
-      "greet", body: #"cat >/dev/null; echo "{\"result\": {\"hello\": \"$TOOLHOST_ARG_NAME\"}, \"text\": \"Hello, $TOOLHOST_ARG_NAME\"}""#,
+      "greet",
+      body:
+        #"cat >/dev/null; echo "{\"result\": {\"hello\": \"$TOOLHOST_ARG_NAME\"}, \"text\": \"Hello, $TOOLHOST_ARG_NAME\"}""#,
       schema: #"{"type":"object","required":["name"],"properties":{"name":{"type":"string"}}}"#)
     let registry = folder.catalog().registry()
     let out = try await registry.call("greet", arguments: ["name": "Ada"])
@@ -68,7 +70,8 @@ struct ToolCallTests {
     let marker = folder.path + "/ran"
     folder.shTool(
       "limited", body: "touch \(marker); echo '{\"result\":1}'",
-      schema: #"{"type":"object","required":["searchTerm"],"properties":{"searchTerm":{"type":"string"},"limit":{"type":"integer","minimum":1,"maximum":6}}}"#
+      schema:
+        #"{"type":"object","required":["searchTerm"],"properties":{"searchTerm":{"type":"string"},"limit":{"type":"integer","minimum":1,"maximum":6}}}"#
     )
     let registry = folder.catalog().registry()
     guard case .invalidArguments(let issues) = await failure(registry, "limited", ["limit": 9]) else {
@@ -83,7 +86,8 @@ struct ToolCallTests {
 
   @Test func everyFailureIsAToolCallErrorThatSaysWhy() async throws {
     let folder = PluginFolder()
-    folder.shTool("reported", body: #"echo '{"error": {"message": "unknown city Atlantis", "code": "unknown_city"}}'; exit 1"#)
+    folder.shTool(
+      "reported", body: #"echo '{"error": {"message": "unknown city Atlantis", "code": "unknown_city"}}'; exit 1"#)
     folder.shTool("crash", body: "echo 'segfault coming' >&2; kill -SEGV $$")
     folder.shTool("exit2", body: "echo 'bad things' >&2; exit 2")
     folder.shTool("garbage", body: "echo 'this is not json'")
@@ -97,7 +101,9 @@ struct ToolCallTests {
     folder.shTool("flood", body: "yes flood")
     let registry = folder.catalog().registry()
 
-    #expect(await failure(registry, "reported") == .toolReported(message: "unknown city Atlantis", code: "unknown_city", data: nil))
+    #expect(
+      await failure(registry, "reported")
+        == .toolReported(message: "unknown city Atlantis", code: "unknown_city", data: nil))
     #expect(await failure(registry, "crash") == .signaled(signal: SIGSEGV, stderr: "segfault coming"))
     #expect(await failure(registry, "exit2") == .exited(status: 2, stderr: "bad things"))
     guard case .invalidReply(let reason, let excerpt) = await failure(registry, "garbage") else {
@@ -154,7 +160,8 @@ struct ToolCallTests {
   @Test func pluginsSeeAMinimalEnvironmentAndRunInTheirFolder() async throws {
     let folder = PluginFolder()
     let dir = folder.shTool(
-      "envdump", body: #"printf '{"result": {"pwd": "%s", "env": "%s"}}' "$(pwd)" "$(env | cut -d= -f1 | sort | tr '\n' ' ')""#,
+      "envdump",
+      body: #"printf '{"result": {"pwd": "%s", "env": "%s"}}' "$(pwd)" "$(env | cut -d= -f1 | sort | tr '\n' ' ')""#,
       extra: #""env": ["ALLOWED_VAR"]"#)
     var env = ProcessInfo.processInfo.environment
     env["OPENAI_API_KEY"] = "sk-secret"
@@ -172,7 +179,8 @@ struct ToolCallTests {
       "PATH", "HOME", "LANG", "LANGUAGE", "TZ", "TMPDIR", "ALLOWED_VAR", "TOOLHOST_ARG_Q", "TOOLHOST_TOOL",
       "TOOLHOST_CALL_ID", "PWD", "SHLVL", "_",
     ]
-    #expect(names.subtracting(allowed).filter { !$0.hasPrefix("LC_") }.isEmpty, "unexpected: \(names.subtracting(allowed))")
+    #expect(
+      names.subtracting(allowed).filter { !$0.hasPrefix("LC_") }.isEmpty, "unexpected: \(names.subtracting(allowed))")
   }
 
   @Test func hugeArgumentsStillStartThePlugin() async throws {
@@ -204,7 +212,8 @@ struct ToolCallTests {
     let registry = folder.catalog().registry()
     var calls: [ToolCallRequest] = []
     for n in 0..<16 {
-      calls.append(ToolCallRequest(tool: "sleepEcho", arguments: ["s": .real(Double(16 - n) * 0.02), "n": .integer(Int64(n))]))
+      calls.append(
+        ToolCallRequest(tool: "sleepEcho", arguments: ["s": .real(Double(16 - n) * 0.02), "n": .integer(Int64(n))]))
       if n == 3 { calls.append(ToolCallRequest(tool: "boom", arguments: [:])) }
     }
     let t0 = ContinuousClock.now
@@ -237,7 +246,8 @@ struct ToolCallTests {
     } catch let error as ToolCallError {
       #expect(error.failure == .cancelled)
     }
-    let pid = try String(contentsOfFile: folder.path + "/hang/pid", encoding: .utf8).trimmingCharacters(in: .whitespacesAndNewlines)
+    let pid = try String(contentsOfFile: folder.path + "/hang/pid", encoding: .utf8).trimmingCharacters(
+      in: .whitespacesAndNewlines)
     #expect(await groupIsGone(Int32(pid) ?? -1))
   }
 }

@@ -99,7 +99,9 @@ final class IOLoop: Sendable {
   func nextID() -> Int { ids.add(1, ordering: .relaxed).newValue }
 
   func send(_ command: Command) {
-    if !started.load(ordering: .acquiring), started.compareExchange(expected: false, desired: true, ordering: .acquiringAndReleasing).exchanged {
+    if !started.load(ordering: .acquiring),
+      started.compareExchange(expected: false, desired: true, ordering: .acquiringAndReleasing).exchanged
+    {
       let thread = Thread { [self] in run() }
       thread.name = "toolhost-io"
       thread.stackSize = 1 << 20
@@ -119,7 +121,10 @@ final class IOLoop: Sendable {
 
     while true {
       // Commands.
-      for command in inbox.withLock({ c -> [Command] in defer { c.removeAll(keepingCapacity: true) }; return c }) {
+      for command in inbox.withLock({ c -> [Command] in
+        defer { c.removeAll(keepingCapacity: true) }
+        return c
+      }) {
         switch command {
         case .add(let job):
           jobs[job.id] = job
@@ -193,7 +198,9 @@ final class IOLoop: Sendable {
         }
       }
       var timeoutMS: Int32 = -1
-      if nextTimer.isFinite { timeoutMS = Int32(max(0, min(60_000, ((nextTimer - monotonicSeconds()) * 1000).rounded(.up)))) }
+      if nextTimer.isFinite {
+        timeoutMS = Int32(max(0, min(60_000, ((nextTimer - monotonicSeconds()) * 1000).rounded(.up))))
+      }
       let n = poll(&pollfds, nfds_t(pollfds.count), timeoutMS)
       if n <= 0 { continue }
       if pollfds[0].revents != 0 {

@@ -248,13 +248,14 @@ final class CallState: Sendable {
   func finish(termination: ProcessOutcome.Termination) { resumeIfDone { $0.termination = termination } }
 
   private func resumeIfDone(_ update: (inout State) -> Void) {
-    let ready: (CheckedContinuation<(ProcessOutcome.Termination, IOResult), Never>, ProcessOutcome.Termination, IOResult)? =
-      state.withLock { s in
-        update(&s)
-        guard let c = s.continuation, let t = s.termination, let io = s.io else { return nil }
-        s.continuation = nil
-        return (c, t, io)
-      }
+    let ready:
+      (CheckedContinuation<(ProcessOutcome.Termination, IOResult), Never>, ProcessOutcome.Termination, IOResult)? =
+        state.withLock { s in
+          update(&s)
+          guard let c = s.continuation, let t = s.termination, let io = s.io else { return nil }
+          s.continuation = nil
+          return (c, t, io)
+        }
     if let (c, t, io) = ready { c.resume(returning: (t, io)) }
   }
 }

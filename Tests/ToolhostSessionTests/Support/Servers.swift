@@ -412,8 +412,7 @@ final class CannedServer: Sendable {
       guard let headEnd = text.range(of: "\r\n\r\n") else { continue }
       let head = text[..<headEnd.lowerBound].lowercased()
       var expected = 0
-      if let line = head.split(separator: "\r\n").first(where: { $0.hasPrefix("content-length:") })
-      {
+      if let line = head.split(separator: "\r\n").first(where: { $0.hasPrefix("content-length:") }) {
         expected =
           Int(line.dropFirst("content-length:".count).trimmingCharacters(in: .whitespaces)) ?? 0
       }
