@@ -66,7 +66,7 @@ public struct PluginManifest: Sendable {
   ///   schema (with the JSON path of each problem).
   public static func load(path: String) throws(ManifestError) -> PluginManifest {
     let bytes: [UInt8]
-    do { bytes = Array(try Data(contentsOf: URL(fileURLWithPath: path))) } catch {
+    do { bytes = try readFile(path) } catch {
       throw ManifestError(path: path, kind: .unreadable, message: "cannot read the file: \(error.localizedDescription)")
     }
     let value: JSONValue
@@ -83,7 +83,7 @@ public struct PluginManifest: Sendable {
     if let o = value.objectValue, let problem = combinationProblem(o) {
       throw ManifestError(path: path, kind: .schemaViolation, message: problem)
     }
-    let issues = schema.validate(value)
+    let issues = schema.isValid(value) ? [] : schema.validate(value)
     if !issues.isEmpty {
       // A bad tool name deserves its own words.
       if let nameIssue = issues.first(where: {
@@ -178,7 +178,6 @@ public struct PluginManifest: Sendable {
   ///
   /// - Throws: ``ManifestError`` of kind `.commandMissing` or `.commandNotExecutable`, saying where it looked.
   public func resolveExecutable(searchPath: String?) throws(ManifestError) -> String {
-    let fm = FileManager.default
     var candidates: [String] = []
     if command.hasPrefix("/") {
       candidates = [command]
@@ -191,11 +190,11 @@ public struct PluginManifest: Sendable {
       }
     }
     for c in candidates {
-      let path = (c as NSString).standardizingPath
-      var isDir: ObjCBool = false
-      guard fm.fileExists(atPath: path, isDirectory: &isDir), !isDir.boolValue else { continue }
+      let path = c.contains("/.") || c.contains("//") ? (c as NSString).standardizingPath : c
+      // One stat: a regular file (or a link to one) with an execute bit that access(2) also allows.
       var info = stat()
-      if fm.isExecutableFile(atPath: path), stat(path, &info) == 0, info.st_mode & 0o111 != 0 { return path }
+      guard stat(path, &info) == 0, info.st_mode & S_IFMT != S_IFDIR else { continue }
+      if info.st_mode & 0o111 != 0, access(path, X_OK) == 0 { return path }
       if candidates.count == 1 || c == candidates[0] {
         throw ManifestError(
           path: self.path, kind: .commandNotExecutable, message: "command \(path) is not executable (chmod +x \(path))")
@@ -289,5 +288,24 @@ extension ToolAnnotations {
     if let idempotentHint { o["idempotentHint"] = .bool(idempotentHint) }
     if let openWorldHint { o["openWorldHint"] = .bool(openWorldHint) }
     return .object(o)
+  }
+}
+
+/// Reads a whole file with POSIX calls (Foundation's `Data(contentsOf:)` costs several times more for small files).
+func readFile(_ path: String) throws -> [UInt8] {
+  let fd = open(path, O_RDONLY | O_CLOEXEC)
+  guard fd >= 0 else { throw POSIXError(POSIXErrorCode(rawValue: errno) ?? .EIO) }
+  defer { close(fd) }
+  var bytes: [UInt8] = []
+  var chunk = [UInt8](repeating: 0, count: 16384)
+  while true {
+    let n = read(fd, &chunk, chunk.count)
+    if n > 0 {
+      bytes.append(contentsOf: chunk[0..<n])
+    } else if n == 0 {
+      return bytes
+    } else if errno != EINTR {
+      throw POSIXError(POSIXErrorCode(rawValue: errno) ?? .EIO)
+    }
   }
 }

@@ -85,7 +85,31 @@ func discoveryBenchmarks() throws -> [BenchRow] {
       _ = try? JSONSerialization.jsonObject(with: data)
     }
   }
-  return [
+  // Where the time goes, one core each.
+  let paths = PluginCatalog.manifests(in: folder)
+  let tList = medianSeconds(runs: 5) { _ = PluginCatalog.manifests(in: folder) }
+  var manifests: [PluginManifest] = []
+  let tLoad = medianSeconds(runs: 5) { manifests = paths.compactMap { try? PluginManifest.load(path: $0) } }
+  let tResolve = medianSeconds(runs: 5) {
+    for m in manifests { _ = try? m.resolveExecutable(searchPath: "/usr/bin:/bin") }
+  }
+  let tCompile = medianSeconds(runs: 5) {
+    for m in manifests { for t in m.tools { _ = try? JSONSchema(t.inputSchema) } }
+  }
+  var texts: [[UInt8]] = []
+  let tRead = medianSeconds(runs: 5) {
+    texts = paths.compactMap { FileManager.default.contents(atPath: $0).map(Array.init) }
+  }
+  var values: [JSONValue] = []
+  let tParse = medianSeconds(runs: 5) { values = texts.compactMap { try? JSONValue.parse($0) } }
+  let tCheck = medianSeconds(runs: 5) { for v in values { _ = try? PluginManifest.make(v, path: "x/toolhost.json") } }
+  let parts: [(String, Double)] = [
+    ("read files (1 core)", tRead), ("parse with jansson (1 core)", tParse),
+    ("schema-check+read manifests (1 core)", tCheck),
+    ("list the folder", tList), ("read+parse+schema-check (1 core)", tLoad), ("resolve commands (1 core)", tResolve),
+    ("compile input schemas (1 core)", tCompile),
+  ]
+  return parts.map { BenchRow(suite: "discovery", name: "  of which: \($0.0)", value: $0.1 * 1000, unit: "ms") } + [
     BenchRow(
       suite: "discovery", name: "discover 1,000 manifests (parse, schema-check, compile, stat)", value: ours * 1000,
       unit: "ms", baselineName: "read+JSONSerialization only", baselineValue: baseline * 1000, goal: "< 50 ms")
