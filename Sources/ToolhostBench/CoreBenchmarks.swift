@@ -28,6 +28,11 @@ func compileTinyPlugin(name: String, sleepMicroseconds: Int = 0) throws -> Strin
       return 0;
     }
     """
+  return try compileC(code, source: source, executable: exe)
+}
+
+/// Writes `code` to `source` and compiles it with `cc -O2` into `executable`.
+func compileC(_ code: String, source: String, executable exe: String) throws -> String {
   try code.write(toFile: source, atomically: true, encoding: .utf8)
   let cc = Process()
   cc.executableURL = URL(fileURLWithPath: "/usr/bin/env")

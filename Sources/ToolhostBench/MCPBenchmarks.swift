@@ -118,12 +118,5 @@ func compileTinyLinePlugin() throws -> String {
       return write(1, reply, strlen(reply)) < 0;
     }
     """#
-  try code.write(toFile: source, atomically: true, encoding: .utf8)
-  let cc = Process()
-  cc.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-  cc.arguments = ["cc", "-O2", "-o", exe, source]
-  try cc.run()
-  cc.waitUntilExit()
-  guard cc.terminationStatus == 0 else { throw BenchError("cc failed for \(source)") }
-  return exe
+  return try compileC(code, source: source, executable: exe)
 }

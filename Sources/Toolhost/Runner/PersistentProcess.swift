@@ -233,11 +233,7 @@ public final class PersistentProcess: Sendable {
     }
 
     do {
-      // Children inherit the spawning thread's signal mask; Swift's threads block SIGTERM and friends.
-      var saved = sigset_t()
-      toolhost_unblock_all_signals(&saved)
-      defer { toolhost_restore_signals(&saved) }
-      try process.run()
+      try process.runWithSignalsUnblocked()
     } catch {
       closeAll()
       let runSpec = ProcessSpec(

@@ -168,11 +168,7 @@ public final class ProcessRunner: Sendable {
     }
 
     do {
-      // Children inherit the spawning thread's signal mask; Swift's threads block SIGTERM and friends.
-      var saved = sigset_t()
-      toolhost_unblock_all_signals(&saved)
-      defer { toolhost_restore_signals(&saved) }
-      try process.run()
+      try process.runWithSignalsUnblocked()
     } catch {
       closeAll()
       throw ProcessLaunchError(executable: spec.executable, reason: Self.launchReason(error, spec: spec))
@@ -257,5 +253,19 @@ final class CallState: Sendable {
           return (c, t, io)
         }
     if let (c, t, io) = ready { c.resume(returning: (t, io)) }
+  }
+}
+
+extension Process {
+  /// `run()` with the calling thread's signal mask cleared for the moment of the spawn: children inherit the
+  /// spawning thread's mask, and Swift's threads block SIGTERM, SIGINT and SIGCHLD, which would make plugins
+  /// immune to SIGTERM.
+  ///
+  /// - Throws: what `run()` throws.
+  func runWithSignalsUnblocked() throws {
+    var saved = sigset_t()
+    toolhost_unblock_all_signals(&saved)
+    defer { toolhost_restore_signals(&saved) }
+    try run()
   }
 }
