@@ -159,6 +159,7 @@ func runnerBenchmarks() async throws -> [BenchRow] {
   var cTimes: [Double] = []
   var ourTimes: [Double] = []
   var toolTimes: [Double] = []
+  var naiveTimes: [Double] = []
   let dir = benchDir + "/tinyplugin"
   try? FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
   try """
@@ -182,6 +183,7 @@ func runnerBenchmarks() async throws -> [BenchRow] {
     let t1 = now()
     for _ in 0..<n { _ = try await registry.call("tiny", arguments: ["city": "Boston"]) }
     toolTimes.append(now() - t1)
+    naiveTimes.append(try naiveFoundationLoop(tiny, request: request, n: n))
   }
   func med(_ a: [Double]) -> Double { a.sorted()[a.count / 2] }
   let cPer = med(cTimes) / Double(n) * 1e6
@@ -190,6 +192,11 @@ func runnerBenchmarks() async throws -> [BenchRow] {
       suite: "runner", name: "sequential call, ProcessRunner (Foundation Process)",
       value: med(ourTimes) / Double(n) * 1e6,
       unit: "µs/call", baselineName: "C posix_spawn+pipes", baselineValue: cPer, goal: "<= 1.5x"))
+  rows.append(
+    BenchRow(
+      suite: "runner", name: "sequential call, Foundation naive blocking pattern",
+      value: med(naiveTimes) / Double(n) * 1e6,
+      unit: "µs/call", baselineName: "C posix_spawn+pipes", baselineValue: cPer, goal: "-"))
   rows.append(
     BenchRow(
       suite: "runner", name: "sequential call, full tool path (validate+spawn+parse)",
@@ -267,4 +274,25 @@ func medianAsync(runs: Int, _ body: () async throws -> Void) async rethrows -> D
   }
   times.sort()
   return times[times.count / 2]
+}
+
+/// Foundation's simplest pattern, for comparison only (it deadlocks past 64 KiB of output and has no time limit):
+/// write the request, close stdin, read stdout to the end, wait for the exit. Runs on a thread of its own.
+func naiveFoundationLoop(_ path: String, request: [UInt8], n: Int) throws -> Double {
+  let t0 = now()
+  for _ in 0..<n {
+    let p = Process()
+    p.executableURL = URL(fileURLWithPath: path)
+    let input = Pipe()
+    let output = Pipe()
+    p.standardInput = input
+    p.standardOutput = output
+    p.standardError = FileHandle.nullDevice
+    try p.run()
+    try input.fileHandleForWriting.write(contentsOf: request)
+    try input.fileHandleForWriting.close()
+    _ = try output.fileHandleForReading.readToEnd()
+    p.waitUntilExit()
+  }
+  return now() - t0
 }
