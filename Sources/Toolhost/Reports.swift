@@ -136,15 +136,30 @@ public enum Report {
     return ["error": .object(e)]
   }
 
-  /// The CLI exit status for a failed call: 64 invalid arguments or unknown tool, 124 timeout, 126 cannot start,
-  /// 130 cancelled, 1 otherwise.
+  /// The CLI exit status for a failed call: ``ExitStatus/usage`` for invalid arguments or an unknown tool,
+  /// ``ExitStatus/timedOut``, ``ExitStatus/cannotStart``, ``ExitStatus/interrupted`` when cancelled,
+  /// ``ExitStatus/toolFailed`` otherwise.
   public static func exitStatus(_ error: ToolCallError) -> Int32 {
     switch error.failure {
-    case .invalidArguments, .unknownTool: 64
-    case .timedOut: 124
-    case .launchFailed: 126
-    case .cancelled: 130
-    default: 1
+    case .invalidArguments, .unknownTool: ExitStatus.usage
+    case .timedOut: ExitStatus.timedOut
+    case .launchFailed: ExitStatus.cannotStart
+    case .cancelled: ExitStatus.interrupted
+    default: ExitStatus.toolFailed
     }
   }
+}
+
+/// The exit statuses of the `toolhost` command, documented in the README.
+public enum ExitStatus {
+  /// The tool failed (or, for `doctor`, a plugin is broken; for `batch`, some call failed).
+  public static let toolFailed: Int32 = 1
+  /// A usage error: unknown tool or flag, missing or invalid argument; nothing was run.
+  public static let usage: Int32 = 64
+  /// The call timed out.
+  public static let timedOut: Int32 = 124
+  /// The plugin could not be started.
+  public static let cannotStart: Int32 = 126
+  /// Interrupted by Ctrl-C (or the call was cancelled).
+  public static let interrupted: Int32 = 130
 }

@@ -101,8 +101,8 @@ public struct ToolAnnotations: Sendable, Hashable, Codable {
     self.openWorldHint = openWorldHint
   }
 
-  /// Whether a host should ask before running the tool: it is marked destructive, or (as MCP's default says)
-  /// it is not marked read-only and not marked non-destructive. Only an explicit `destructiveHint: true` counts here.
+  /// Whether a host should ask before running the tool: only an explicit `destructiveHint: true` counts (MCP's
+  /// default for an unmarked tool is "may be destructive", which would make every plain plugin ask).
   public var isDestructive: Bool { destructiveHint == true }
 }
 

@@ -4,15 +4,8 @@ import Toolhost
 import ToolhostJSON
 import ToolhostMCP
 
-/// Exit statuses of `toolhost`, documented in the README.
-enum Status {
-  static let toolFailed: Int32 = 1
-  static let brokenPlugins: Int32 = 1
-  static let usage: Int32 = 64
-  static let timedOut: Int32 = 124
-  static let cannotStart: Int32 = 126
-  static let interrupted: Int32 = 130
-}
+/// Exit statuses of `toolhost` (the library's ``ExitStatus``; `doctor` uses `toolFailed` for broken plugins).
+typealias Status = ExitStatus
 
 /// Prints to stderr.
 func warn(_ text: String) {
@@ -107,7 +100,7 @@ struct Doctor: AsyncParsableCommand {
     for d in catalog.diagnostics { say("\(d.isError ? "error" : "note "): \(d)") }
     if catalog.hasErrors {
       say("\(catalog.diagnostics.filter(\.isError).count) problems: fix them or remove the plugins")
-      throw ExitCode(Status.brokenPlugins)
+      throw ExitCode(Status.toolFailed)
     }
   }
 }
