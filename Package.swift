@@ -11,6 +11,7 @@ let package = Package(
     .library(name: "ToolhostSession", targets: ["ToolhostSession"]),
     .library(name: "ToolhostOpenAI", targets: ["ToolhostOpenAI"]),
     .library(name: "ToolhostMCP", targets: ["ToolhostMCP"]),
+    .library(name: "ToolhostLocal", targets: ["ToolhostLocal"]),
     .executable(name: "toolhost", targets: ["ToolhostCLI"]),
   ],
   dependencies: [
@@ -39,13 +40,21 @@ let package = Package(
       name: "ToolhostOpenAI",
       dependencies: ["ToolhostSession", .product(name: "AsyncHTTPClient", package: "async-http-client")]
     ),
+    // A local GGUF model: llama.cpp's server run and supervised by toolhost, with guided tool calls.
+    .target(
+      name: "ToolhostLocal",
+      dependencies: [
+        "Toolhost", "ToolhostSession", "ToolhostOpenAI",
+        .product(name: "AsyncHTTPClient", package: "async-http-client"),
+      ]
+    ),
     // MCP both ways: MCP stdio servers as tools, and toolhost as an MCP server.
     .target(name: "ToolhostMCP", dependencies: ["Toolhost"]),
     // The command-line program: thin, all logic lives in the libraries.
     .executableTarget(
       name: "ToolhostCLI",
       dependencies: [
-        "Toolhost", "ToolhostSession", "ToolhostOpenAI", "ToolhostMCP",
+        "Toolhost", "ToolhostSession", "ToolhostOpenAI", "ToolhostMCP", "ToolhostLocal",
         .product(name: "ArgumentParser", package: "swift-argument-parser"),
       ]
     ),
@@ -54,7 +63,8 @@ let package = Package(
     .executableTarget(
       name: "ToolhostBench",
       dependencies: [
-        "Toolhost", "ToolhostSession", "ToolhostOpenAI", "ToolhostMCP", "CToolhostSupport", "CBenchBaseline",
+        "Toolhost", "ToolhostSession", "ToolhostOpenAI", "ToolhostMCP", "ToolhostLocal", "CToolhostSupport",
+        "CBenchBaseline",
         .product(name: "AsyncHTTPClient", package: "async-http-client"),
       ]
     ),
@@ -64,6 +74,7 @@ let package = Package(
     .testTarget(name: "ToolhostCLITests", dependencies: ["Toolhost"]),
     .testTarget(name: "ToolhostSessionTests", dependencies: ["ToolhostSession", "ToolhostOpenAI"]),
     .testTarget(name: "ToolhostMCPTests", dependencies: ["ToolhostMCP"]),
+    .testTarget(name: "ToolhostLocalTests", dependencies: ["ToolhostLocal", "ToolhostOpenAI", "ToolhostSession"]),
   ],
   swiftLanguageModes: [.v6]
 )

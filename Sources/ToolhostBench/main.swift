@@ -1,10 +1,12 @@
 import Foundation
 
 // toolhost-bench [suite ...]: runs the named suites (default: all) and prints one table.
-// Suites: json, discovery, validation, runner, persistent, session.
-let all = ["json", "discovery", "validation", "runner", "persistent", "session"]
+// Suites: json, discovery, validation, runner, persistent, session (run by default), and local, toolcalls (the local
+// model's speed and tool-call accuracy: minutes each, and they need scripts/install-local-model).
+let defaults = ["json", "discovery", "validation", "runner", "persistent", "session"]
+let all = defaults + ["local", "toolcalls"]
 var wanted = Array(CommandLine.arguments.dropFirst())
-if wanted.isEmpty { wanted = all }
+if wanted.isEmpty { wanted = defaults }
 if let bad = wanted.first(where: { !all.contains($0) }) {
   FileHandle.standardError.write(Data("unknown suite \(bad); suites: \(all.joined(separator: ", "))\n".utf8))
   exit(64)
@@ -20,6 +22,8 @@ for suite in wanted {
     case "runner": rows += try await runnerBenchmarks()
     case "persistent": rows += try await persistentBenchmarks()
     case "session": rows += try await sessionBenchmarks()
+    case "local": rows += try await localBenchmarks()
+    case "toolcalls": rows += try await toolCallBenchmarks()
     default: break
     }
   } catch {

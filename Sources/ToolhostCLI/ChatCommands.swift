@@ -4,6 +4,7 @@ import Foundation
 import Synchronization
 import Toolhost
 import ToolhostJSON
+import ToolhostLocal
 import ToolhostMCP
 import ToolhostOpenAI
 import ToolhostSession
@@ -14,8 +15,16 @@ struct ChatOptions: ParsableArguments {
 
   @Option(
     help: ArgumentHelp(
-      "The model name (default: $TOOLHOST_MODEL, else gpt-4o-mini).", valueName: "name"))
+      "The model name (default: $TOOLHOST_MODEL, else gpt-4o-mini); `local` runs the default local model with "
+        + "llama.cpp, `local:/path/model.gguf` any GGUF file.", valueName: "name"))
   var model: String?
+
+  @Option(
+    name: .customLong("tool-calling"),
+    help: ArgumentHelp(
+      "How the model calls tools: `native` (the server's tool calls; the default for HTTP models) or `guided` "
+        + "(a reply constrained to a JSON Schema; the default for local models).", valueName: "mode"))
+  var toolCalling: ToolCallingStrategy?
 
   @Option(
     name: .customLong("base-url"),
@@ -84,6 +93,8 @@ struct ChatOptions: ParsableArguments {
   }
 }
 
+extension ToolCallingStrategy: ExpressibleByArgument {}
+
 /// `toolhost chat`: an interactive conversation with the discovered tools.
 struct Chat: AsyncParsableCommand {
   static let configuration = CommandConfiguration(
@@ -146,7 +157,9 @@ struct Ask: AsyncParsableCommand {
 /// One `chat` or `ask` invocation: the session, its renderer and the signal handling.
 final class ChatRun: Sendable {
   let session: LanguageModelSession
-  let model: OpenAIModel
+  let model: any LanguageModel
+  /// Stops the model's HTTP client and, for a local model, its server.
+  let shutdownModel: @Sendable () async -> Void
   let console: ChatConsole
   let input: LineReader
   let generation: GenerationOptions
@@ -187,14 +200,10 @@ final class ChatRun: Sendable {
       }
     }
 
-    let configuration = OpenAIConfiguration.fromEnvironment(
-      model: options.model, baseURL: options.baseURL)
-    do { model = try OpenAIModel(configuration: configuration) } catch {
-      throw ValidationError(error.description)
-    }
+    console = ChatConsole(json: options.json)
+    (model, shutdownModel) = try Self.makeModel(options, console: console)
 
     let terminal = isatty(0) != 0 && isatty(2) != 0
-    console = ChatConsole(json: options.json)
     input = LineReader()
     savePath = options.save ?? options.resume
     streaming = !options.noStream
@@ -244,6 +253,33 @@ final class ChatRun: Sendable {
       warn(
         "toolhost: \(n) broken plugin\(n == 1 ? "" : "s") left out (`toolhost doctor` shows why)")
     }
+  }
+
+  /// The model `--model` names: a local model (`local`, `local:PATH`) or an OpenAI-compatible server.
+  static func makeModel(_ options: ChatOptions, console: ChatConsole) throws -> (
+    any LanguageModel, @Sendable () async -> Void
+  ) {
+    let environment = ProcessInfo.processInfo.environment
+    let name = options.model ?? environment["TOOLHOST_MODEL"].flatMap { $0.isEmpty ? nil : $0 }
+    if let name, LocalModelSpecifier.isLocal(name) {
+      if options.baseURL != nil {
+        throw ValidationError("--base-url is for HTTP models; a local model runs its own server")
+      }
+      var configuration: LocalModelConfiguration
+      do { configuration = try LocalModelConfiguration.named(name, environment: environment) } catch {
+        throw ValidationError(error.description)
+      }
+      if let strategy = options.toolCalling { configuration.toolCalling = strategy }
+      let local = LocalModel(configuration: configuration) { event in console.show(event) }
+      return (local, { await local.shutdown() })
+    }
+    var configuration = OpenAIConfiguration.fromEnvironment(model: options.model, baseURL: options.baseURL)
+    if let strategy = options.toolCalling { configuration.toolCalling = strategy }
+    let remote: OpenAIModel
+    do { remote = try OpenAIModel(configuration: configuration) } catch {
+      throw ValidationError(error.description)
+    }
+    return (remote, { try? await remote.shutdown() })
   }
 
   /// Runs one request in a task that Ctrl-C cancels; returns the error it ended with, if any.
@@ -332,7 +368,7 @@ final class ChatRun: Sendable {
 
   /// Shuts down the HTTP client and the plugins' long-running processes.
   private func finish() async {
-    try? await model.shutdown()
+    await shutdownModel()
     await catalog.shutdown()
   }
 
@@ -513,6 +549,23 @@ final class ChatConsole: Sendable {
       clearSpinner(&s)
       closeText(&s)
       Self.err(paint("toolhost: \(message)", "31") + "\n")
+    }
+  }
+
+  /// A local model's server starting, ready, restarting or stopped: a line on stderr (none for `stopped`).
+  func show(_ event: LocalServerEvent) {
+    switch event {
+    case .starting(let log):
+      note("toolhost: starting the local model (llama.cpp server log: \(log))")
+    case .ready(let pid, let port, let startup):
+      let seconds = Double(startup.components.seconds) + Double(startup.components.attoseconds) / 1e18
+      note(
+        "toolhost: local model ready on 127.0.0.1:\(port) (pid \(pid), started in "
+          + "\(String(format: "%.1f", seconds)) s)")
+    case .restarting(let reason):
+      note("toolhost: \(reason); starting it again")
+    case .stopped:
+      break
     }
   }
 

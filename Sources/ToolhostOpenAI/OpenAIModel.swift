@@ -37,6 +37,11 @@ public struct OpenAIConfiguration: Sendable {
   /// Whether a refused or failed connection is retried (with backoff, until ``connectTimeout``) instead of failing
   /// at once. Default `false`: a server that is not running is reported right away.
   public var retriesFailedConnections: Bool
+  /// How tool calls are obtained: the server's own (`tools` in the request) or guided (a reply constrained to a
+  /// JSON Schema; see ``GuidedToolCalls``). Default ``ToolCallingStrategy/native``.
+  public var toolCalling: ToolCallingStrategy
+  /// How a guided request names its schema. Default ``GuidedResponseFormat/jsonObjectWithSchema``.
+  public var guidedResponseFormat: GuidedResponseFormat
 
   /// Makes a configuration.
   public init(
@@ -46,7 +51,8 @@ public struct OpenAIConfiguration: Sendable {
     readTimeout: Duration = .seconds(120), requestTimeout: Duration = .seconds(600),
     maximumRetries: Int = 3,
     retryBaseDelay: Duration = .milliseconds(500), maximumRetryDelay: Duration = .seconds(30),
-    retriesFailedConnections: Bool = false
+    retriesFailedConnections: Bool = false, toolCalling: ToolCallingStrategy = .native,
+    guidedResponseFormat: GuidedResponseFormat = .jsonObjectWithSchema
   ) {
     self.baseURL = baseURL
     self.model = model
@@ -59,6 +65,8 @@ public struct OpenAIConfiguration: Sendable {
     self.retryBaseDelay = retryBaseDelay
     self.maximumRetryDelay = maximumRetryDelay
     self.retriesFailedConnections = retriesFailedConnections
+    self.toolCalling = toolCalling
+    self.guidedResponseFormat = guidedResponseFormat
   }
 
   /// A configuration from explicit values, else the environment, else the defaults.
@@ -182,24 +190,69 @@ public final class OpenAIModel: LanguageModel {
 
   /// Sends the request without streaming and reads the whole reply.
   ///
+  /// With guided tool calling the reply is read as a guided reply (see ``GuidedToolCalls/turn(fromReply:base:callID:)``);
+  /// a reply that repeats a call already answered since the last prompt is asked for again, constrained to an answer.
   /// - Throws: ``LanguageModelError``, or `CancellationError` when the task is cancelled.
   public func turn(for request: ModelRequest) async throws -> ModelTurn {
-    let body = ChatCompletions.requestBody(for: request, model: configuration.model, stream: false)
-    let response = try await send(body)
-    let bytes = try await collect(response)
-    return try parseWhole(bytes)
+    guard isGuided(request) else {
+      return try parseWhole(try await collect(try await send(body(for: request, stream: false))))
+    }
+    var answerOnly = false
+    while true {
+      let raw = try parseWhole(
+        try await collect(try await send(body(for: request, stream: false, answerOnly: answerOnly))))
+      let turn = GuidedToolCalls.turn(fromReply: raw.text, base: raw, callID: Self.guidedCallID())
+      if answerOnly || !GuidedToolCalls.repeatsEarlierCall(turn, in: request.transcript) { return turn }
+      answerOnly = true
+    }
   }
 
   /// Sends the request with `stream: true` and yields text as it arrives, then the assembled turn.
   ///
-  /// A server that ignores `stream` and answers with one JSON reply works too. The stream throws
+  /// A server that ignores `stream` and answers with one JSON reply works too. With guided tool calling only the
+  /// answer's text is streamed (decoded from the JSON reply as it arrives) and the finished turn is the parsed
+  /// reply (asked for again, as in ``turn(for:)``, when it repeats an answered call). The stream throws
   /// ``LanguageModelError`` or `CancellationError`.
   public func streamTurn(for request: ModelRequest) -> ModelStream {
-    let body = ChatCompletions.requestBody(for: request, model: configuration.model, stream: true)
+    let guided = isGuided(request)
     return AsyncThrowingStream { continuation in
       let task = Task {
         do {
-          try await self.stream(body) { continuation.yield($0) }
+          guard guided else {
+            try await self.stream(self.body(for: request, stream: true)) { continuation.yield($0) }
+            continuation.finish()
+            return
+          }
+          var answerOnly = false
+          var done = false
+          while !done {
+            var answer = GuidedAnswerStream()
+            var streamed = ""
+            var finished: ModelTurn?
+            try await self.stream(self.body(for: request, stream: true, answerOnly: answerOnly)) { event in
+              switch event {
+              case .textDelta(let piece):
+                let text = answer.feed(piece)
+                if !text.isEmpty {
+                  streamed += text
+                  continuation.yield(.textDelta(text))
+                }
+              case .finished(let raw):
+                finished = GuidedToolCalls.turn(fromReply: raw.text, base: raw, callID: Self.guidedCallID())
+              }
+            }
+            guard let turn = finished else { break }
+            if !answerOnly && GuidedToolCalls.repeatsEarlierCall(turn, in: request.transcript) {
+              answerOnly = true
+              continue
+            }
+            // A reply that was not the expected JSON was held back: show what has not been shown.
+            if turn.toolCalls.isEmpty, turn.text.hasPrefix(streamed), turn.text.count > streamed.count {
+              continuation.yield(.textDelta(String(turn.text.dropFirst(streamed.count))))
+            }
+            continuation.yield(.finished(turn))
+            done = true
+          }
           continuation.finish()
         } catch {
           continuation.finish(throwing: error)
@@ -207,6 +260,25 @@ public final class OpenAIModel: LanguageModel {
       }
       continuation.onTermination = { _ in task.cancel() }
     }
+  }
+
+  private func body(for request: ModelRequest, stream: Bool, answerOnly: Bool = false) -> JSONValue {
+    switch configuration.toolCalling {
+    case .native:
+      ChatCompletions.requestBody(for: request, model: configuration.model, stream: stream)
+    case .guided:
+      GuidedToolCalls.requestBody(
+        for: request, model: configuration.model, stream: stream, format: configuration.guidedResponseFormat,
+        answerOnly: answerOnly)
+    }
+  }
+
+  private func isGuided(_ request: ModelRequest) -> Bool {
+    configuration.toolCalling == .guided && GuidedToolCalls.isConstrained(request)
+  }
+
+  private static func guidedCallID() -> String {
+    "call_" + UUID().uuidString.lowercased().prefix(12).replacingOccurrences(of: "-", with: "")
   }
 
   // MARK: - HTTP

@@ -1,0 +1,195 @@
+import AsyncHTTPClient
+import Foundation
+import ToolhostOpenAI
+import ToolhostSession
+
+/// How to run a local model.
+public struct LocalModelConfiguration: Sendable {
+  /// The server: interpreter, model file, context, threads, log.
+  public var server: LocalServerConfiguration
+  /// How tool calls are obtained. Default ``ToolCallingStrategy/guided``: small models' native tool calls are
+  /// unreliable.
+  public var toolCalling: ToolCallingStrategy
+  /// The sampling temperature used when a request sets none. Default 0 (greedy: the same question gets the same
+  /// tool call).
+  public var defaultTemperature: Double
+  /// The reply length limit used when a request sets none. Default 512 tokens.
+  public var defaultMaximumTokens: Int
+  /// The longest wait for the next bytes of a reply. Default 120 s (a 2-core machine can take a while to read a
+  /// long prompt).
+  public var readTimeout: Duration
+
+  /// Makes a configuration.
+  public init(
+    server: LocalServerConfiguration, toolCalling: ToolCallingStrategy = .guided, defaultTemperature: Double = 0,
+    defaultMaximumTokens: Int = 512, readTimeout: Duration = .seconds(120)
+  ) {
+    self.server = server
+    self.toolCalling = toolCalling
+    self.defaultTemperature = defaultTemperature
+    self.defaultMaximumTokens = defaultMaximumTokens
+    self.readTimeout = readTimeout
+  }
+
+  /// The configuration for a `--model` value: `local` (the installation's default model) or `local:PATH`, with the
+  /// installation found by ``LocalModelInstallation/locate(environment:searchingFrom:)``.
+  ///
+  /// - Throws: ``LanguageModelError`` of kind `.configuration` when the set-up is missing (the message names
+  ///   ``LocalModelInstallation/setupCommand``) or the model file is not usable.
+  public static func named(
+    _ name: String, environment: [String: String] = ProcessInfo.processInfo.environment
+  ) throws(LanguageModelError) -> LocalModelConfiguration {
+    guard LocalModelSpecifier.isLocal(name) else {
+      throw LanguageModelError(
+        kind: .configuration, message: "\(name) is not a local model (use `local` or `local:/path/model.gguf`)")
+    }
+    let installation = try LocalModelInstallation.locate(environment: environment)
+    let path = try LocalModelSpecifier.modelPath(for: name, installation: installation)
+    return LocalModelConfiguration(
+      server: LocalServerConfiguration(
+        python: installation.python, modelPath: path, logPath: installation.serverLog))
+  }
+}
+
+/// A ``LanguageModel`` that runs a GGUF model on this machine with llama.cpp: the counterpart of FoundationModels'
+/// on-device model.
+///
+/// The first request starts llama.cpp's server (see ``LocalModelServer``); later requests reuse it, and a server that
+/// died is started again (a request that failed because it died is sent once more, unless part of its answer was
+/// already streamed). Tool calls are guided by default (see ``GuidedToolCalls``). Call ``shutdown()`` when done, or
+/// use ``withModel(_:_:)``; the server is also stopped when the process exits, and it ends by itself if toolhost
+/// is killed.
+public final class LocalModel: LanguageModel {
+  /// The configuration.
+  public let configuration: LocalModelConfiguration
+  /// The server process manager.
+  public let server: LocalModelServer
+  private let client: HTTPClient
+
+  /// Makes a model; the server starts on the first request (or ``start()``).
+  ///
+  /// `onEvent` hears when the server starts, is ready, restarts and stops.
+  public init(
+    configuration: LocalModelConfiguration, onEvent: @escaping @Sendable (LocalServerEvent) -> Void = { _ in }
+  ) {
+    self.configuration = configuration
+    var http = HTTPClient.Configuration()
+    http.timeout = HTTPClient.Configuration.Timeout(connect: .seconds(5), read: .seconds(600))
+    self.client = HTTPClient(eventLoopGroup: HTTPClient.defaultEventLoopGroup, configuration: http)
+    self.server = LocalModelServer(configuration: configuration.server, httpClient: client, onEvent: onEvent)
+  }
+
+  /// Runs `body` with a local model, then stops its server and HTTP client, whether `body` throws or not.
+  ///
+  /// - Throws: what `body` throws.
+  public static func withModel<T: Sendable>(
+    _ configuration: LocalModelConfiguration, _ body: (LocalModel) async throws -> T
+  ) async throws -> T {
+    let model = LocalModel(configuration: configuration)
+    let result: Result<T, any Error>
+    do { result = .success(try await body(model)) } catch { result = .failure(error) }
+    await model.shutdown()
+    return try result.get()
+  }
+
+  /// `qwen2.5-coder-0.5b-instruct-q4_k_m (local llama.cpp)`.
+  public var displayName: String {
+    let file = URL(fileURLWithPath: configuration.server.modelPath).deletingPathExtension().lastPathComponent
+    return "\(file) (local llama.cpp)"
+  }
+
+  /// The name sent as `model` in requests: the model file's name.
+  var modelName: String { URL(fileURLWithPath: configuration.server.modelPath).lastPathComponent }
+
+  /// Starts the server now instead of on the first request.
+  ///
+  /// - Throws: what ``LocalModelServer/ensureRunning()`` throws.
+  @discardableResult
+  public func start() async throws -> LocalModelServer.Endpoint {
+    try await server.ensureRunning()
+  }
+
+  /// Stops the server and shuts down the HTTP client. Does not throw; requests afterwards fail.
+  public func shutdown() async {
+    await server.stop()
+    try? await client.shutdown()
+  }
+
+  /// Produces the next turn with the local server, starting it first if needed.
+  ///
+  /// - Throws: ``LanguageModelError`` (set-up, start-up or server failures), `CancellationError`.
+  public func turn(for request: ModelRequest) async throws -> ModelTurn {
+    let request = prepared(request)
+    var restarted = false
+    while true {
+      let model = try await openAIModel()
+      do {
+        return try await model.turn(for: request)
+      } catch let error as LanguageModelError {
+        if restarted { throw error }
+        if !(await serverDied(error)) { throw error }
+        restarted = true
+      }
+    }
+  }
+
+  /// Streams the next turn from the local server, starting it first if needed. The stream throws what
+  /// ``turn(for:)`` throws.
+  public func streamTurn(for request: ModelRequest) -> ModelStream {
+    let request = prepared(request)
+    return AsyncThrowingStream { continuation in
+      let task = Task {
+        var restarted = false
+        var yieldedText = false
+        do {
+          while true {
+            let model = try await self.openAIModel()
+            do {
+              for try await event in model.streamTurn(for: request) {
+                if case .textDelta = event { yieldedText = true }
+                continuation.yield(event)
+              }
+              break
+            } catch let error as LanguageModelError {
+              if restarted || yieldedText { throw error }
+              if !(await self.serverDied(error)) { throw error }
+              restarted = true
+            }
+          }
+          continuation.finish()
+        } catch {
+          continuation.finish(throwing: error)
+        }
+      }
+      continuation.onTermination = { _ in task.cancel() }
+    }
+  }
+
+  /// The request with the local defaults for temperature and length.
+  func prepared(_ request: ModelRequest) -> ModelRequest {
+    var request = request
+    if request.options.temperature == nil { request.options.temperature = configuration.defaultTemperature }
+    if request.options.maximumResponseTokens == nil {
+      request.options.maximumResponseTokens = configuration.defaultMaximumTokens
+    }
+    return request
+  }
+
+  /// An OpenAI client for the running server.
+  private func openAIModel() async throws -> OpenAIModel {
+    let endpoint = try await server.ensureRunning()
+    let configuration = OpenAIConfiguration(
+      baseURL: endpoint.baseURL, model: modelName, connectTimeout: .seconds(5),
+      readTimeout: self.configuration.readTimeout, maximumRetries: 1, toolCalling: self.configuration.toolCalling,
+      guidedResponseFormat: .jsonObjectWithSchema)
+    return try OpenAIModel(configuration: configuration, httpClient: client)
+  }
+
+  /// Whether `error` came from the server going away (it is then started again).
+  private func serverDied(_ error: LanguageModelError) async -> Bool {
+    guard error.kind == .connectionFailed || error.kind == .malformedReply else { return false }
+    // The process's exit is noticed by its I/O thread; give it a moment.
+    for _ in 0..<50 where server.isRunning { try? await Task.sleep(for: .milliseconds(10)) }
+    return !server.isRunning
+  }
+}

@@ -1,0 +1,149 @@
+import Foundation
+import ToolhostSession
+
+/// Where `scripts/install-local-model` put llama.cpp (a Python environment with llama-cpp-python's server) and the
+/// default model.
+///
+/// The installation is a folder with `venv/bin/python`, `models/`, `logs/` and a `ready` file written last, when the
+/// set-up has finished and its smoke test passed.
+public struct LocalModelInstallation: Sendable, Equatable {
+  /// The command that sets up the local model, as the README gives it.
+  public static let setupCommand = "scripts/install-local-model"
+  /// The default model's file name in `models/`.
+  public static let defaultModelFile = "qwen2.5-coder-0.5b-instruct-q4_k_m.gguf"
+  /// The installation's folder inside a toolhost checkout.
+  public static let folderInCheckout = ".toolhost/local-model"
+
+  /// The installation's folder.
+  public var directory: String
+
+  /// Makes an installation description for `directory` (nothing is checked).
+  public init(directory: String) {
+    self.directory = directory
+  }
+
+  /// The Python interpreter of its environment.
+  public var python: String { directory + "/venv/bin/python" }
+  /// The default model's path.
+  public var defaultModel: String { directory + "/models/" + Self.defaultModelFile }
+  /// The folder of the server's log.
+  public var logDirectory: String { directory + "/logs" }
+  /// The server's log file.
+  public var serverLog: String { logDirectory + "/server.log" }
+  /// Whether the set-up finished here.
+  public var isReady: Bool {
+    FileManager.default.fileExists(atPath: directory + "/ready")
+      && FileManager.default.isExecutableFile(atPath: python)
+  }
+
+  /// Finds the installation: `$TOOLHOST_LOCAL_DIR` when set, else `.toolhost/local-model` in the closest folder
+  /// above toolhost's executable (a checkout's `.build/…/toolhost`) or above the current directory that has one.
+  ///
+  /// - Throws: ``LanguageModelError`` of kind `.configuration` naming ``setupCommand`` when there is no finished
+  ///   installation.
+  public static func locate(
+    environment: [String: String] = ProcessInfo.processInfo.environment,
+    searchingFrom starts: [String] = LocalModelInstallation.defaultSearchStarts()
+  ) throws(LanguageModelError) -> LocalModelInstallation {
+    if let dir = environment["TOOLHOST_LOCAL_DIR"], !dir.isEmpty {
+      let installation = LocalModelInstallation(directory: dir)
+      guard installation.isReady else {
+        throw LanguageModelError(
+          kind: .configuration,
+          message:
+            "TOOLHOST_LOCAL_DIR is \(dir), which holds no finished local-model set-up (no \(dir)/ready); "
+            + "run `TOOLHOST_LOCAL_DIR=\(dir) \(setupCommand)` in the toolhost checkout, or unset TOOLHOST_LOCAL_DIR")
+      }
+      return installation
+    }
+    var seen = Set<String>()
+    for start in starts {
+      var dir = URL(fileURLWithPath: start).standardizedFileURL
+      while true {
+        let path = dir.path
+        if !seen.insert(path).inserted { break }
+        let candidate = LocalModelInstallation(directory: dir.appendingPathComponent(folderInCheckout).path)
+        if candidate.isReady { return candidate }
+        let parent = dir.deletingLastPathComponent()
+        if parent.path == path { break }
+        dir = parent
+      }
+    }
+    throw LanguageModelError(
+      kind: .configuration,
+      message:
+        "the local model is not set up: run `\(setupCommand)` in the toolhost checkout (it installs llama.cpp and "
+        + "a default model into \(folderInCheckout), about 10 minutes the first time), or set TOOLHOST_LOCAL_DIR "
+        + "to a folder it set up")
+  }
+
+  /// Where ``locate(environment:searchingFrom:)`` looks: the folder of the running executable (symbolic links
+  /// resolved), then the current directory.
+  public static func defaultSearchStarts() -> [String] {
+    var starts: [String] = []
+    if let exe = try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe") {
+      starts.append(URL(fileURLWithPath: exe).deletingLastPathComponent().path)
+    } else if let exe = Bundle.main.executableURL {
+      starts.append(exe.resolvingSymlinksInPath().deletingLastPathComponent().path)
+    }
+    starts.append(FileManager.default.currentDirectoryPath)
+    return starts
+  }
+}
+
+/// Which GGUF model a `--model local…` value names.
+public enum LocalModelSpecifier {
+  /// Whether `name` asks for a local model: `local` or `local:PATH`.
+  public static func isLocal(_ name: String) -> Bool {
+    name == "local" || name.hasPrefix("local:")
+  }
+
+  /// The model file `name` names: the installation's default model for `local`, `PATH` (with `~` expanded,
+  /// relative to the current directory) for `local:PATH`.
+  ///
+  /// - Throws: ``LanguageModelError`` of kind `.configuration` when the file is missing, unreadable or not a GGUF
+  ///   file, or when `name` is not a local model.
+  public static func modelPath(for name: String, installation: LocalModelInstallation) throws(LanguageModelError)
+    -> String
+  {
+    guard isLocal(name) else {
+      throw LanguageModelError(
+        kind: .configuration, message: "\(name) is not a local model (use `local` or `local:/path/model.gguf`)")
+    }
+    var path = installation.defaultModel
+    if name.hasPrefix("local:") {
+      path = (String(name.dropFirst("local:".count)) as NSString).expandingTildeInPath
+      if path.isEmpty {
+        throw LanguageModelError(
+          kind: .configuration, message: "`local:` names no file; use `local:/path/model.gguf`")
+      }
+      if !path.hasPrefix("/") {
+        path = FileManager.default.currentDirectoryPath + "/" + path
+      }
+    }
+    try checkGGUF(path, isDefault: name == "local")
+    return path
+  }
+
+  /// Checks that `path` is a readable file that starts with the GGUF magic.
+  static func checkGGUF(_ path: String, isDefault: Bool) throws(LanguageModelError) {
+    var isDirectory: ObjCBool = false
+    guard FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory), !isDirectory.boolValue else {
+      throw LanguageModelError(
+        kind: .configuration,
+        message: isDefault
+          ? "the default local model \(path) is missing; run `\(LocalModelInstallation.setupCommand)` again"
+          : "no model file at \(path); pass `--model local:/path/to/model.gguf` with an existing GGUF file")
+    }
+    guard let handle = FileHandle(forReadingAtPath: path) else {
+      throw LanguageModelError(kind: .configuration, message: "cannot read the model file \(path) (permissions?)")
+    }
+    defer { try? handle.close() }
+    let magic = (try? handle.read(upToCount: 4)) ?? Data()
+    guard magic == Data("GGUF".utf8) else {
+      throw LanguageModelError(
+        kind: .configuration,
+        message: "\(path) is not a GGUF model file (llama.cpp runs .gguf files; convert or download one)")
+    }
+  }
+}

@@ -1,0 +1,209 @@
+import Testing
+import ToolhostJSON
+import ToolhostOpenAI
+import ToolhostSession
+
+@Suite struct GuidedToolCallTests {
+  let weather = Transcript.ToolDefinition(
+    name: "getWeather", description: "Climate normals for a city.",
+    parameters: [
+      "type": "object",
+      "properties": [
+        "city": ["type": "string", "minLength": 1, "pattern": "^[A-Za-z ]+$"],
+        "month": ["type": "integer", "minimum": 1, "maximum": 12],
+      ],
+      "required": ["city"],
+    ])
+  let search = Transcript.ToolDefinition(
+    name: "searchBreadDatabase", description: "",
+    parameters: [
+      "type": "object", "properties": ["searchTerm": ["type": "string"]], "required": ["searchTerm"],
+      "additionalProperties": true,
+    ])
+
+  @Test func replySchemaOffersAnAnswerAndOneBranchPerTool() throws {
+    let schema = GuidedToolCalls.replySchema(tools: [weather, search], choice: .auto)
+    let branches = try #require(schema["anyOf"]?.arrayValue)
+    #expect(branches.count == 3)
+    #expect(branches[0]["properties"]?["tool"] == ["const": "getWeather"])
+    #expect(branches[0]["required"] == ["need", "tool", "arguments"])
+    #expect(branches[1]["properties"]?["tool"] == ["const": "searchBreadDatabase"])
+    #expect(branches[2]["properties"]?["tool"] == ["const": "none"])
+    #expect(branches[2]["required"] == ["need", "tool", "answer"])
+    // The decoding schema keeps structure and drops what grammar converters do not handle.
+    let arguments = try #require(branches[0]["properties"]?["arguments"])
+    #expect(arguments["properties"]?["city"] == ["type": "string"])
+    #expect(arguments["properties"]?["month"] == ["type": "integer"])
+    #expect(arguments["additionalProperties"] == false)
+    #expect(arguments["required"] == ["city"])
+    // A schema that allows more properties keeps saying so.
+    #expect(branches[1]["properties"]?["arguments"]?["additionalProperties"] == true)
+  }
+
+  @Test func requiredChoiceLeavesOutTheAnswer() {
+    let one = GuidedToolCalls.replySchema(tools: [weather], choice: .required)
+    #expect(one["anyOf"] == nil)
+    #expect(one["properties"]?["tool"] == ["const": "getWeather"])
+    let instructions = GuidedToolCalls.toolInstructions(tools: [weather], choice: .required)
+    #expect(!instructions.contains("\"none\""))
+    #expect(instructions.contains("A tool call is required now."))
+  }
+
+  @Test func decodingSchemaSimplifiesNestedSchemas() {
+    let schema: JSONValue = [
+      "type": "object",
+      "properties": [
+        "values": ["type": "array", "items": ["type": "number", "exclusiveMinimum": 0], "maxItems": 5],
+        "many": ["type": "array", "items": ["type": "string", "maxLength": 500], "maxItems": 100],
+        "mode": ["enum": ["mean", "median"], "default": "mean"],
+        "ref": ["$ref": "#/$defs/x"],
+        "choice": ["oneOf": [["type": "string"], ["type": "integer", "multipleOf": 2]]],
+      ],
+      "required": ["values", "missing"],
+      "allOf": [["required": ["mode"]]],
+    ]
+    let out = GuidedToolCalls.decodingSchema(schema)
+    #expect(out["allOf"] == nil)
+    #expect(out["required"] == ["values"])  // names no property does not stay
+    #expect(out["properties"]?["values"] == ["type": "array", "items": ["type": "number"], "maxItems": 5])
+    #expect(out["properties"]?["many"] == ["type": "array", "items": ["type": "string"]])
+    #expect(out["properties"]?["mode"] == ["enum": ["mean", "median"]])
+    #expect(out["properties"]?["ref"] == [:])
+    #expect(out["properties"]?["choice"] == ["anyOf": [["type": "string"], ["type": "integer"]]])
+  }
+
+  @Test func requestBodyDescribesToolsInTheSystemMessageAndConstrainsTheReply() throws {
+    var transcript = Transcript()
+    transcript.entries = [
+      .instructions(.init(text: "Be brief.")),
+      .prompt(.init(text: "Weather in Boston?")),
+      .toolCalls(.init(calls: [.init(id: "c1", toolName: "getWeather", arguments: ["city": "Boston"])])),
+      .toolOutput(.init(callID: "c1", toolName: "getWeather", text: "{\"high\":13}")),
+      .response(.init(text: "About 13 °C.")),
+      .prompt(.init(text: "And Oslo?")),
+    ]
+    let request = ModelRequest(
+      transcript: transcript, tools: [weather], toolChoice: .auto,
+      options: GenerationOptions(temperature: 0))
+    let body = GuidedToolCalls.requestBody(for: request, model: "m", stream: true)
+    #expect(body["tools"] == nil)
+    #expect(body["tool_choice"] == nil)
+    #expect(body["stream"] == true)
+    #expect(body["temperature"] == .real(0))
+    #expect(body["response_format"]?["type"] == "json_object")
+    #expect(body["response_format"]?["schema"] == GuidedToolCalls.replySchema(tools: [weather], choice: .auto))
+    let messages = try #require(body["messages"]?.arrayValue)
+    #expect(
+      messages.map { $0["role"]?.stringValue ?? "" } == ["system", "user", "assistant", "user", "assistant", "user"])
+    let system = try #require(messages[0]["content"]?.stringValue)
+    #expect(
+      system.hasPrefix(
+        "Be brief.\n\nYou can use these tools:\n- getWeather(city: string, month?: integer 1..12): Climate normals for a city."
+      ))
+    #expect(messages[2]["content"] == "{\"tool\":\"getWeather\",\"arguments\":{\"city\":\"Boston\"}}")
+    #expect(messages[3]["content"]?.stringValue?.hasPrefix("Result of getWeather:\n{\"high\":13}") == true)
+    #expect(messages[4]["content"] == "{\"tool\":\"none\",\"answer\":\"About 13 °C.\"}")
+    // No message carries tool_calls or the tool role: every chat template renders these.
+    #expect(messages.allSatisfy { $0["tool_calls"] == nil })
+
+    let other = GuidedToolCalls.requestBody(for: request, model: "m", stream: false, format: .jsonSchema)
+    #expect(other["response_format"]?["type"] == "json_schema")
+    #expect(other["response_format"]?["json_schema"]?["schema"] != nil)
+  }
+
+  @Test func withoutToolsTheReplyIsPlainText() throws {
+    var transcript = Transcript()
+    transcript.entries = [.prompt(.init(text: "Hi")), .response(.init(text: "Hello")), .prompt(.init(text: "Bye"))]
+    for request in [
+      ModelRequest(transcript: transcript, tools: [], toolChoice: .auto),
+      ModelRequest(transcript: transcript, tools: [weather], toolChoice: .none),
+    ] {
+      let body = GuidedToolCalls.requestBody(for: request, model: "m", stream: false)
+      #expect(body["response_format"] == nil)
+      let messages = try #require(body["messages"]?.arrayValue)
+      #expect(messages.first?["role"] == "user")
+      #expect(messages[1]["content"] == "Hello")
+    }
+  }
+
+  @Test func repliesBecomeCallsOrText() {
+    let call = GuidedToolCalls.turn(
+      fromReply: " {\"tool\": \"getWeather\", \"arguments\": {\"city\": \"Boston\"}}\n",
+      base: ModelTurn(finishReason: "stop"), callID: "x")
+    #expect(call.text == "")
+    #expect(call.toolCalls == [.init(id: "x", toolName: "getWeather", arguments: ["city": "Boston"])])
+    #expect(call.finishReason == "tool_calls")
+
+    let fenced = GuidedToolCalls.turn(
+      fromReply: "```json\n{\"tool\": \"getWeather\", \"arguments\": {}}\n```", callID: "y")
+    #expect(fenced.toolCalls.first?.toolName == "getWeather")
+
+    let answer = GuidedToolCalls.turn(
+      fromReply: "{\"need\": \"sum\", \"tool\": \"none\", \"answer\": \"4\"}", callID: "z")
+    #expect(answer.text == "4")
+    #expect(answer.toolCalls.isEmpty)
+    #expect(GuidedToolCalls.turn(fromReply: "{\"answer\": \"5\"}", callID: "z").text == "5")
+
+    // Not the expected JSON: kept as text, nothing lost.
+    for text in ["Just words.", "{\"other\": 1}", "{\"tool\": \"getWea"] {
+      let turn = GuidedToolCalls.turn(fromReply: text, callID: "w")
+      #expect(turn.text == text)
+      #expect(turn.toolCalls.isEmpty)
+    }
+
+    // Arguments that are not an object reach the session as they are, to be reported back to the model.
+    let bad = GuidedToolCalls.turn(fromReply: "{\"tool\": \"getWeather\", \"arguments\": [1]}", callID: "v")
+    #expect(bad.toolCalls.first?.arguments == [1])
+  }
+
+  @Test(arguments: [1, 2, 3, 7])
+  func answerStreamDecodesTheAnswerAsItArrives(chunkSize: Int) {
+    let reply =
+      "{ \"need\": \"a \\\"greeting\\\", answer\", \"tool\":\"none\", \"answer\" : \"Tr\\u00e8s \\\"bien\\\" \\ud83d\\ude00 — 13 °C\\nok\" }"
+    var stream = GuidedAnswerStream()
+    var out = ""
+    let bytes = Array(reply.utf8)
+    var i = 0
+    while i < bytes.count {
+      let end = min(i + chunkSize, bytes.count)
+      // Chunks may split UTF-8 sequences: feed bytes as Latin-1-safe pieces only at character boundaries.
+      var j = end
+      while j < bytes.count, bytes[j] & 0xC0 == 0x80 { j += 1 }
+      out += stream.feed(String(decoding: bytes[i..<j], as: UTF8.self))
+      i = j
+    }
+    #expect(out == "Très \"bien\" 😀 — 13 °C\nok")
+  }
+
+  @Test func answerStreamStaysQuietForText() {
+    var stream = GuidedAnswerStream()
+    #expect(stream.feed("The answer is \"4\".") == "")
+  }
+
+  @Test func answerStreamStaysQuietForToolCalls() {
+    var stream = GuidedAnswerStream()
+    var out = ""
+    for piece in [
+      "{\"need\": \"the answer\", \"", "tool", "\": \"getWeather\", \"arguments\": {\"answer\": \"x\"}}",
+    ] {
+      out += stream.feed(piece)
+    }
+    #expect(out.isEmpty)
+  }
+}
+
+@Suite struct GuidedReplyRepairTests {
+  @Test func rawLineBreaksInStringsAreAccepted() {
+    let turn = GuidedToolCalls.turn(
+      fromReply: "{\"need\": \"a poem\", \"tool\": \"none\", \"answer\": \"line one\nline\ttwo\"}", callID: "a")
+    #expect(turn.text == "line one\nline\ttwo")
+  }
+
+  @Test func anAnswerCutOffKeepsItsText() {
+    let turn = GuidedToolCalls.turn(
+      fromReply: "{\"need\": \"a story\", \"tool\": \"none\", \"answer\": \"Once upon a ti",
+      base: ModelTurn(finishReason: "length"), callID: "a")
+    #expect(turn.text == "Once upon a ti")
+    #expect(turn.finishReason == "length")
+  }
+}
