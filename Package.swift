@@ -74,7 +74,8 @@ let package = Package(
     .testTarget(name: "ToolhostCLITests", dependencies: ["Toolhost"]),
     .testTarget(name: "ToolhostSessionTests", dependencies: ["ToolhostSession", "ToolhostOpenAI"]),
     .testTarget(name: "ToolhostMCPTests", dependencies: ["ToolhostMCP"]),
-    .testTarget(name: "ToolhostLocalTests", dependencies: ["ToolhostLocal", "ToolhostOpenAI", "ToolhostSession"]),
+    .testTarget(
+      name: "ToolhostLocalTests", dependencies: ["ToolhostLocal", "ToolhostOpenAI", "ToolhostSession", "ToolhostJSON"]),
   ],
   swiftLanguageModes: [.v6]
 )

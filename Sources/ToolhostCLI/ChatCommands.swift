@@ -345,6 +345,10 @@ final class ChatRun: Sendable {
   func runInteractive() async throws {
     let handler = handleSignals()
     defer { handler.stop() }
+    // A local model loads while the user types the first prompt (a failed start is reported by that prompt).
+    if let local = model as? LocalModel {
+      Task { _ = try? await local.start() }
+    }
     let interactive = isatty(0) != 0
     if interactive && !console.json {
       console.note(

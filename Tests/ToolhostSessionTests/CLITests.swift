@@ -90,6 +90,46 @@ struct CLITests {
     }
   }
 
+  @Test func guidedToolCallingWorksWithAnyOpenAICompatibleServer() async throws {
+    defer { try? FileManager.default.removeItem(at: work) }
+    let rules = """
+      rules:
+        - name: call
+          when: {turn: 1, messages_contain: "Boston"}
+          respond:
+            content: '{"need": "typical weather", "tool": "getWeather", "arguments": {"city": "Boston", "month": 4}}'
+        - name: answer
+          when: {turn: 2, messages_contain: "Result of getWeather"}
+          respond:
+            content: '{"need": "an answer", "tool": "none", "answer": "Boston averages about 13 \\u00b0C in April."}'
+      """
+    try await FakeLLM.with(rules: rules) { server in
+      let result = try await toolhost(
+        ["ask", "--tool-calling", "guided"] + plugins + ["What is Boston like in April?"], server: server)
+      #expect(result.status == 0, "\(result.output)\nserver:\n\(server.log)")
+      #expect(result.stdout == "Boston averages about 13 °C in April.\n")
+      #expect(result.stderr.contains("→ getWeather {\"city\":\"Boston\",\"month\":4}"), "\(result.stderr)")
+      #expect(result.stderr.contains("Boston, United States — April normals"), "\(result.stderr)")
+      let requests = try server.requests()
+      #expect(requests.count == 2)
+      for request in requests {
+        // Guided: no native tools; the reply is constrained to a schema of tool calls or an answer.
+        #expect(request["tools"] == nil)
+        #expect(request["tool_choice"] == nil)
+        let format = request["response_format"] as? [String: Any]
+        #expect(format?["type"] as? String == "json_object")
+        let branches = (format?["schema"] as? [String: Any])?["anyOf"] as? [[String: Any]]
+        #expect((branches?.count ?? 0) > 2)
+        let messages = request["messages"] as? [[String: Any]] ?? []
+        #expect(messages.allSatisfy { $0["role"] as? String != "tool" && $0["tool_calls"] == nil })
+        let system = messages.first?["content"] as? String ?? ""
+        #expect(system.contains("- getWeather(city: string, month?: integer 1..12"), "\(system)")
+      }
+      let second = requests[1]["messages"] as? [[String: Any]] ?? []
+      #expect((second.last?["content"] as? String)?.hasPrefix("Result of getWeather:\n{") == true)
+    }
+  }
+
   @Test func askPrintsEventsAsNDJSON() async throws {
     defer { try? FileManager.default.removeItem(at: work) }
     let rules = """

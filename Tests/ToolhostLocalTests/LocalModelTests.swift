@@ -1,0 +1,187 @@
+import Foundation
+import Synchronization
+import Testing
+import ToolhostJSON
+import ToolhostLocal
+import ToolhostOpenAI
+import ToolhostSession
+
+#if canImport(Glibc)
+  import Glibc
+#endif
+
+/// What happens without the set-up: clear errors that name the command. Needs no model.
+@Suite struct LocalModelSetupTests {
+  @Test func missingSetUpNamesTheCommand() async throws {
+    let home = try LocalTestEnvironment.temporaryDirectory()
+    defer { try? FileManager.default.removeItem(at: home) }
+    let env = LocalTestEnvironment.environment(
+      home: home, extra: ["TOOLHOST_LOCAL_DIR": home.appendingPathComponent("nothing").path])
+    let host = try HostProcess(["ask", "--model", "local", "--no-tools", "hi"], environment: env, workingDirectory: home)
+    defer { host.cleanUp() }
+    host.closeInput()
+    let status = await host.waitForExit(seconds: 30)
+    #expect(status == 64, "\(host.stderr)")
+    #expect(host.stderr.contains("scripts/install-local-model"), "\(host.stderr)")
+    #expect(host.stdout.isEmpty)
+  }
+
+  @Test func locatingWithoutAnInstallationNamesTheCommand() throws {
+    let empty = try LocalTestEnvironment.temporaryDirectory()
+    defer { try? FileManager.default.removeItem(at: empty) }
+    #expect {
+      try LocalModelInstallation.locate(environment: [:], searchingFrom: [empty.path])
+    } throws: { error in
+      let e = error as? LanguageModelError
+      return e?.kind == .configuration && e?.message.contains("run `scripts/install-local-model`") == true
+    }
+  }
+
+  @Test func aFileThatIsNotGGUFIsRefused() throws {
+    let dir = try LocalTestEnvironment.temporaryDirectory()
+    defer { try? FileManager.default.removeItem(at: dir) }
+    let installation = LocalModelInstallation(directory: dir.path)
+    let text = dir.appendingPathComponent("notes.gguf")
+    try Data("hello".utf8).write(to: text)
+    #expect {
+      try LocalModelSpecifier.modelPath(for: "local:\(text.path)", installation: installation)
+    } throws: { error in
+      (error as? LanguageModelError)?.message.contains("is not a GGUF model file") == true
+    }
+    #expect {
+      try LocalModelSpecifier.modelPath(for: "local:\(dir.path)/missing.gguf", installation: installation)
+    } throws: { error in
+      (error as? LanguageModelError)?.message.contains("no model file at") == true
+    }
+    #expect(!LocalModelSpecifier.isLocal("gpt-4o-mini"))
+    #expect(LocalModelSpecifier.isLocal("local:/m.gguf"))
+  }
+}
+
+/// The real local model (llama.cpp with the default Qwen 0.5B model), through the `toolhost` binary and the library.
+/// Each test starts its own server and checks it is gone afterwards.
+@Suite(
+  "local model", .serialized,
+  .enabled(if: LocalTestEnvironment.runsLocalModel, LocalTestEnvironment.skipReason))
+struct LocalModelTests {
+  /// Runs `toolhost ask --json --model local` with the weather, bread and todo plugins; returns the NDJSON events.
+  func ask(_ prompt: String) async throws -> (status: Int32?, events: [JSONValue], stderr: String) {
+    let plugins = try LocalTestEnvironment.examplePlugins.get()
+    let home = try LocalTestEnvironment.temporaryDirectory()
+    defer { try? FileManager.default.removeItem(at: home) }
+    let before = LocalTestEnvironment.serverPIDs()
+    let host = try HostProcess(
+      ["ask", "--json", "--model", "local", "--plugins", plugins.path, prompt],
+      environment: LocalTestEnvironment.environment(home: home), workingDirectory: home)
+    defer { host.cleanUp() }
+    host.closeInput()
+    let status = await host.waitForExit(seconds: 300)
+    let events = host.stdout.split(separator: "\n").compactMap { try? JSONValue.parse(String($0)) }
+    // The server toolhost started is gone with it.
+    let started = LocalTestEnvironment.serverPIDs().subtracting(before)
+    #expect(started.isEmpty, "llama.cpp servers left running: \(started)")
+    return (status, events, host.stderr)
+  }
+
+  @Test func weatherQuestionCallsGetWeatherAndAnswersWithItsFigures() async throws {
+    let (status, events, stderr) = try await ask("What's the weather in Boston?")
+    #expect(status == 0, "\(stderr)")
+    let started = try #require(events.first { $0["type"] == "tool_call_started" }, "no tool call: \(events)")
+    #expect(started["tool"] == "getWeather")
+    #expect(started["arguments"]?["city"]?.stringValue?.lowercased().contains("boston") == true, "\(started)")
+    let call = try #require(events.first { $0["type"] == "tool_call_finished" })
+    #expect(call["ok"] == true, "\(call)")
+    let result = try #require(call["result"])
+    let answer = try #require(events.last { $0["type"] == "response" }?["text"]?.stringValue)
+    // The answer uses the tool's figures: one of the numbers it states is a temperature or the precipitation the
+    // tool returned (in either unit, rounded or not).
+    let figures = ["averageHigh", "averageLow", "precipitation"].compactMap { result[$0]?.doubleValue }
+    #expect(!figures.isEmpty, "no figures in the tool result \(result)")
+    let numbers = answer.split { !($0.isNumber || $0 == "." || $0 == "-") }.compactMap { Double($0) }
+    #expect(
+      numbers.contains { n in figures.contains { abs($0 - n) <= 0.5 || abs($0 * 9 / 5 + 32 - n) <= 1 } },
+      "answer \(answer) does not use the tool's figures \(figures)")
+  }
+
+  @Test func questionThatNeedsNoToolIsAnsweredWithoutACall() async throws {
+    let (status, events, stderr) = try await ask("What is 2+2?")
+    #expect(status == 0, "\(stderr)")
+    #expect(!events.contains { $0["type"] == "tool_call_started" }, "\(events)")
+    let answer = try #require(events.last { $0["type"] == "response" }?["text"]?.stringValue)
+    #expect(answer.contains("4"), "\(answer)")
+  }
+
+  @Test func serverIsReusedRestartedWhenItDiesAndStopped() async throws {
+    let configuration = try LocalModelConfiguration.named("local")
+    let events = EventLog()
+    let model = LocalModel(configuration: configuration) { events.append($0) }
+    let request = ModelRequest(
+      transcript: Transcript(entries: [.prompt(.init(text: "Say hi."))]), tools: [], toolChoice: .none,
+      options: GenerationOptions(maximumResponseTokens: 4))
+    do {
+      let first = try await model.start()
+      #expect(LocalTestEnvironment.isAlive(first.pid))
+      _ = try await model.turn(for: request)
+      _ = try await model.turn(for: request)
+      #expect(model.server.startCount == 1)
+      #expect(model.server.pid == first.pid)
+
+      kill(first.pid, SIGKILL)
+      #expect(await LocalTestEnvironment.waitUntilGone(first.pid, seconds: 5))
+      let turn = try await model.turn(for: request)
+      #expect(!turn.text.isEmpty)
+      #expect(model.server.startCount == 2)
+      let second = try #require(model.server.pid)
+      #expect(second != first.pid)
+      #expect(events.all.contains { if case .restarting = $0 { true } else { false } })
+
+      await model.shutdown()
+      #expect(await LocalTestEnvironment.waitUntilGone(second, seconds: 5))
+      #expect(model.server.pid == nil)
+      let log = try String(contentsOfFile: configuration.server.logPath, encoding: .utf8)
+      #expect(log.contains("toolhost (pid \(getpid())) starts"))
+    } catch {
+      await model.shutdown()
+      throw error
+    }
+  }
+
+  @Test func killingToolhostTakesTheServerWithIt() async throws {
+    let home = try LocalTestEnvironment.temporaryDirectory()
+    defer { try? FileManager.default.removeItem(at: home) }
+    let host = try HostProcess(
+      ["chat", "--model", "local", "--no-tools"], environment: LocalTestEnvironment.environment(home: home),
+      workingDirectory: home)
+    defer { host.cleanUp() }
+    // chat starts the server while it waits for the first prompt.
+    let match = try await host.waitForStderr(#"local model ready on 127\.0\.0\.1:\d+ \(pid (\d+)"#, seconds: 120)
+    let server = try #require(Int32(match[1]))
+    #expect(LocalTestEnvironment.isAlive(server))
+    kill(host.pid, SIGKILL)
+    _ = await host.waitForExit(seconds: 5)
+    // No atexit handler ran: the server notices its stdin closing and exits by itself.
+    #expect(await LocalTestEnvironment.waitUntilGone(server, seconds: 5), "server \(server) outlived toolhost")
+  }
+
+  @Test func interruptingChatStopsTheServer() async throws {
+    let home = try LocalTestEnvironment.temporaryDirectory()
+    defer { try? FileManager.default.removeItem(at: home) }
+    let host = try HostProcess(
+      ["chat", "--model", "local", "--no-tools"], environment: LocalTestEnvironment.environment(home: home),
+      workingDirectory: home)
+    defer { host.cleanUp() }
+    let match = try await host.waitForStderr(#"local model ready on 127\.0\.0\.1:\d+ \(pid (\d+)"#, seconds: 120)
+    let server = try #require(Int32(match[1]))
+    kill(host.pid, SIGINT)
+    let status = await host.waitForExit(seconds: 10)
+    #expect(status == 130, "\(host.stderr)")
+    #expect(await LocalTestEnvironment.waitUntilGone(server, seconds: 5), "server \(server) outlived toolhost")
+  }
+}
+
+/// Events a model reported, for checks.
+final class EventLog: Sendable {
+  private let events = Mutex<[LocalServerEvent]>([])
+  func append(_ event: LocalServerEvent) { events.withLock { $0.append(event) } }
+  var all: [LocalServerEvent] { events.withLock { $0 } }
+}
