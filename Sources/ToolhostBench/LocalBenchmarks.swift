@@ -102,7 +102,10 @@ private func measureSpeed(model: LocalModel, endpoint: LocalModelServer.Endpoint
       while let newline = pending.firstIndex(of: "\n") {
         let line = pending[..<newline]
         pending = String(pending[pending.index(after: newline)...])
-        if line.hasPrefix("data: {"), line.contains("\"content\":\""), !line.contains("\"content\":\"\"") {
+        guard line.hasPrefix("data: {"), let chunk = try? JSONValue.parse(String(line.dropFirst(6))) else {
+          continue
+        }
+        if let content = chunk["choices"]?[0]?["delta"]?["content"]?.stringValue, !content.isEmpty {
           let t = now()
           if first == nil { first = t }
           last = t
@@ -284,7 +287,7 @@ func toolCallBenchmarks() async throws -> [BenchRow] {
   func row(_ name: String, _ gv: Double, _ nv: Double, _ unit: String, higher: Bool = true) -> BenchRow {
     BenchRow(
       suite: "toolcalls", name: name, value: gv, unit: unit, baselineName: "native", baselineValue: nv,
-      higherIsBetter: higher)
+      higherIsBetter: higher, showsRatio: unit == "s")
   }
   rows.append(
     row(

@@ -11,11 +11,13 @@ struct BenchRow: Sendable {
   var goal: String? = nil
   /// `true` when a larger value is better (throughput); `false` for times.
   var higherIsBetter: Bool = false
+  /// Whether the ratio column means something (not for accuracy percentages, where the baseline is just beside).
+  var showsRatio: Bool = true
 
   /// The measured value divided by the baseline's (for times), or the baseline divided by the value (throughput),
   /// so that a ratio above 1 always means "slower than the baseline".
   var ratio: Double? {
-    guard let b = baselineValue, b > 0, value > 0 else { return nil }
+    guard showsRatio, let b = baselineValue, b > 0, value > 0 else { return nil }
     return higherIsBetter ? b / value : value / b
   }
 }

@@ -345,9 +345,19 @@ final class ChatRun: Sendable {
   func runInteractive() async throws {
     let handler = handleSignals()
     defer { handler.stop() }
-    // A local model loads while the user types the first prompt (a failed start is reported by that prompt).
+    // A local model loads, and reads the instructions and tool descriptions, while the user types the first prompt
+    // (a failed start is reported by that prompt).
     if let local = model as? LocalModel {
-      Task { _ = try? await local.start() }
+      var transcript = session.transcript
+      transcript.append(.prompt(Transcript.Prompt(text: "")))
+      let tools = session.tools.tools.map {
+        Transcript.ToolDefinition(name: $0.name, description: $0.description, parameters: $0.parameters)
+      }
+      let warmUp = ModelRequest(transcript: transcript, tools: tools, toolChoice: tools.isEmpty ? .none : .auto)
+      Task {
+        guard (try? await local.start()) != nil else { return }
+        try? await local.warmUp(for: warmUp)
+      }
     }
     let interactive = isatty(0) != 0
     if interactive && !console.json {

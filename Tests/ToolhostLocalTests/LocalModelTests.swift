@@ -17,7 +17,8 @@ import ToolhostSession
     defer { try? FileManager.default.removeItem(at: home) }
     let env = LocalTestEnvironment.environment(
       home: home, extra: ["TOOLHOST_LOCAL_DIR": home.appendingPathComponent("nothing").path])
-    let host = try HostProcess(["ask", "--model", "local", "--no-tools", "hi"], environment: env, workingDirectory: home)
+    let host = try HostProcess(
+      ["ask", "--model", "local", "--no-tools", "hi"], environment: env, workingDirectory: home)
     defer { host.cleanUp() }
     host.closeInput()
     let status = await host.waitForExit(seconds: 30)
