@@ -18,11 +18,6 @@ private func seconds(_ d: Duration) -> Double {
   Double(d.components.seconds) + Double(d.components.attoseconds) / 1e18
 }
 
-private func median(_ xs: [Double]) -> Double {
-  let s = xs.sorted()
-  return s.isEmpty ? 0 : s[s.count / 2]
-}
-
 private func note(_ text: String) {
   FileHandle.standardError.write(Data((text + "\n").utf8))
 }

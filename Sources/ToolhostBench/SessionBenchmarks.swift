@@ -44,11 +44,6 @@ private struct InstantModel: LanguageModel {
   }
 }
 
-private func median(_ xs: [Double]) -> Double {
-  let s = xs.sorted()
-  return s.isEmpty ? 0 : s[s.count / 2]
-}
-
 private func measureSession(baseURL: String) async throws -> [BenchRow] {
   let configuration = OpenAIConfiguration(baseURL: baseURL, model: "bench", apiKey: "bench")
   let registry = try ToolRegistry([BenchAdd()])

@@ -29,6 +29,12 @@ func now() -> Double {
   return Double(ts.tv_sec) + Double(ts.tv_nsec) / 1e9
 }
 
+/// The median of `xs` (the upper one of an even count); 0 for none.
+func median(_ xs: [Double]) -> Double {
+  let s = xs.sorted()
+  return s.isEmpty ? 0 : s[s.count / 2]
+}
+
 /// Runs `body` `runs` times and returns the median wall time in seconds.
 func medianSeconds(runs: Int = 5, _ body: () throws -> Void) rethrows -> Double {
   var times: [Double] = []

@@ -176,29 +176,6 @@ public final class LocalModelServer: Sendable {
     }
   }
 
-  /// Stops the server without waiting for anything but the process: for signal handlers and `exit` paths. Blocks
-  /// the calling thread for at most `grace` plus a second.
-  public func stopNow(grace: Duration = .seconds(2)) {
-    let process = state.withLock { s in
-      s.stopped = true
-      s.starting?.cancel()
-      defer {
-        s.process = nil
-        s.endpoint = nil
-      }
-      return s.process
-    }
-    guard let process, process.isRunning else { return }
-    process.closeInput()
-    let deadline = ContinuousClock.now + grace
-    while process.isRunning, ContinuousClock.now < deadline { usleep(5000) }
-    if process.isRunning {
-      process.terminate()
-      let end = ContinuousClock.now + .seconds(1)
-      while process.isRunning, ContinuousClock.now < end { usleep(5000) }
-    }
-  }
-
   // MARK: - Starting
 
   /// The launcher: exits when stdin closes (toolhost has gone), then runs `python -m llama_cpp.server` with the

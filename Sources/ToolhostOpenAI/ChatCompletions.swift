@@ -33,7 +33,13 @@ public enum ChatCompletions {
         body["parallel_tool_calls"] = .bool(parallel)
       }
     }
-    let o = request.options
+    addOptions(request.options, stream: stream, to: &body)
+    return .object(body)
+  }
+
+  /// Adds `temperature`, `max_tokens`, `top_p`, `seed` and `stop` when the options set them, `stream` when
+  /// streaming, and the options' additional parameters last (they win).
+  static func addOptions(_ o: GenerationOptions, stream: Bool, to body: inout JSONObject) {
     if let t = o.temperature { body["temperature"] = .real(t) }
     if let m = o.maximumResponseTokens { body["max_tokens"] = .integer(Int64(m)) }
     if let p = o.topP { body["top_p"] = .real(p) }
@@ -41,7 +47,6 @@ public enum ChatCompletions {
     if let stop = o.stop, !stop.isEmpty { body["stop"] = .array(stop.map { .string($0) }) }
     if stream { body["stream"] = true }
     for (key, value) in o.additionalParameters { body[key] = value }
-    return .object(body)
   }
 
   /// The transcript as chat messages.

@@ -62,14 +62,7 @@ public enum GuidedToolCalls {
         ]
       }
     }
-    let o = request.options
-    if let t = o.temperature { body["temperature"] = .real(t) }
-    if let m = o.maximumResponseTokens { body["max_tokens"] = .integer(Int64(m)) }
-    if let p = o.topP { body["top_p"] = .real(p) }
-    if let s = o.seed { body["seed"] = .integer(Int64(s)) }
-    if let stop = o.stop, !stop.isEmpty { body["stop"] = .array(stop.map { .string($0) }) }
-    if stream { body["stream"] = true }
-    for (key, value) in o.additionalParameters { body[key] = value }
+    ChatCompletions.addOptions(request.options, stream: stream, to: &body)
     return .object(body)
   }
 
@@ -190,10 +183,14 @@ public enum GuidedToolCalls {
   /// A schema's properties as a compact signature: `city: string, month?: integer 1..12, units?: "c"|"f"`
   /// (`?` marks optional properties; arrays are `T[]`, nested objects `{…}`).
   public static func signature(of schema: JSONValue) -> String {
+    signature(of: schema, depth: 0)
+  }
+
+  private static func signature(of schema: JSONValue, depth: Int) -> String {
     guard let properties = schema["properties"]?.objectValue else { return "" }
     let required = Set((schema["required"]?.arrayValue ?? []).compactMap(\.stringValue))
     return properties.map { name, property in
-      "\(name)\(required.contains(name) ? "" : "?"): \(typeText(property, depth: 0))"
+      "\(name)\(required.contains(name) ? "" : "?"): \(typeText(property, depth: depth))"
     }.joined(separator: ", ")
   }
 
@@ -213,7 +210,7 @@ public enum GuidedToolCalls {
       let item = schema["items"].map { typeText($0, depth: depth + 1) } ?? "any"
       type = (item.contains("|") || item.contains(" ") ? "(\(item))" : item) + "[]"
     case "object" where depth < 2 && schema["properties"] != nil:
-      type = "{\(signatureNested(schema, depth: depth + 1))}"
+      type = "{\(signature(of: schema, depth: depth + 1))}"
     case "integer", "number":
       let low = schema["minimum"].map { $0.serialized() }
       let high = schema["maximum"].map { $0.serialized() }
@@ -222,14 +219,6 @@ public enum GuidedToolCalls {
       break
     }
     return type
-  }
-
-  private static func signatureNested(_ schema: JSONValue, depth: Int) -> String {
-    guard let properties = schema["properties"]?.objectValue else { return "" }
-    let required = Set((schema["required"]?.arrayValue ?? []).compactMap(\.stringValue))
-    return properties.map { name, property in
-      "\(name)\(required.contains(name) ? "" : "?"): \(typeText(property, depth: depth))"
-    }.joined(separator: ", ")
   }
 
   /// The first sentence of a description, at most about 200 characters.
