@@ -75,6 +75,8 @@ public final class LocalModel: LanguageModel {
     self.configuration = configuration
     var http = HTTPClient.Configuration()
     http.timeout = HTTPClient.Configuration.Timeout(connect: .seconds(5), read: .seconds(600))
+    // A refused connection (the server still loading) must fail at once, so readiness is polled every 100 ms.
+    http.connectionPool.retryConnectionEstablishment = false
     self.client = HTTPClient(eventLoopGroup: HTTPClient.defaultEventLoopGroup, configuration: http)
     self.server = LocalModelServer(configuration: configuration.server, httpClient: client, onEvent: onEvent)
   }
@@ -138,8 +140,9 @@ public final class LocalModel: LanguageModel {
       do {
         return try await model.turn(for: request)
       } catch let error as LanguageModelError {
-        if restarted { throw error }
-        if !(await serverDied(error)) { throw error }
+        let died = await serverDied(error)
+        if died && restarted { throw diedTwice(error) }
+        if !died { throw error }
         restarted = true
       }
     }
@@ -163,8 +166,10 @@ public final class LocalModel: LanguageModel {
               }
               break
             } catch let error as LanguageModelError {
-              if restarted || yieldedText { throw error }
-              if !(await self.serverDied(error)) { throw error }
+              if yieldedText { throw error }
+              let died = await self.serverDied(error)
+              if died && restarted { throw self.diedTwice(error) }
+              if !died { throw error }
               restarted = true
             }
           }
@@ -195,6 +200,17 @@ public final class LocalModel: LanguageModel {
       readTimeout: self.configuration.readTimeout, maximumRetries: 1, toolCalling: self.configuration.toolCalling,
       guidedResponseFormat: .jsonObjectWithSchema)
     return try OpenAIModel(configuration: configuration, httpClient: client)
+  }
+
+  /// The error for a request that killed the server twice: what the server's log says (llama.cpp aborts, for
+  /// instance, on a grammar it cannot parse).
+  private func diedTwice(_ error: LanguageModelError) -> LanguageModelError {
+    let log = configuration.server.logPath
+    return LanguageModelError(
+      kind: .serverReported,
+      message:
+        "the llama.cpp server stopped while answering this request, also after a restart (\(error.message)); "
+        + "the end of its log (\(log)):\n\(LocalModelServer.logTail(log))", url: error.url, attempts: 2)
   }
 
   /// Whether `error` came from the server going away (it is then started again).

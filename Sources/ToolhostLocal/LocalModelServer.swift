@@ -179,12 +179,13 @@ public final class LocalModelServer: Sendable {
   // MARK: - Starting
 
   /// The launcher: exits when stdin closes (toolhost has gone), then runs `python -m llama_cpp.server` with the
-  /// arguments after `-c CODE`.
+  /// arguments after `-c CODE`. It reads descriptor 0 with `os.read`, not through `sys.stdin`: a daemon thread
+  /// blocked inside the buffered reader makes Python abort (SIGABRT) when the server exits by itself.
   static let launcher = """
     import os, runpy, sys, threading
     def watch():
         try:
-            while sys.stdin.buffer.read1(65536):
+            while os.read(0, 65536):
                 pass
         except Exception:
             pass

@@ -9,9 +9,10 @@ import ToolhostLocal
 
 /// Where things are for the local-model tests, and whether the local model is installed.
 enum LocalTestEnvironment {
-  /// The package root, found from this file's path (Tests/ToolhostLocalTests/).
+  /// The package root, found from this file's path (Tests/ToolhostLocalTests/Support/).
   static let packageRoot: URL = URL(fileURLWithPath: #filePath)
     .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+    .deletingLastPathComponent()
 
   /// The installation `scripts/install-local-model` made in this checkout (or `$TOOLHOST_LOCAL_DIR`).
   static let installation: LocalModelInstallation? = try? LocalModelInstallation.locate(
