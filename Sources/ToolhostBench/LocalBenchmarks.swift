@@ -129,9 +129,8 @@ private func measureSpeed(model: LocalModel, endpoint: LocalModelServer.Endpoint
   // First token of the guided prompt with every example plugin's tool (a call starts with `{"tool"`, which is not
   // streamed as text, so this asks a question the model answers).
   let catalog = examplePlugins()
-  let definitions = catalog.tools.map {
-    Transcript.ToolDefinition(name: $0.name, description: $0.description, parameters: $0.parameters)
-  }
+  let definitions = LanguageModelSession.definitions(of: catalog.registry())
+  await catalog.shutdown()  // only the definitions are needed
   var firstGuidedCold: Double = 0
   var firstGuidedWarm: [Double] = []
   for (i, question) in ["What is the capital of Italy?", "Who wrote Hamlet?", "What is 7 times 6?"].enumerated() {
@@ -227,9 +226,7 @@ private struct EvalScore {
 func toolCallBenchmarks() async throws -> [BenchRow] {
   let catalog = examplePlugins()
   let registry = catalog.registry()
-  let definitions = registry.tools.map {
-    Transcript.ToolDefinition(name: $0.name, description: $0.description, parameters: $0.parameters)
-  }
+  let definitions = LanguageModelSession.definitions(of: registry)
   var configuration = try localConfiguration()
   var scores: [ToolCallingStrategy: EvalScore] = [:]
   let strategies = (ProcessInfo.processInfo.environment["TOOLHOST_EVAL_MODES"] ?? "guided,native")

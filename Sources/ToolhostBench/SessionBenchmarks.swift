@@ -81,7 +81,7 @@ private func measure(configuration: OpenAIConfiguration, registry: ToolRegistry,
         .prompt(Transcript.Prompt(text: "bench-plain \(i)")),
       ])
       let request = ModelRequest(
-        transcript: transcript, tools: LanguageModelSessionDefinitions.of(registry),
+        transcript: transcript, tools: LanguageModelSession.definitions(of: registry),
         toolChoice: .auto)
       return Array(
         ChatCompletions.requestBody(for: request, model: "bench", stream: stream).serialized()
@@ -149,16 +149,6 @@ private func measure(configuration: OpenAIConfiguration, registry: ToolRegistry,
         BenchRow(
           suite: "session", name: "loop alone, instant model", value: loopMicros, unit: "µs/turn")
       ]
-  }
-}
-
-/// The session's tool definitions (as `LanguageModelSession` builds them).
-private enum LanguageModelSessionDefinitions {
-  static func of(_ registry: ToolRegistry) -> [Transcript.ToolDefinition] {
-    registry.tools.map {
-      Transcript.ToolDefinition(
-        name: $0.name, description: $0.description, parameters: $0.parameters)
-    }
   }
 }
 

@@ -350,9 +350,7 @@ final class ChatRun: Sendable {
     if let local = model as? LocalModel {
       var transcript = session.transcript
       transcript.append(.prompt(Transcript.Prompt(text: "")))
-      let tools = session.tools.tools.map {
-        Transcript.ToolDefinition(name: $0.name, description: $0.description, parameters: $0.parameters)
-      }
+      let tools = LanguageModelSession.definitions(of: session.tools)
       let warmUp = ModelRequest(transcript: transcript, tools: tools, toolChoice: tools.isEmpty ? .none : .auto)
       Task {
         guard (try? await local.start()) != nil else { return }

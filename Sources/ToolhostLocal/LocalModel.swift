@@ -140,9 +140,7 @@ public final class LocalModel: LanguageModel {
       do {
         return try await model.turn(for: request)
       } catch let error as LanguageModelError {
-        let died = await serverDied(error)
-        if died && restarted { throw diedTwice(error) }
-        if !died { throw error }
+        try await retryAfterRestart(error, restarted: restarted)
         restarted = true
       }
     }
@@ -167,9 +165,7 @@ public final class LocalModel: LanguageModel {
               break
             } catch let error as LanguageModelError {
               if yieldedText { throw error }
-              let died = await self.serverDied(error)
-              if died && restarted { throw self.diedTwice(error) }
-              if !died { throw error }
+              try await self.retryAfterRestart(error, restarted: restarted)
               restarted = true
             }
           }
@@ -202,11 +198,15 @@ public final class LocalModel: LanguageModel {
     return try OpenAIModel(configuration: configuration, httpClient: client)
   }
 
-  /// The error for a request that killed the server twice: what the server's log says (llama.cpp aborts, for
-  /// instance, on a grammar it cannot parse).
-  private func diedTwice(_ error: LanguageModelError) -> LanguageModelError {
+  /// Returns when a request that failed with `error` should be sent again: the server died and has not been
+  /// restarted for this request yet (the next ``LocalModelServer/ensureRunning()`` starts it). Otherwise throws
+  /// `error`, or, when the server died again after a restart, an error with the end of its log (llama.cpp aborts,
+  /// for instance, on a grammar it cannot parse).
+  private func retryAfterRestart(_ error: LanguageModelError, restarted: Bool) async throws(LanguageModelError) {
+    guard await serverDied(error) else { throw error }
+    guard restarted else { return }
     let log = configuration.server.logPath
-    return LanguageModelError(
+    throw LanguageModelError(
       kind: .serverReported,
       message:
         "the llama.cpp server stopped while answering this request, also after a restart (\(error.message)); "

@@ -124,7 +124,7 @@ public final class LocalModelServer: Sendable {
       if let task = s.starting { return .wait(task) }
       var reason: String?
       if let p = s.process, let exit = p.exit {
-        reason = "the llama.cpp server (pid \(p.pid)) \(Self.describe(exit.termination))"
+        reason = "the llama.cpp server (pid \(p.pid)) \(exit.termination)"
       }
       s.process = nil
       s.endpoint = nil
@@ -238,7 +238,7 @@ public final class LocalModelServer: Sendable {
         handlers: .init(
           onLine: { line in log.write(line + [10]) }, onStderr: { log.write($0) },
           onExit: { exit in
-            log.write("=== server exited: \(Self.describe(exit.termination))\n")
+            log.write("=== server exited: \(exit.termination)\n")
             log.close()
           }))
     } catch {
@@ -289,7 +289,7 @@ public final class LocalModelServer: Sendable {
         throw LanguageModelError(
           kind: .configuration,
           message:
-            "the llama.cpp server \(Self.describe(exit.termination)) while starting\(hint); "
+            "the llama.cpp server \(exit.termination) while starting\(hint); "
             + "the end of its log (\(configuration.logPath)):\n\(tail)")
       }
       if ContinuousClock.now > deadline {
@@ -332,13 +332,6 @@ public final class LocalModelServer: Sendable {
         message: "cannot find a free port on 127.0.0.1: \(String(cString: strerror(errno)))")
     }
     return Int(UInt16(bigEndian: address.sin_port))
-  }
-
-  static func describe(_ termination: ProcessOutcome.Termination) -> String {
-    switch termination {
-    case .exited(let status): "exited with status \(status)"
-    case .signaled(let signal): "was killed by signal \(signal)"
-    }
   }
 
   /// The last lines of the log, for error messages.

@@ -159,12 +159,7 @@ public enum MCPConnectionError: Error, Sendable, CustomStringConvertible {
       return
         "the server speaks MCP protocol version \(v), which toolhost does not (it speaks \(MCPProtocol.supportedVersions.joined(separator: ", ")))"
     case .serverExited(let termination, let log):
-      let how =
-        switch termination {
-        case .exited(let s): "exited with status \(s)"
-        case .signaled(let s): "was killed by signal \(s)"
-        }
-      return "the server \(how)" + Self.logLine(log) + "; it is started again on the next call"
+      return "the server \(termination)" + Self.logLine(log) + "; it is started again on the next call"
     case .unresponsive(let reason):
       return
         "the server stopped answering (\(reason)), so it was stopped; it is started again on the next call"

@@ -199,7 +199,8 @@ public final class LanguageModelSession: Sendable {
     sink(event, content)
   }
 
-  static func definitions(of registry: ToolRegistry) -> [Transcript.ToolDefinition] {
+  /// The tools of `registry` as the session offers them to a model: name, description and parameters schema.
+  public static func definitions(of registry: ToolRegistry) -> [Transcript.ToolDefinition] {
     registry.tools.map {
       Transcript.ToolDefinition(
         name: $0.name, description: $0.description, parameters: $0.parameters)

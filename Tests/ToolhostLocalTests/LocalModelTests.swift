@@ -147,16 +147,26 @@ struct LocalModelTests {
     }
   }
 
-  @Test func killingToolhostTakesTheServerWithIt() async throws {
-    let home = try LocalTestEnvironment.temporaryDirectory()
-    defer { try? FileManager.default.removeItem(at: home) }
+  /// Starts `toolhost chat --model local` in `home` and waits for the server it starts while waiting for the first
+  /// prompt; returns toolhost and the server's PID.
+  func chatWithReadyServer(home: URL) async throws -> (HostProcess, Int32) {
     let host = try HostProcess(
       ["chat", "--model", "local", "--no-tools"], environment: LocalTestEnvironment.environment(home: home),
       workingDirectory: home)
+    do {
+      let match = try await host.waitForStderr(#"local model ready on 127\.0\.0\.1:\d+ \(pid (\d+)"#, seconds: 120)
+      return (host, try #require(Int32(match[1])))
+    } catch {
+      host.cleanUp()
+      throw error
+    }
+  }
+
+  @Test func killingToolhostTakesTheServerWithIt() async throws {
+    let home = try LocalTestEnvironment.temporaryDirectory()
+    defer { try? FileManager.default.removeItem(at: home) }
+    let (host, server) = try await chatWithReadyServer(home: home)
     defer { host.cleanUp() }
-    // chat starts the server while it waits for the first prompt.
-    let match = try await host.waitForStderr(#"local model ready on 127\.0\.0\.1:\d+ \(pid (\d+)"#, seconds: 120)
-    let server = try #require(Int32(match[1]))
     #expect(LocalTestEnvironment.isAlive(server))
     kill(host.pid, SIGKILL)
     _ = await host.waitForExit(seconds: 5)
@@ -167,12 +177,8 @@ struct LocalModelTests {
   @Test func interruptingChatStopsTheServer() async throws {
     let home = try LocalTestEnvironment.temporaryDirectory()
     defer { try? FileManager.default.removeItem(at: home) }
-    let host = try HostProcess(
-      ["chat", "--model", "local", "--no-tools"], environment: LocalTestEnvironment.environment(home: home),
-      workingDirectory: home)
+    let (host, server) = try await chatWithReadyServer(home: home)
     defer { host.cleanUp() }
-    let match = try await host.waitForStderr(#"local model ready on 127\.0\.0\.1:\d+ \(pid (\d+)"#, seconds: 120)
-    let server = try #require(Int32(match[1]))
     kill(host.pid, SIGINT)
     let status = await host.waitForExit(seconds: 10)
     #expect(status == 130, "\(host.stderr)")

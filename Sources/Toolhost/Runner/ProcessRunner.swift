@@ -48,11 +48,19 @@ public struct ProcessSpec: Sendable {
 /// How a subprocess call ended.
 public struct ProcessOutcome: Sendable {
   /// How the child itself ended.
-  public enum Termination: Sendable, Equatable {
+  public enum Termination: Sendable, Equatable, CustomStringConvertible {
     /// It exited with this status.
     case exited(Int32)
     /// A signal ended it.
     case signaled(Int32)
+
+    /// `exited with status N` or `was killed by signal N`, to follow "the process" in a message.
+    public var description: String {
+      switch self {
+      case .exited(let status): "exited with status \(status)"
+      case .signaled(let signal): "was killed by signal \(signal)"
+      }
+    }
   }
 
   /// Why the runner stopped the child early.
