@@ -31,6 +31,7 @@ public enum EmbeddedSchemas {
         },
         "args": { "$ref": "#/$defs/args", "description": "Fixed arguments passed before any per-tool arguments." },
         "timeout": { "$ref": "#/$defs/timeout", "description": "Default time limit of a call in seconds (30 when absent)." },
+        "limits": { "$ref": "#/$defs/limits", "description": "Resource limits of each call (each value over toolhost's default)." },
         "env": {
           "type": "array",
           "description": "Names of host environment variables the plugin may receive, on top of PATH, HOME, LANG, LC_*, TZ and TMPDIR.",
@@ -86,6 +87,7 @@ public enum EmbeddedSchemas {
               "type": "boolean",
               "description": "true: offer every tool as name.tool, not only colliding ones (default false)."
             },
+            "limits": { "$ref": "#/$defs/limits", "description": "Resource limits of the server process for its lifetime." },
             "startupTimeout": {
               "$ref": "#/$defs/timeout",
               "description": "Seconds the server has to start and list its tools during discovery (10 when absent); a server that does not make it becomes a diagnostic."
@@ -93,6 +95,18 @@ public enum EmbeddedSchemas {
           }
         },
         "timeout": { "type": "number", "exclusiveMinimum": 0, "maximum": 86400 },
+        "limits": {
+          "type": "object",
+          "description": "Resource limits (toolhost's defaults: memoryMiB 1024, cpuSeconds 300, processes 128, fileSizeMiB 256, openFiles 1024).",
+          "additionalProperties": false,
+          "properties": {
+            "memoryMiB": { "type": "integer", "minimum": 16, "maximum": 1048576, "description": "Private writable memory in MiB." },
+            "cpuSeconds": { "type": "integer", "minimum": 1, "maximum": 86400, "description": "CPU time in seconds." },
+            "processes": { "type": "integer", "minimum": 1, "maximum": 100000, "description": "Processes alive at once (needs a cgroup)." },
+            "fileSizeMiB": { "type": "integer", "minimum": 1, "maximum": 1048576, "description": "Size of any one file written, in MiB." },
+            "openFiles": { "type": "integer", "minimum": 16, "maximum": 1048576, "description": "Open descriptors per process." }
+          }
+        },
         "tool": {
           "type": "object",
           "required": ["name", "description", "inputSchema"],
@@ -114,6 +128,7 @@ public enum EmbeddedSchemas {
             "outputSchema": { "type": "object", "description": "A JSON Schema the reply's result must match." },
             "args": { "$ref": "#/$defs/args", "description": "Arguments passed after the manifest's fixed args for this tool." },
             "timeout": { "$ref": "#/$defs/timeout" },
+            "limits": { "$ref": "#/$defs/limits", "description": "Resource limits of this tool's calls, over the manifest's." },
             "annotations": { "$ref": "#/$defs/annotations" }
           }
         },

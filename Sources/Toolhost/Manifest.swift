@@ -39,6 +39,8 @@ public struct PluginManifest: Sendable {
   public var arguments: [String]
   /// Default time limit in seconds.
   public var timeout: Double?
+  /// Resource limits of each call (`"limits"`), over ``ResourceLimits/pluginDefaults``.
+  public var limits = ResourceLimits()
   /// Host environment variables the plugin may receive.
   public var environment: [String]
   /// How stdout is read.
@@ -107,13 +109,15 @@ public struct PluginManifest: Sendable {
         name: t["name"]?.stringValue ?? "", title: t["title"]?.stringValue,
         description: t["description"]?.stringValue ?? "", inputSchema: t["inputSchema"] ?? [:],
         outputSchema: t["outputSchema"], arguments: t["args"]?.arrayValue?.compactMap(\.stringValue) ?? [],
-        timeout: t["timeout"]?.doubleValue, annotations: ToolAnnotations(json: t["annotations"]))
+        timeout: t["timeout"]?.doubleValue, annotations: ToolAnnotations(json: t["annotations"]),
+        limits: ResourceLimits(manifestJSON: t["limits"]))
     }
     var manifest = PluginManifest(
       path: path, directory: (path as NSString).deletingLastPathComponent, command: o["command"]?.stringValue ?? "",
       arguments: o["args"]?.arrayValue?.compactMap(\.stringValue) ?? [], timeout: o["timeout"]?.doubleValue,
       environment: o["env"]?.arrayValue?.compactMap(\.stringValue) ?? [],
       output: OutputMode(rawValue: o["output"]?.stringValue ?? "json") ?? .json, tools: tools)
+    manifest.limits = ResourceLimits(manifestJSON: o["limits"])
     manifest.persistent = o["persistent"]?.boolValue ?? false
     manifest.poolSize = Int(o["poolSize"]?.integerValue ?? 1)
     if let m = o["mcp"] {
@@ -126,6 +130,7 @@ public struct PluginManifest: Sendable {
       // The server's command is resolved, and its environment filtered, like a plugin's.
       manifest.command = server.command
       manifest.arguments = server.arguments
+      manifest.limits = ResourceLimits(manifestJSON: m["limits"] ?? o["limits"])
       manifest.environment = server.environment
     }
     return manifest
@@ -225,11 +230,14 @@ public struct ToolDefinition: Sendable {
   public var timeout: Double?
   /// MCP-style hints.
   public var annotations: ToolAnnotations
+  /// Its own resource limits, over the manifest's.
+  public var limits: ResourceLimits
 
   /// Makes a definition.
   public init(
     name: String, title: String? = nil, description: String, inputSchema: JSONValue, outputSchema: JSONValue? = nil,
-    arguments: [String] = [], timeout: Double? = nil, annotations: ToolAnnotations = ToolAnnotations()
+    arguments: [String] = [], timeout: Double? = nil, annotations: ToolAnnotations = ToolAnnotations(),
+    limits: ResourceLimits = ResourceLimits()
   ) {
     self.name = name
     self.title = title
@@ -239,6 +247,18 @@ public struct ToolDefinition: Sendable {
     self.arguments = arguments
     self.timeout = timeout
     self.annotations = annotations
+    self.limits = limits
+  }
+}
+
+extension ResourceLimits {
+  /// Limits from a manifest's `"limits"` object (`memoryMiB`, `cpuSeconds`, `processes`, `fileSizeMiB`,
+  /// `openFiles`); unset values stay `nil`.
+  public init(manifestJSON json: JSONValue?) {
+    func int(_ key: String) -> Int? { json?[key]?.integerValue.map { Int($0) } }
+    self.init(
+      memoryBytes: int("memoryMiB").map { $0 << 20 }, cpuSeconds: int("cpuSeconds"), processes: int("processes"),
+      fileSizeBytes: int("fileSizeMiB").map { $0 << 20 }, openFiles: int("openFiles"))
   }
 }
 

@@ -14,16 +14,20 @@ public struct ToolCallContext: Sendable {
   public var onStderr: (@Sendable (_ tool: String, _ chunk: [UInt8]) -> Void)?
   /// A unique id of the call.
   public var callID: String?
+  /// Resource limits over the tool's own (each value set here wins).
+  public var limits: ResourceLimits
 
   /// Makes a context; everything defaults to the tool's own settings.
   public init(
     timeout: Duration? = nil, outputLimit: Int? = nil,
-    onStderr: (@Sendable (_ tool: String, _ chunk: [UInt8]) -> Void)? = nil, callID: String? = nil
+    onStderr: (@Sendable (_ tool: String, _ chunk: [UInt8]) -> Void)? = nil, callID: String? = nil,
+    limits: ResourceLimits = ResourceLimits()
   ) {
     self.timeout = timeout
     self.outputLimit = outputLimit
     self.onStderr = onStderr
     self.callID = callID
+    self.limits = limits
   }
 
   /// The context of the running task.
@@ -69,6 +73,9 @@ public struct PluginTool: PrecompiledTool {
   /// `TOOLHOST_ARG_*` variables longer than this are left out (stdin has every argument; Linux refuses to start a
   /// process with a variable over 128 KiB).
   public static let argumentVariableLimit = 16 << 10
+  /// All `TOOLHOST_ARG_*` variables together stay under this many bytes; the ones that would pass it are left out
+  /// (Linux allows about 2 MiB of arguments and environment in all).
+  public static let argumentVariablesBudget = 256 << 10
 
   /// Makes the tool, compiling its schemas.
   ///
@@ -159,7 +166,8 @@ public struct PluginTool: PrecompiledTool {
     env["TOOLHOST_PERSISTENT"] = "1"
     return PersistentProcessSpec(
       executable: executable, arguments: manifest.arguments, environment: env, workingDirectory: manifest.directory,
-      maxLineLength: max(defaultOutputLimit, 16 << 20))
+      maxLineLength: max(defaultOutputLimit, 16 << 20),
+      limits: ResourceLimits.pluginDefaults.overridden(by: manifest.limits))
   }
 
   /// The tool's name.
@@ -172,6 +180,12 @@ public struct PluginTool: PrecompiledTool {
   public var outputSchema: JSONValue? { definition.outputSchema }
   /// The manifest's annotations.
   public var annotations: ToolAnnotations { definition.annotations }
+
+  /// The resource limits of a call: ``ResourceLimits/pluginDefaults``, under the manifest's `limits`, under the
+  /// tool's own.
+  public var limits: ResourceLimits {
+    ResourceLimits.pluginDefaults.overridden(by: manifest.limits).overridden(by: definition.limits)
+  }
 
   /// The time limit: the tool's, else the manifest's, else ``defaultTimeout``.
   public var timeout: Duration {
@@ -200,12 +214,13 @@ public struct PluginTool: PrecompiledTool {
       executable: executable, arguments: manifest.arguments + definition.arguments,
       environment: environment(arguments: arguments, callID: callID), workingDirectory: manifest.directory,
       input: Array(request.serialized().utf8), timeout: limit,
-      outputLimit: context.outputLimit ?? Self.defaultOutputLimit, onStderr: onStderr)
+      outputLimit: context.outputLimit ?? Self.defaultOutputLimit, onStderr: onStderr,
+      limits: limits.overridden(by: context.limits))
     let outcome: ProcessOutcome
     do { outcome = try await runner.run(spec) } catch {
       throw ToolFailure.launchFailed(executable: error.executable, reason: error.reason)
     }
-    return try interpret(outcome, limit: limit, outputLimit: spec.outputLimit)
+    return try interpret(outcome, limit: limit, outputLimit: spec.outputLimit, limits: spec.limits)
   }
 
   /// One call of a persistent plugin: a process from the pool, one request line, one reply line. The time limit
@@ -235,6 +250,12 @@ public struct PluginTool: PrecompiledTool {
     case .cancelled: throw .cancelled
     case .ended(let exit):
       if exit.stopReason == .outputTooLarge { throw .outputTooLarge(limit: pool.spec.maxLineLength) }
+      let ended = ProcessOutcome(
+        termination: exit.termination, stopReason: nil, stdout: [], stderrTail: Array(exit.stderrTail.utf8),
+        stderrByteCount: exit.stderrTail.utf8.count, duration: .zero, pid: worker.process.pid)
+      if let kind = pool.spec.limits.exceeded(by: ended) {
+        throw .limitExceeded(kind, limit: pool.spec.limits.value(of: kind))
+      }
       switch exit.termination {
       case .signaled(let s): throw .signaled(signal: s, stderr: exit.stderrTail)
       case .exited(let s): throw .exited(status: s, stderr: exit.stderrTail)
@@ -245,7 +266,7 @@ public struct PluginTool: PrecompiledTool {
       let outcome = ProcessOutcome(
         termination: .exited(0), stopReason: nil, stdout: line, stderrTail: [], stderrByteCount: 0,
         duration: .zero, pid: worker.process.pid)
-      do { return try interpret(outcome, limit: limit, outputLimit: outputLimit) } catch {
+      do { return try interpret(outcome, limit: limit, outputLimit: outputLimit, limits: .none) } catch {
         // A line that is not a reply means the plugin and the host may no longer agree on which reply is which.
         if case .invalidReply = error { worker.retire() }
         throw error
@@ -254,7 +275,13 @@ public struct PluginTool: PrecompiledTool {
   }
 
   /// Turns a finished process into the tool's output or failure.
-  func interpret(_ outcome: ProcessOutcome, limit: Duration, outputLimit: Int) throws(ToolFailure) -> ToolOutput {
+  func interpret(_ outcome: ProcessOutcome, limit: Duration, outputLimit: Int, limits: ResourceLimits)
+    throws(ToolFailure) -> ToolOutput
+  {
+    if outcome.stopReason == .cancelled { throw .cancelled }
+    if outcome.stopReason == nil || outcome.limitExceeded != nil, let kind = limits.exceeded(by: outcome) {
+      throw .limitExceeded(kind, limit: limits.value(of: kind))
+    }
     switch outcome.stopReason {
     case .timedOut: throw .timedOut(limit: limit)
     case .cancelled: throw .cancelled
@@ -309,10 +336,14 @@ public struct PluginTool: PrecompiledTool {
     var env = Self.baseEnvironment(hostEnvironment, allowed: manifest.environment)
     env["TOOLHOST_TOOL"] = name
     env["TOOLHOST_CALL_ID"] = callID
+    var budget = Self.argumentVariablesBudget
     for (key, value) in arguments.objectValue ?? [:] {
       let text: String = if case .string(let s) = value { s } else { value.serialized() }
-      if text.utf8.count <= Self.argumentVariableLimit, !text.utf8.contains(0) {
-        env["TOOLHOST_ARG_" + Self.variableName(key)] = text
+      let name = "TOOLHOST_ARG_" + Self.variableName(key)
+      let size = name.utf8.count + text.utf8.count + 2
+      if text.utf8.count <= Self.argumentVariableLimit, size <= budget, !text.utf8.contains(0) {
+        env[name] = text
+        budget -= size
       }
     }
     return env

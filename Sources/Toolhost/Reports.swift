@@ -127,6 +127,9 @@ public enum Report {
         e["stderr"] = .string(stderr)
       case .timedOut(let limit):
         e["limitSeconds"] = .real(limit.seconds)
+      case .limitExceeded(let kind, let limit):
+        e["limit"] = .string(kind.rawValue)
+        e["limitValue"] = .string(limit)
       default: break
       }
     } else {

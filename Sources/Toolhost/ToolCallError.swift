@@ -56,6 +56,9 @@ public enum ToolFailure: Error, Sendable, Equatable, CustomStringConvertible {
   case invalidReply(reason: String, excerpt: String)
   /// The plugin printed more than `limit` bytes on stdout; the call was stopped.
   case outputTooLarge(limit: Int)
+  /// The plugin ran into one of its resource limits (`limit` in words, such as `512 MiB`); the call's processes
+  /// were stopped.
+  case limitExceeded(ResourceLimits.Kind, limit: String)
   /// The tool itself reported an error.
   case toolReported(message: String, code: String?, data: JSONValue?)
   /// The call was cancelled; the plugin's process group was ended.
@@ -74,6 +77,7 @@ public enum ToolFailure: Error, Sendable, Equatable, CustomStringConvertible {
     case .signaled: "signaled"
     case .invalidReply: "invalid_reply"
     case .outputTooLarge: "output_too_large"
+    case .limitExceeded: "limit_exceeded"
     case .toolReported: "tool_error"
     case .cancelled: "cancelled"
     case .refused: "refused"
@@ -104,6 +108,9 @@ public enum ToolFailure: Error, Sendable, Equatable, CustomStringConvertible {
     case .outputTooLarge(let limit):
       return
         "printed more than \(Self.format(bytes: limit)) on stdout, so the call was stopped (raise the limit with --max-output)"
+    case .limitExceeded(let kind, let limit):
+      return
+        "exceeded its \(kind.words) limit of \(limit); its processes were stopped (raise it with the manifest's \"limits\" or \(kind.optionName))"
     case .toolReported(let message, let code, _):
       return message + (code.map { " [\($0)]" } ?? "")
     case .cancelled:
@@ -136,7 +143,7 @@ public enum ToolFailure: Error, Sendable, Equatable, CustomStringConvertible {
   static func signalName(_ s: Int32) -> String? {
     let names: [Int32: String] = [
       1: "SIGHUP", 2: "SIGINT", 3: "SIGQUIT", 4: "SIGILL", 6: "SIGABRT", 7: "SIGBUS", 8: "SIGFPE", 9: "SIGKILL",
-      11: "SIGSEGV", 13: "SIGPIPE", 14: "SIGALRM", 15: "SIGTERM",
+      11: "SIGSEGV", 13: "SIGPIPE", 14: "SIGALRM", 15: "SIGTERM", 24: "SIGXCPU", 25: "SIGXFSZ",
     ]
     return names[s]
   }

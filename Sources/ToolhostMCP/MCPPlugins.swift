@@ -78,7 +78,8 @@ public enum MCPPlugins {
         environment: PluginTool.baseEnvironment(
           server.hostEnvironment, allowed: declared.environment),
         workingDirectory: m.directory,
-        startupTimeout: .milliseconds(Int64(((declared.startupTimeout ?? 10) * 1000).rounded())))
+        startupTimeout: .milliseconds(Int64(((declared.startupTimeout ?? 10) * 1000).rounded())),
+        limits: ResourceLimits.pluginDefaults.overridden(by: m.limits))
     }
 
     /// The server's tools as PluginTools; names outside toolhost's rule are adjusted, and input schemas the

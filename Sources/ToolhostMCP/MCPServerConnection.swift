@@ -119,7 +119,7 @@ final class MCPSession: Sendable {
     let c = configuration
     let spec = PersistentProcessSpec(
       executable: c.executable, arguments: c.arguments, environment: c.environment,
-      workingDirectory: c.workingDirectory)
+      workingDirectory: c.workingDirectory, limits: c.limits)
     let process: PersistentProcess
     do {
       process = try PersistentProcess.launch(

@@ -38,6 +38,9 @@ public struct MCPServerConfiguration: Sendable {
   public var healthCheckTimeout: Duration
   /// Receives the server's stderr as it is written (on the server's I/O thread; keep it quick).
   public var onStderr: (@Sendable ([UInt8]) -> Void)?
+  /// The server process's resource limits for its lifetime (none unless set; plugins' servers get the manifest's
+  /// over ``ResourceLimits/pluginDefaults``).
+  public var limits: ResourceLimits
 
   /// Makes a configuration: 10 s to start, 30 s per request, 2 s to exit, 2 s to answer a health check.
   public init(
@@ -45,7 +48,7 @@ public struct MCPServerConfiguration: Sendable {
     workingDirectory: String? = nil, startupTimeout: Duration = .seconds(10),
     requestTimeout: Duration = .seconds(30),
     shutdownGrace: Duration = .seconds(2), healthCheckTimeout: Duration = .seconds(2),
-    onStderr: (@Sendable ([UInt8]) -> Void)? = nil
+    onStderr: (@Sendable ([UInt8]) -> Void)? = nil, limits: ResourceLimits = .none
   ) {
     self.name = name
     self.executable = executable
@@ -57,6 +60,7 @@ public struct MCPServerConfiguration: Sendable {
     self.shutdownGrace = shutdownGrace
     self.healthCheckTimeout = healthCheckTimeout
     self.onStderr = onStderr
+    self.limits = limits
   }
 }
 

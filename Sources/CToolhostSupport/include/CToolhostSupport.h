@@ -2,6 +2,7 @@
 #define TOOLHOST_SUPPORT_H
 #include <sys/types.h>
 #include <signal.h>
+#include <sys/resource.h>
 
 /// pidfd_open(2): a descriptor that becomes readable when `pid` exits. -1 with errno where unsupported.
 int toolhost_pidfd_open(pid_t pid);
@@ -20,5 +21,55 @@ int toolhost_pipe_cloexec(int fds[2]);
 int toolhost_set_nonblocking(int fd);
 /// The number of open descriptors of this process (counts /proc/self/fd or /dev/fd entries), -1 on failure.
 int toolhost_count_open_fds(void);
+
+/// Where a spawn failed (reported with errno).
+enum {
+  TOOLHOST_SPAWN_STAGE_NONE = 0,
+  TOOLHOST_SPAWN_STAGE_PIPE = 1,
+  TOOLHOST_SPAWN_STAGE_FORK = 2,
+  TOOLHOST_SPAWN_STAGE_CGROUP = 3,
+  TOOLHOST_SPAWN_STAGE_SESSION = 4,
+  TOOLHOST_SPAWN_STAGE_LIMITS = 5,
+  TOOLHOST_SPAWN_STAGE_CHDIR = 6,
+  TOOLHOST_SPAWN_STAGE_STDIO = 7,
+  TOOLHOST_SPAWN_STAGE_EXEC = 8,
+};
+
+/// One resource limit for the child (setrlimit).
+typedef struct {
+  int resource;
+  rlim_t soft;
+  rlim_t hard;
+} toolhost_rlimit;
+
+/// What toolhost_spawn starts. Every pointer must stay valid for the call.
+typedef struct {
+  const char *path;
+  char *const *argv;
+  char *const *envp;
+  /// The child's working directory, or NULL for the host's.
+  const char *cwd;
+  /// The child's stdin, stdout and stderr (-1 leaves the host's).
+  int stdin_fd, stdout_fd, stderr_fd;
+  /// An open descriptor of a cgroup's cgroup.procs that the child joins before anything else, or -1.
+  int cgroup_procs_fd;
+  /// Non-zero: the child calls setsid() (a new session and process group, no controlling terminal).
+  int new_session;
+  toolhost_rlimit limits[8];
+  int limit_count;
+} toolhost_spawn_attr;
+
+/// Starts a child the way toolhost runs plugins: default signal actions and an empty mask, the cgroup joined, a new
+/// session, the resource limits, the working directory, stdio, then execve. The host's signals are blocked for the
+/// moment of the vfork. Returns the pid, or -1 with *error_out (errno) and *stage_out (TOOLHOST_SPAWN_STAGE_*) set;
+/// a child that failed before exec has been reaped.
+pid_t toolhost_spawn(const toolhost_spawn_attr *attr, int *error_out, int *stage_out);
+
+/// Makes the host a child subreaper (orphaned descendants are re-parented to it). -1 with errno where unsupported.
+int toolhost_set_child_subreaper(void);
+
+/// wait4(pid, WNOHANG): 1 with the exit status or the signal (and the child's resource usage) once it has ended,
+/// 0 while it runs, -1 with errno on error.
+int toolhost_wait_exited(pid_t pid, int *status_out, int *signal_out, struct rusage *usage);
 
 #endif

@@ -2,26 +2,27 @@ import CToolhostSupport
 import Foundation
 import Synchronization
 
-/// What the I/O thread hands back when a call's pipes are done and its process has exited.
+/// What the I/O thread hands back when a call's process has exited and been reaped, and its pipes are done.
 struct IOResult: Sendable {
+  var termination: ProcessOutcome.Termination
   var stdout: [UInt8]
   var stderrTail: [UInt8]
   var stderrByteCount: Int
   var stopReason: ProcessOutcome.StopReason?
+  var limitExceeded: ResourceLimits.Kind?
+  var cpuTime: Duration
 }
 
 /// One call's descriptors and buffers.
 ///
 /// `@unchecked Sendable`: a job is created by the calling task, handed to the I/O thread through the loop's
 /// mutex-protected inbox, and from then on read and written only by that thread; the calling task never touches
-/// it again.
+/// it again (cancellation goes through the atomic flag and the inbox).
 final class IOJob: @unchecked Sendable {
   let id: Int
-  /// Set by the caller after launch, before the job is handed to the loop.
-  var pid: Int32 = 0
-  var pidfd: Int32 = -1
-  /// Set from Foundation's termination handler, which may run before the job reaches the loop.
-  let terminated = Atomic<Bool>(false)
+  let pid: Int32
+  var pidfd: Int32
+  let cell: ContainmentCell
   /// Set when the calling task is cancelled, which may happen before the job reaches the loop.
   let cancelRequested = Atomic<Bool>(false)
   var stdinFD: Int32
@@ -32,27 +33,37 @@ final class IOJob: @unchecked Sendable {
   let outputLimit: Int
   let stderrTailLimit: Int
   let killGrace: Double
+  /// The most processes the call may have in its cgroup, watched by the loop (when no pids controller does it).
+  let processLimit: Int?
   let onStderr: (@Sendable ([UInt8]) -> Void)?
-  let onDone: @Sendable (IOResult) -> Void
+  /// Set by the caller before the job is handed to the loop.
+  var onDone: @Sendable (IOResult) -> Void = { _ in }
 
   var stdout: [UInt8] = []
   var stderrTail: [UInt8] = []
   var stderrByteCount = 0
   var stopReason: ProcessOutcome.StopReason?
-  var exited = false
+  var limitExceeded: ResourceLimits.Kind?
+  var termination: ProcessOutcome.Termination?
+  var cpuTime: Duration = .zero
   /// When the time limit passes (monotonic seconds).
   var deadline: Double?
   /// When SIGKILL follows the SIGTERM already sent.
   var killAt: Double?
-  /// After the child exited: when to stop waiting for pipes held open by something outside its group.
+  /// After the child exited: when to stop waiting for pipes held open by something the kill did not reach.
   var drainDeadline: Double?
+  /// When to look at the process count (or, without a pidfd, for the child's exit) next.
+  var nextCheck: Double?
 
   init(
-    id: Int, stdinFD: Int32, stdoutFD: Int32, stderrFD: Int32, input: [UInt8],
-    outputLimit: Int, stderrTailLimit: Int, timeout: Duration?, killGrace: Duration,
-    onStderr: (@Sendable ([UInt8]) -> Void)?, onDone: @escaping @Sendable (IOResult) -> Void
+    id: Int, pid: Int32, pidfd: Int32, cell: ContainmentCell, stdinFD: Int32, stdoutFD: Int32, stderrFD: Int32,
+    input: [UInt8], outputLimit: Int, stderrTailLimit: Int, timeout: Duration?, killGrace: Duration,
+    processLimit: Int?, onStderr: (@Sendable ([UInt8]) -> Void)?
   ) {
     self.id = id
+    self.pid = pid
+    self.pidfd = pidfd
+    self.cell = cell
     self.stdinFD = stdinFD
     self.stdoutFD = stdoutFD
     self.stderrFD = stderrFD
@@ -60,17 +71,32 @@ final class IOJob: @unchecked Sendable {
     self.outputLimit = outputLimit
     self.stderrTailLimit = stderrTailLimit
     self.killGrace = killGrace.seconds
+    self.processLimit = processLimit
     self.onStderr = onStderr
-    self.onDone = onDone
-    if let timeout { deadline = monotonicSeconds() + timeout.seconds }
+    let now = monotonicSeconds()
+    if let timeout { deadline = now + timeout.seconds }
+    if processLimit != nil || pidfd < 0 { nextCheck = now + IOJob.checkInterval }
   }
 
+  /// How often the process count is looked at, and the exit without a pidfd: 20 ms.
+  static let checkInterval = 0.02
+
+  var exited: Bool { termination != nil }
   var isDone: Bool { exited && stdinFD < 0 && stdoutFD < 0 && stderrFD < 0 }
 
-  /// Signals the child's whole process group; never signals our own group.
-  func signalGroup(_ signal: Int32) {
-    guard pid > 0 else { return }
-    kill(-pid, signal)
+  /// Reaps the child if it has exited; true once it has.
+  func reap() -> Bool {
+    guard termination == nil else { return true }
+    var status: Int32 = 0
+    var signal: Int32 = 0
+    var usage = rusage()
+    guard toolhost_wait_exited(pid, &status, &signal, &usage) == 1 else { return false }
+    termination = signal != 0 ? .signaled(signal) : .exited(status)
+    cpuTime =
+      .seconds(Int64(usage.ru_utime.tv_sec + usage.ru_stime.tv_sec))
+      + .microseconds(Int64(usage.ru_utime.tv_usec + usage.ru_stime.tv_usec))
+    cell.owner.reaped(pid)
+    return true
   }
 }
 
@@ -79,7 +105,6 @@ final class IOLoop: Sendable {
   enum Command: Sendable {
     case add(IOJob)
     case cancel(Int)
-    case exited(Int)
   }
 
   private let inbox = Mutex<[Command]>([])
@@ -132,11 +157,8 @@ final class IOLoop: Sendable {
           if job.input.isEmpty { closeFD(&job.stdinFD) }
           // Notices sent before the job arrived are in its flags (their commands found no job and were dropped).
           if job.cancelRequested.load(ordering: .acquiring) { stop(job, .cancelled) }
-          if job.terminated.load(ordering: .acquiring) { childExited(job) }
         case .cancel(let id):
           if let job = jobs[id] { stop(job, .cancelled) }
-        case .exited(let id):
-          if let job = jobs[id] { childExited(job) }
         }
       }
 
@@ -152,10 +174,24 @@ final class IOLoop: Sendable {
             nextTimer = min(nextTimer, d)
           }
         }
+        if let c = job.nextCheck {
+          if t >= c {
+            job.nextCheck = job.exited ? nil : t + IOJob.checkInterval
+            if job.pidfd < 0, job.reap() {
+              childExited(job)
+            } else if let limit = job.processLimit, !job.exited, job.cell.members().count > limit {
+              job.limitExceeded = .processes
+              killNow(job)
+            }
+            if let next = job.nextCheck { nextTimer = min(nextTimer, next) }
+          } else {
+            nextTimer = min(nextTimer, c)
+          }
+        }
         if let k = job.killAt {
           if t >= k {
             job.killAt = nil
-            job.signalGroup(SIGKILL)
+            job.cell.killAll(leader: job.pid)
             if job.drainDeadline == nil { job.drainDeadline = t + 0.5 }
           } else {
             nextTimer = min(nextTimer, k)
@@ -213,8 +249,10 @@ final class IOLoop: Sendable {
         case 1: readOutput(job, &buffer)
         case 2: readError(job, &buffer)
         default:
-          closeFD(&job.pidfd)
-          childExited(job)
+          if job.reap() {
+            closeFD(&job.pidfd)
+            childExited(job)
+          }
         }
       }
       finishDone(&jobs)
@@ -226,18 +264,19 @@ final class IOLoop: Sendable {
       jobs[id] = nil
       closeFD(&job.pidfd)
       activeCount.subtract(1, ordering: .relaxed)
+      let limit = job.limitExceeded ?? job.cell.cgroupLimitHit
+      job.cell.release()
       job.onDone(
         IOResult(
-          stdout: job.stdout, stderrTail: job.stderrTail, stderrByteCount: job.stderrByteCount,
-          stopReason: job.stopReason))
+          termination: job.termination ?? .signaled(SIGKILL), stdout: job.stdout, stderrTail: job.stderrTail,
+          stderrByteCount: job.stderrByteCount, stopReason: job.stopReason, limitExceeded: limit,
+          cpuTime: job.cpuTime))
     }
   }
 
-  /// The child has exited: end whatever it left in its group, and give its pipes a moment to drain.
+  /// The child has exited and been reaped: end whatever it left behind, and give its pipes a moment to drain.
   private func childExited(_ job: IOJob) {
-    guard !job.exited else { return }
-    job.exited = true
-    job.signalGroup(SIGKILL)
+    job.cell.killAll(leader: job.pid)
     job.killAt = nil
     job.deadline = nil
     // stdin can no longer be read by anyone that matters.
@@ -245,18 +284,23 @@ final class IOLoop: Sendable {
     if job.drainDeadline == nil { job.drainDeadline = monotonicSeconds() + 0.5 }
   }
 
-  /// Stops a running child: SIGTERM to its group now, SIGKILL after the grace period.
+  /// Stops a running call: SIGTERM to its processes now, SIGKILL to all of them after the grace period; an output
+  /// flood or a process storm is killed at once.
   private func stop(_ job: IOJob, _ reason: ProcessOutcome.StopReason) {
     if job.stopReason == nil { job.stopReason = reason }
     job.deadline = nil
     guard !job.exited else { return }
-    if reason == .outputTooLarge {
-      job.signalGroup(SIGKILL)
-      if job.drainDeadline == nil { job.drainDeadline = monotonicSeconds() + 0.5 }
-      return
-    }
-    job.signalGroup(SIGTERM)
+    if reason == .outputTooLarge { return killNow(job) }
+    job.cell.signalAll(SIGTERM, leader: job.pid)
     if job.killAt == nil { job.killAt = monotonicSeconds() + job.killGrace }
+  }
+
+  /// Kills every process of a running call at once.
+  private func killNow(_ job: IOJob) {
+    job.deadline = nil
+    guard !job.exited else { return }
+    job.cell.killAll(leader: job.pid)
+    if job.drainDeadline == nil { job.drainDeadline = monotonicSeconds() + 0.5 }
   }
 
   private func writeInput(_ job: IOJob) {

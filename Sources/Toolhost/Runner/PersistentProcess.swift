@@ -18,12 +18,16 @@ public struct PersistentProcessSpec: Sendable {
   public var stderrTailLimit: Int
   /// Time between SIGTERM and SIGKILL when the process is stopped.
   public var killGrace: Duration
+  /// Its resource limits for its whole lifetime (none by default).
+  public var limits: ResourceLimits
+  /// How it and everything it starts are contained.
+  public var containment: Containment
 
-  /// Makes a spec with the default limits: 16 MiB lines, 8 KiB of stderr tail, 200 ms grace.
+  /// Makes a spec with the default limits: 16 MiB lines, 8 KiB of stderr tail, 200 ms grace, no resource limits.
   public init(
     executable: String, arguments: [String] = [], environment: [String: String] = [:],
     workingDirectory: String? = nil, maxLineLength: Int = 16 << 20, stderrTailLimit: Int = 8 << 10,
-    killGrace: Duration = .milliseconds(200)
+    killGrace: Duration = .milliseconds(200), limits: ResourceLimits = .none, containment: Containment = .shared
   ) {
     self.executable = executable
     self.arguments = arguments
@@ -32,14 +36,16 @@ public struct PersistentProcessSpec: Sendable {
     self.maxLineLength = maxLineLength
     self.stderrTailLimit = stderrTailLimit
     self.killGrace = killGrace
+    self.limits = limits
+    self.containment = containment
   }
 }
 
 /// A long-lived subprocess that reads lines on stdin and writes lines on stdout: a persistent plugin or an MCP
 /// server.
 ///
-/// The child runs in its own process group, started with an empty signal mask and close-on-exec descriptors (as in
-/// ``ProcessRunner``). Its stdin is one end of a Unix stream socket pair rather than a pipe, so a caller can write a
+/// The child is contained as a ``ProcessRunner`` call is, for its whole lifetime: a session of its own, its own cell
+/// (cgroup or marker), its resource limits, close-on-exec descriptors. Its stdin is one end of a Unix stream socket pair rather than a pipe, so a caller can write a
 /// request straight from its own thread with `send(MSG_NOSIGNAL | MSG_DONTWAIT)`: no SIGPIPE can reach the host and
 /// no write ever blocks; what does not fit is left to the I/O thread. (Programs read a socket on stdin as they read
 /// a pipe: `read(2)`, stdio, Python's `sys.stdin`, Node's `process.stdin` all work.)
@@ -50,7 +56,7 @@ public struct PersistentProcessSpec: Sendable {
 /// left in its group is killed, the pipes are drained, and `onExit` is called once, last. Callbacks run on that
 /// thread: keep them quick and never block in them.
 ///
-/// Stopping is always by process group: ``terminate()`` sends SIGTERM then SIGKILL after the grace period,
+/// Stopping always reaches every process of its cell: ``terminate()`` sends SIGTERM then SIGKILL after the grace period,
 /// ``kill()`` sends SIGKILL, ``shutdown(grace:)`` closes stdin first and waits for a clean exit. Processes still
 /// running when the host exits are shut down the same way by an `atexit` handler, so none is left behind.
 public final class PersistentProcess: Sendable {
@@ -108,7 +114,6 @@ public final class PersistentProcess: Sendable {
     var signal: Int32 = 0
     var terminate = false
     var stopReason: StopReason?
-    var termination: ProcessOutcome.Termination?
     var exit: Exit?
     var exitWaiters: [@Sendable (Exit) -> Void] = []
     var stderrTail: [UInt8] = []
@@ -210,43 +215,24 @@ public final class PersistentProcess: Sendable {
         executable: spec.executable, reason: "cannot create pipes: \(reason)")
     }
 
-    let process = Process()
-    process.executableURL = URL(fileURLWithPath: spec.executable)
-    process.arguments = spec.arguments
-    process.environment = spec.environment
-    if let dir = spec.workingDirectory {
-      process.currentDirectoryURL = URL(fileURLWithPath: dir, isDirectory: true)
-    }
-    process.standardInput = FileHandle(fileDescriptor: fds[0][1], closeOnDealloc: false)
-    process.standardOutput = FileHandle(fileDescriptor: fds[1][1], closeOnDealloc: false)
-    process.standardError = FileHandle(fileDescriptor: fds[2][1], closeOnDealloc: false)
-
     let shared = LockedState(Shared())
     let wakeWrite = fds[3][1]
-    process.terminationHandler = { p in
-      let termination: ProcessOutcome.Termination =
-        p.terminationReason == .uncaughtSignal
-        ? .signaled(p.terminationStatus) : .exited(p.terminationStatus)
-      shared.withLock { $0.termination = termination }
-      var byte: UInt8 = 1
-      _ = write(wakeWrite, &byte, 1)
-    }
-
+    let cell = spec.containment.makeCell(limits: spec.limits)
+    let pid: Int32
     do {
-      try process.runWithSignalsUnblocked()
+      pid = try spawnProcess(
+        executable: spec.executable, arguments: spec.arguments, environment: spec.environment,
+        workingDirectory: spec.workingDirectory, stdio: (fds[0][1], fds[1][1], fds[2][1]), cell: cell,
+        limits: spec.limits, containment: spec.containment)
     } catch {
       closeAll()
-      let runSpec = ProcessSpec(
-        executable: spec.executable, arguments: spec.arguments,
-        workingDirectory: spec.workingDirectory)
-      throw ProcessLaunchError(
-        executable: spec.executable, reason: ProcessRunner.launchReason(error, spec: runSpec))
+      cell.release()
+      throw error
     }
     // The child has its own copies now.
     close(fds[0][1])
     close(fds[1][1])
     close(fds[2][1])
-    let pid = process.processIdentifier
     for fd in [fds[0][0], fds[1][0], fds[2][0], fds[3][0], fds[3][1]] {
       toolhost_set_nonblocking(fd)
     }
@@ -257,7 +243,7 @@ public final class PersistentProcess: Sendable {
       stderrTailLimit: spec.stderrTailLimit,
       shared: shared)
     let loop = PersistentLoop(
-      owner: me, process: process, pidfd: toolhost_pidfd_open(pid), stdoutFD: fds[1][0],
+      owner: me, cell: cell, pidfd: toolhost_pidfd_open(pid), stdoutFD: fds[1][0],
       stderrFD: fds[2][0],
       wakeRead: fds[3][0], maxLineLength: spec.maxLineLength, killGrace: spec.killGrace.seconds,
       handlers: handlers)
@@ -404,7 +390,7 @@ public final class PersistentProcess: Sendable {
   }
 }
 
-/// A mutex-protected value in a class, so closures (such as Foundation's termination handler) can share it.
+/// A mutex-protected value in a class, so callers and an I/O thread can share it.
 final class LockedState<Value: Sendable>: Sendable {
   private let mutex: Mutex<Value>
 
@@ -445,7 +431,7 @@ final class LiveProcesses: Sendable {
 final class PersistentLoop: @unchecked Sendable {
   typealias Handlers = PersistentProcess.Handlers
   let owner: PersistentProcess
-  var process: Process?
+  let cell: ContainmentCell
   var pidfd: Int32
   var stdoutFD: Int32
   var stderrFD: Int32
@@ -467,12 +453,12 @@ final class PersistentLoop: @unchecked Sendable {
   var stderrTail: [UInt8] = []
 
   init(
-    owner: PersistentProcess, process: Process, pidfd: Int32, stdoutFD: Int32, stderrFD: Int32,
+    owner: PersistentProcess, cell: ContainmentCell, pidfd: Int32, stdoutFD: Int32, stderrFD: Int32,
     wakeRead: Int32,
     maxLineLength: Int, killGrace: Double, handlers: Handlers
   ) {
     self.owner = owner
-    self.process = process
+    self.cell = cell
     self.pidfd = pidfd
     self.stdoutFD = stdoutFD
     self.stderrFD = stderrFD
@@ -483,8 +469,17 @@ final class PersistentLoop: @unchecked Sendable {
   }
 
   func signalGroup(_ signal: Int32) {
-    guard owner.pid > 0 else { return }
-    kill(-owner.pid, signal)
+    if signal == SIGKILL { cell.killAll(leader: owner.pid) } else { cell.signalAll(signal, leader: owner.pid) }
+  }
+
+  /// Reaps the child if it has exited.
+  func reap() -> ProcessOutcome.Termination? {
+    var status: Int32 = 0
+    var signal: Int32 = 0
+    var usage = rusage()
+    guard toolhost_wait_exited(owner.pid, &status, &signal, &usage) == 1 else { return nil }
+    cell.owner.reaped(owner.pid)
+    return signal != 0 ? .signaled(signal) : .exited(status)
   }
 
   func run() {
@@ -501,7 +496,6 @@ final class PersistentLoop: @unchecked Sendable {
         s.signal = 0
         c.terminate = s.terminate
         c.stopReason = s.stopReason
-        c.termination = s.termination
         if let a = s.alarm, now >= a.at {
           c.due = a.action
           s.alarm = nil
@@ -525,13 +519,14 @@ final class PersistentLoop: @unchecked Sendable {
         signalGroup(SIGTERM)
         killAt = monotonicSeconds() + killGrace
       }
-      if let t = c.termination, termination == nil {
+      if pidfd < 0, termination == nil, let t = reap() {
+        // No pidfd on this system: the exit is looked for on every turn (at least every 20 ms, below).
         termination = t
         childExited()
       }
 
       // Timers.
-      var nextTimer = Double.infinity
+      var nextTimer = pidfd < 0 && termination == nil ? now + 0.02 : Double.infinity
       if let k = killAt {
         if now >= k {
           killAt = nil
@@ -599,8 +594,11 @@ final class PersistentLoop: @unchecked Sendable {
         case 1: readOutput(&buffer)
         case 2: readError(&buffer)
         default:
-          closeFD(&pidfd)
-          childExited()
+          if let t = reap() {
+            closeFD(&pidfd)
+            termination = t
+            childExited()
+          }
         }
       }
     }
@@ -610,7 +608,6 @@ final class PersistentLoop: @unchecked Sendable {
     var signal: Int32 = 0
     var terminate = false
     var stopReason: PersistentProcess.StopReason?
-    var termination: ProcessOutcome.Termination?
     var due: (@Sendable () -> Void)?
     var peerGone = false
     var stdinFD: Int32 = -1
@@ -654,7 +651,7 @@ final class PersistentLoop: @unchecked Sendable {
     }
     for w in waiters { w(exit) }
     LiveProcesses.shared.remove(owner)
-    process = nil
+    cell.release()
   }
 
   func readOutput(_ buffer: inout [UInt8]) {

@@ -24,13 +24,15 @@ public struct ProcessSpec: Sendable {
   public var killGrace: Duration
   /// Called on the runner's I/O thread with each chunk the child writes to stderr; keep it quick.
   public var onStderr: (@Sendable ([UInt8]) -> Void)?
+  /// The child's resource limits (none by default; plugins get ``ResourceLimits/pluginDefaults``).
+  public var limits: ResourceLimits
 
-  /// Makes a spec with the default limits: 16 MiB of stdout, 8 KiB of stderr tail, 200 ms grace.
+  /// Makes a spec with the default limits: 16 MiB of stdout, 8 KiB of stderr tail, 200 ms grace, no resource limits.
   public init(
     executable: String, arguments: [String] = [], environment: [String: String] = [:],
     workingDirectory: String? = nil, input: [UInt8] = [], timeout: Duration? = nil,
     outputLimit: Int = 16 << 20, stderrTailLimit: Int = 8 << 10, killGrace: Duration = .milliseconds(200),
-    onStderr: (@Sendable ([UInt8]) -> Void)? = nil
+    onStderr: (@Sendable ([UInt8]) -> Void)? = nil, limits: ResourceLimits = .none
   ) {
     self.executable = executable
     self.arguments = arguments
@@ -42,6 +44,7 @@ public struct ProcessSpec: Sendable {
     self.stderrTailLimit = stderrTailLimit
     self.killGrace = killGrace
     self.onStderr = onStderr
+    self.limits = limits
   }
 }
 
@@ -87,6 +90,27 @@ public struct ProcessOutcome: Sendable {
   public var duration: Duration
   /// The child's process id (also its process group id).
   public var pid: Int32
+  /// A resource limit the runner saw the call exceed (its cgroup's events, or more processes than allowed), if any.
+  /// ``ResourceLimits/exceeded(by:)`` also looks at the signal and the log.
+  public var limitExceeded: ResourceLimits.Kind?
+  /// The CPU time the child itself used (user and system), as its exit reported it.
+  public var cpuTime: Duration
+
+  /// Makes an outcome (the runner does; persistent calls and tests make their own).
+  public init(
+    termination: Termination, stopReason: StopReason?, stdout: [UInt8], stderrTail: [UInt8], stderrByteCount: Int,
+    duration: Duration, pid: Int32, limitExceeded: ResourceLimits.Kind? = nil, cpuTime: Duration = .zero
+  ) {
+    self.termination = termination
+    self.stopReason = stopReason
+    self.stdout = stdout
+    self.stderrTail = stderrTail
+    self.stderrByteCount = stderrByteCount
+    self.duration = duration
+    self.pid = pid
+    self.limitExceeded = limitExceeded
+    self.cpuTime = cpuTime
+  }
 
   /// The stderr tail as text, trimmed, invalid UTF-8 repaired.
   public var stderrText: String {
@@ -111,30 +135,42 @@ public struct ProcessLaunchError: Error, Sendable, Equatable, CustomStringConver
   public var description: String { "cannot start \(executable): \(reason)" }
 }
 
-/// Runs subprocesses through Foundation `Process` with stdin, stdout and stderr on pipes served by one I/O thread.
+/// Runs subprocesses with stdin, stdout and stderr on pipes served by one I/O thread, each call contained.
 ///
-/// Every child runs in its own process group. A time limit, an output flood or the calling task's cancellation
-/// ends the whole group (SIGTERM, a grace period, SIGKILL); when the child itself exits, whatever it left behind in
-/// its group is killed too, so no call leaves a process behind or waits on a pipe a grandchild holds open. Pipes are
-/// close-on-exec, so one call's pipe never reaches another call's child. SIGPIPE is blocked on the I/O thread, so a
-/// child that exits without reading its input cannot kill the host.
+/// Every child starts in a session of its own (no controlling terminal), inside its call's cgroup where the machine
+/// allows one, with the spec's resource limits (see ``Containment``). The call's end is decided only by what no
+/// descendant can hold open: the child's exit (a pidfd), the call's own pipes, its time limit and cancellation. A
+/// time limit or the calling task's cancellation ends every process of the call (SIGTERM, a grace period, SIGKILL);
+/// an output flood kills them at once; when the child itself exits, whatever it left behind (in its group, its
+/// cgroup, or re-parented to the host) is killed too. Pipes are close-on-exec, so one call's pipe never reaches
+/// another call's child. SIGPIPE is blocked on the I/O thread, so a child that exits without reading its input
+/// cannot kill the host.
+///
+/// ```swift
+/// let outcome = try await ProcessRunner.shared.run(
+///   ProcessSpec(executable: "/bin/echo", arguments: ["hi"], timeout: .seconds(5), limits: .pluginDefaults))
+/// print(outcome.termination, String(decoding: outcome.stdout, as: UTF8.self))
+/// ```
 public final class ProcessRunner: Sendable {
-  /// The shared runner.
+  /// The shared runner, contained as ``Containment/shared`` says.
   public static let shared = ProcessRunner()
 
   private let loop: IOLoop
+  /// How this runner's calls are contained.
+  public let containment: Containment
 
   /// Makes a runner with its own I/O thread (started on first use).
-  public init() {
+  public init(containment: Containment = .shared) {
     loop = IOLoop()
+    self.containment = containment
   }
 
-  /// Runs `spec` to completion and returns how it ended; a time limit, a flood or cancellation is reported in
-  /// ``ProcessOutcome/stopReason``, not thrown.
+  /// Runs `spec` to completion and returns how it ended; a time limit, a flood, a resource limit or cancellation is
+  /// reported in the outcome (``ProcessOutcome/stopReason``, ``ProcessOutcome/limitExceeded``), not thrown.
   ///
-  /// Cancelling the calling task ends the child's process group and returns with `.cancelled`.
+  /// Cancelling the calling task ends the call's processes and returns with `.cancelled`.
   /// - Throws: ``ProcessLaunchError`` when the executable cannot be started (missing, not executable, bad
-  ///   interpreter, no such working directory). Nothing else.
+  ///   interpreter, no such working directory, arguments and environment too large). Nothing else.
   public func run(_ spec: ProcessSpec) async throws(ProcessLaunchError) -> ProcessOutcome {
     let started = ContinuousClock.now
     var stdinPipe: [Int32] = [-1, -1]
@@ -150,130 +186,51 @@ public final class ProcessRunner: Sendable {
       closeAll()
       throw ProcessLaunchError(executable: spec.executable, reason: "cannot create pipes: \(reason)")
     }
-
-    let process = Process()
-    process.executableURL = URL(fileURLWithPath: spec.executable)
-    process.arguments = spec.arguments
-    process.environment = spec.environment
-    if let dir = spec.workingDirectory { process.currentDirectoryURL = URL(fileURLWithPath: dir, isDirectory: true) }
-    process.standardInput = FileHandle(fileDescriptor: stdinPipe[0], closeOnDealloc: false)
-    process.standardOutput = FileHandle(fileDescriptor: stdoutPipe[1], closeOnDealloc: false)
-    process.standardError = FileHandle(fileDescriptor: stderrPipe[1], closeOnDealloc: false)
-
-    let id = loop.nextID()
-    let call = CallState()
-    let loop = self.loop
-    let job = IOJob(
-      id: id, stdinFD: stdinPipe[1], stdoutFD: stdoutPipe[0], stderrFD: stderrPipe[0], input: spec.input,
-      outputLimit: spec.outputLimit, stderrTailLimit: spec.stderrTailLimit, timeout: spec.timeout,
-      killGrace: spec.killGrace, onStderr: spec.onStderr, onDone: { io in call.finish(io: io) })
-    process.terminationHandler = { p in
-      let termination: ProcessOutcome.Termination =
-        p.terminationReason == .uncaughtSignal ? .signaled(p.terminationStatus) : .exited(p.terminationStatus)
-      call.finish(termination: termination)
-      job.terminated.store(true, ordering: .releasing)
-      loop.send(.exited(id))
-    }
-
+    let cell = containment.makeCell(limits: spec.limits)
+    let pid: Int32
     do {
-      try process.runWithSignalsUnblocked()
+      pid = try spawnProcess(
+        executable: spec.executable, arguments: spec.arguments, environment: spec.environment,
+        workingDirectory: spec.workingDirectory, stdio: (stdinPipe[0], stdoutPipe[1], stderrPipe[1]), cell: cell,
+        limits: spec.limits, containment: containment)
     } catch {
       closeAll()
-      throw ProcessLaunchError(executable: spec.executable, reason: Self.launchReason(error, spec: spec))
+      cell.release()
+      throw error
     }
     // The child has its own copies now.
     close(stdinPipe[0])
     close(stdoutPipe[1])
     close(stderrPipe[1])
-    let pid = process.processIdentifier
     toolhost_set_nonblocking(stdinPipe[1])
     toolhost_set_nonblocking(stdoutPipe[0])
     toolhost_set_nonblocking(stderrPipe[0])
-    job.pid = pid
-    // Fails (ESRCH) when the child is already gone; its termination handler then tells the loop.
-    job.pidfd = toolhost_pidfd_open(pid)
 
-    let (termination, io) = await withTaskCancellationHandler {
-      await withCheckedContinuation { continuation in
-        call.wait(continuation)
+    // Without the pids controller, the process limit is watched in the call's cgroup.
+    let watched =
+      cell.cgroup != nil && !containment.controllers.contains("pids") ? spec.limits.processes : nil
+    let job = IOJob(
+      id: loop.nextID(), pid: pid, pidfd: toolhost_pidfd_open(pid), cell: cell, stdinFD: stdinPipe[1],
+      stdoutFD: stdoutPipe[0], stderrFD: stderrPipe[0], input: spec.input, outputLimit: spec.outputLimit,
+      stderrTailLimit: spec.stderrTailLimit, timeout: spec.timeout, killGrace: spec.killGrace,
+      processLimit: watched, onStderr: spec.onStderr)
+    let loop = self.loop
+    let io = await withTaskCancellationHandler {
+      await withCheckedContinuation { (continuation: CheckedContinuation<IOResult, Never>) in
+        job.onDone = { continuation.resume(returning: $0) }
         loop.send(.add(job))
       }
     } onCancel: {
       job.cancelRequested.store(true, ordering: .releasing)
-      loop.send(.cancel(id))
+      loop.send(.cancel(job.id))
     }
-    _ = process  // keep Foundation's object alive until the end
     return ProcessOutcome(
-      termination: termination, stopReason: io.stopReason, stdout: io.stdout, stderrTail: io.stderrTail,
-      stderrByteCount: io.stderrByteCount, duration: ContinuousClock.now - started, pid: pid)
-  }
-
-  /// Words for a launch failure that say what to do.
-  static func launchReason(_ error: any Error, spec: ProcessSpec) -> String {
-    let fm = FileManager.default
-    var isDir: ObjCBool = false
-    if !fm.fileExists(atPath: spec.executable, isDirectory: &isDir) { return "no such file" }
-    if isDir.boolValue { return "it is a directory" }
-    // access(X_OK) succeeds for root on files with no execute bit at all, so look at the mode bits.
-    var info = stat()
-    if stat(spec.executable, &info) == 0, info.st_mode & 0o111 == 0 || !fm.isExecutableFile(atPath: spec.executable) {
-      return "not executable (chmod +x \(spec.executable))"
-    }
-    if let dir = spec.workingDirectory, !fm.fileExists(atPath: dir) { return "working directory \(dir) does not exist" }
-    let ns = error as NSError
-    if let posix = ns.userInfo[NSUnderlyingErrorKey] as? NSError, posix.domain == NSPOSIXErrorDomain {
-      if posix.code == Int(ENOENT) || posix.code == Int(ENOEXEC) {
-        return "the interpreter named on its #! line was not found or it is not a valid executable"
-      }
-      return String(cString: strerror(Int32(posix.code)))
-    }
-    return ns.localizedDescription
+      termination: io.termination, stopReason: io.stopReason, stdout: io.stdout, stderrTail: io.stderrTail,
+      stderrByteCount: io.stderrByteCount, duration: ContinuousClock.now - started, pid: pid,
+      limitExceeded: io.limitExceeded, cpuTime: io.cpuTime)
   }
 
   /// The number of calls the runner's I/O thread is serving right now.
   public var activeCalls: Int { loop.activeCount.load(ordering: .relaxed) }
 }
 
-/// Joins the two halves of a call's end: the I/O thread's and Foundation's termination report.
-final class CallState: Sendable {
-  private struct State {
-    var io: IOResult?
-    var termination: ProcessOutcome.Termination?
-    var continuation: CheckedContinuation<(ProcessOutcome.Termination, IOResult), Never>?
-  }
-  private let state = Mutex(State())
-
-  func wait(_ continuation: CheckedContinuation<(ProcessOutcome.Termination, IOResult), Never>) {
-    resumeIfDone { $0.continuation = continuation }
-  }
-
-  func finish(io: IOResult) { resumeIfDone { $0.io = io } }
-
-  func finish(termination: ProcessOutcome.Termination) { resumeIfDone { $0.termination = termination } }
-
-  private func resumeIfDone(_ update: (inout State) -> Void) {
-    let ready:
-      (CheckedContinuation<(ProcessOutcome.Termination, IOResult), Never>, ProcessOutcome.Termination, IOResult)? =
-        state.withLock { s in
-          update(&s)
-          guard let c = s.continuation, let t = s.termination, let io = s.io else { return nil }
-          s.continuation = nil
-          return (c, t, io)
-        }
-    if let (c, t, io) = ready { c.resume(returning: (t, io)) }
-  }
-}
-
-extension Process {
-  /// `run()` with the calling thread's signal mask cleared for the moment of the spawn: children inherit the
-  /// spawning thread's mask, and Swift's threads block SIGTERM, SIGINT and SIGCHLD, which would make plugins
-  /// immune to SIGTERM.
-  ///
-  /// - Throws: what `run()` throws.
-  func runWithSignalsUnblocked() throws {
-    var saved = sigset_t()
-    toolhost_unblock_all_signals(&saved)
-    defer { toolhost_restore_signals(&saved) }
-    try run()
-  }
-}

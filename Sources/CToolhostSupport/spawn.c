@@ -1,0 +1,138 @@
+#define _GNU_SOURCE
+#include "CToolhostSupport.h"
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <signal.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <unistd.h>
+#if defined(__linux__)
+#include <sys/prctl.h>
+#endif
+
+/* What the child reports through the error pipe when it cannot exec: the stage and errno. */
+struct spawn_failure {
+  int stage;
+  int error;
+};
+
+/* Only async-signal-safe calls from here on: the child shares the parent's memory (vfork) and the parent has
+   other threads whose locks may be held. */
+static void child_fail(int fd, int stage) {
+  struct spawn_failure f = {stage, errno};
+  ssize_t ignored = write(fd, &f, sizeof f);
+  (void)ignored;
+  _exit(127);
+}
+
+static int move_above(int fd, int floor) {
+  if (fd < 0) return fd;
+  return fcntl(fd, F_DUPFD_CLOEXEC, floor);
+}
+
+pid_t toolhost_spawn(const toolhost_spawn_attr *a, int *error_out, int *stage_out) {
+  *error_out = 0;
+  *stage_out = TOOLHOST_SPAWN_STAGE_NONE;
+  int report[2];
+  if (pipe2(report, O_CLOEXEC) != 0) {
+    *error_out = errno;
+    *stage_out = TOOLHOST_SPAWN_STAGE_PIPE;
+    return -1;
+  }
+  /* No signal handler of the host may run in the child while it shares the host's memory. */
+  sigset_t all, saved;
+  sigfillset(&all);
+  pthread_sigmask(SIG_SETMASK, &all, &saved);
+#if defined(__linux__)
+  pid_t pid = vfork();
+#else
+  pid_t pid = fork();
+#endif
+  if (pid == 0) {
+    /* Default actions for every signal: handlers of the host are not the plugin's, and ignored signals
+       (SIGPIPE, or SIGINT while toolhost waits) must not stay ignored in the plugin. */
+    struct sigaction dfl;
+    memset(&dfl, 0, sizeof dfl);
+    dfl.sa_handler = SIG_DFL;
+    for (int s = 1; s < NSIG; s++) {
+      if (s == SIGKILL || s == SIGSTOP) continue;
+      sigaction(s, &dfl, NULL);
+    }
+    /* Join the call's cgroup before anything else, so every descendant is born inside it. */
+    if (a->cgroup_procs_fd >= 0) {
+      if (write(a->cgroup_procs_fd, "0", 1) != 1) child_fail(report[1], TOOLHOST_SPAWN_STAGE_CGROUP);
+    }
+    /* A session of its own: its own process group and no controlling terminal. */
+    if (a->new_session && setsid() < 0) child_fail(report[1], TOOLHOST_SPAWN_STAGE_SESSION);
+    for (int i = 0; i < a->limit_count; i++) {
+      struct rlimit r = {a->limits[i].soft, a->limits[i].hard};
+      if (setrlimit(a->limits[i].resource, &r) != 0) child_fail(report[1], TOOLHOST_SPAWN_STAGE_LIMITS);
+    }
+    if (a->cwd && chdir(a->cwd) != 0) child_fail(report[1], TOOLHOST_SPAWN_STAGE_CHDIR);
+    /* Move the three descriptors out of 0..2 first, so that dup2 never overwrites one still needed. */
+    int in = move_above(a->stdin_fd, 3), out = move_above(a->stdout_fd, 3), err = move_above(a->stderr_fd, 3);
+    if ((a->stdin_fd >= 0 && in < 0) || (a->stdout_fd >= 0 && out < 0) || (a->stderr_fd >= 0 && err < 0))
+      child_fail(report[1], TOOLHOST_SPAWN_STAGE_STDIO);
+    if ((in >= 0 && dup2(in, 0) < 0) || (out >= 0 && dup2(out, 1) < 0) || (err >= 0 && dup2(err, 2) < 0))
+      child_fail(report[1], TOOLHOST_SPAWN_STAGE_STDIO);
+    sigset_t none;
+    sigemptyset(&none);
+    sigprocmask(SIG_SETMASK, &none, NULL);
+    execve(a->path, a->argv, a->envp);
+    child_fail(report[1], TOOLHOST_SPAWN_STAGE_EXEC);
+  }
+  int fork_errno = errno;
+  pthread_sigmask(SIG_SETMASK, &saved, NULL);
+  close(report[1]);
+  if (pid < 0) {
+    close(report[0]);
+    *error_out = fork_errno;
+    *stage_out = TOOLHOST_SPAWN_STAGE_FORK;
+    return -1;
+  }
+  struct spawn_failure f;
+  ssize_t n;
+  do {
+    n = read(report[0], &f, sizeof f);
+  } while (n < 0 && errno == EINTR);
+  close(report[0]);
+  if (n == (ssize_t)sizeof f) {
+    int status;
+    while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+    }
+    *error_out = f.error;
+    *stage_out = f.stage;
+    return -1;
+  }
+  return pid;
+}
+
+int toolhost_set_child_subreaper(void) {
+#if defined(__linux__) && defined(PR_SET_CHILD_SUBREAPER)
+  return prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0);
+#else
+  errno = ENOSYS;
+  return -1;
+#endif
+}
+
+int toolhost_wait_exited(pid_t pid, int *status_out, int *signal_out, struct rusage *usage) {
+  int status = 0;
+  pid_t r;
+  do {
+    r = wait4(pid, &status, WNOHANG, usage);
+  } while (r < 0 && errno == EINTR);
+  if (r <= 0) return (int)r;
+  if (WIFEXITED(status)) {
+    *status_out = WEXITSTATUS(status);
+    *signal_out = 0;
+  } else if (WIFSIGNALED(status)) {
+    *status_out = 0;
+    *signal_out = WTERMSIG(status);
+  } else {
+    return 0;
+  }
+  return 1;
+}

@@ -1,0 +1,436 @@
+import CToolhostSupport
+import Foundation
+import Synchronization
+
+/// How toolhost makes sure that every process a plugin call starts is gone when the call ends, and when toolhost
+/// itself exits or is killed.
+///
+/// Every child starts in a session of its own (so it has no controlling terminal and its own process group) and
+/// carries the variable `TOOLHOST_CONTAINMENT`, a marker naming this host and call that its descendants inherit.
+/// On top of that, the strongest mechanism the machine allows:
+/// - ``Mechanism/cgroup``: a cgroup v2 per call, created under the host's own cgroup, that the child joins before it
+///   runs anything. `cgroup.kill` ends every process in it at once, whatever it did (setsid, setpgid, double
+///   forks, a cleared environment). Memory and process limits are enforced there when the `memory` and `pids`
+///   controllers are available.
+/// - ``Mechanism/subreaper``: the host is a child subreaper, so a descendant that leaves its process group and is
+///   orphaned is re-parented to toolhost instead of init; at the end of a call toolhost ends its own orphaned
+///   children that carry the call's marker (or no marker at all), with their descendants, and the process group.
+///
+/// A watchdog (`/bin/sh`, in a session of its own) holds a pipe from the host; when toolhost dies, even by SIGKILL,
+/// it ends every cgroup of this host, or every process carrying this host's marker.
+///
+/// ```swift
+/// let containment = Containment.shared
+/// print(containment.summary)      // "cgroup v2 per call (/sys/fs/cgroup/…/toolhost-4242); …"
+/// ```
+public final class Containment: Sendable {
+  /// The mechanism that ends a call's whole process tree.
+  public enum Mechanism: String, Sendable {
+    /// A cgroup v2 per call, ended with `cgroup.kill`.
+    case cgroup
+    /// The host as child subreaper, the call's marker variable, and the process group.
+    case subreaper
+  }
+
+  /// Which mechanism to use.
+  public enum Preference: String, Sendable {
+    /// A cgroup where the host may create one, otherwise the subreaper.
+    case automatic = "auto"
+    /// A cgroup; the subreaper when none can be created (``Containment/summary`` says why).
+    case cgroup
+    /// The subreaper, even where a cgroup could be created.
+    case subreaper
+
+    /// `TOOLHOST_CONTAINMENT` (`auto`, `cgroup`, `subreaper`) of `environment`; automatic when unset or unknown.
+    public static func from(environment: [String: String]) -> Preference {
+      environment["TOOLHOST_CONTAINMENT"].flatMap(Preference.init(rawValue:)) ?? .automatic
+    }
+  }
+
+  /// The name of the marker variable every contained process carries.
+  public static let markerVariable = "TOOLHOST_CONTAINMENT"
+
+  /// The containment of this process, as `TOOLHOST_CONTAINMENT` in its environment asks.
+  public static let shared = Containment(preference: .from(environment: ProcessInfo.processInfo.environment))
+
+  /// The mechanism in force.
+  public let mechanism: Mechanism
+  /// The folder holding this host's per-call cgroups (cgroup mechanism only).
+  public let cgroupFolder: String?
+  /// The cgroup controllers available to a call's cgroup (`memory`, `pids`), for its limits.
+  public let controllers: Set<String>
+  /// Why the cgroup mechanism is not in force, when it is not.
+  public let fallbackReason: String?
+  /// This host's marker: `<pid>-<random>`; a call's marker is `<host marker>.<call number>`.
+  public let hostMarker: String
+  private let cells = Atomic<Int>(0)
+  private let watchdog = Mutex<Int32>(-1)
+  private let liveSpawned = Mutex<Set<Int32>>([])
+
+  /// Sets containment up as `preference` asks: finds the host's cgroup v2 and tries to create a folder for the
+  /// calls' cgroups there, or makes the host a child subreaper. Never throws; ``summary`` says what is in force.
+  public init(preference: Preference) {
+    hostMarker = "\(getpid())-" + String(UInt64.random(in: 0...UInt64.max), radix: 36)
+    var reason: String? = nil
+    var folder: String? = nil
+    var controllers: Set<String> = []
+    if preference == .subreaper {
+      reason = "the subreaper was asked for (TOOLHOST_CONTAINMENT=subreaper)"
+    } else {
+      switch Self.makeCgroupFolder(marker: hostMarker) {
+      case .success(let made):
+        folder = made.path
+        controllers = made.controllers
+      case .failure(let why): reason = why.reason
+      }
+    }
+    cgroupFolder = folder
+    self.controllers = controllers
+    fallbackReason = reason
+    if folder != nil {
+      mechanism = .cgroup
+    } else {
+      mechanism = .subreaper
+      toolhost_set_child_subreaper()
+    }
+  }
+
+  /// One line for `toolhost doctor`: the mechanism, where, and how each limit is enforced.
+  public var summary: String {
+    switch mechanism {
+    case .cgroup:
+      let memory = controllers.contains("memory") ? "memory.max" : "setrlimit (no memory controller)"
+      let pids = controllers.contains("pids") ? "pids.max" : "watched in the cgroup (no pids controller)"
+      return "cgroup v2 per call (\(cgroupFolder ?? "")), cgroup.kill ends each call's processes; "
+        + "memory: \(memory); processes: \(pids); CPU time, file size, open files: setrlimit"
+    case .subreaper:
+      return "child subreaper + marker variable + process group (\(fallbackReason ?? "no cgroup")); "
+        + "memory, CPU time, file size, open files: setrlimit; processes: not enforced without a cgroup"
+    }
+  }
+
+  // MARK: Cells
+
+  /// Makes the container of one call or one long-lived process: its marker, and its cgroup when the mechanism is
+  /// cgroup (a cgroup that cannot be created leaves the call with the marker and process group only).
+  func makeCell(limits: ResourceLimits) -> ContainmentCell {
+    startWatchdog()
+    let number = cells.add(1, ordering: .relaxed).newValue
+    let marker = hostMarker + "." + String(number)
+    guard let base = cgroupFolder else {
+      return ContainmentCell(owner: self, marker: marker, cgroup: nil, procsFD: -1)
+    }
+    let path = base + "/c" + String(number)
+    guard mkdir(path, 0o755) == 0 else { return ContainmentCell(owner: self, marker: marker, cgroup: nil, procsFD: -1) }
+    if let m = limits.memoryBytes, controllers.contains("memory") {
+      Self.write(path + "/memory.max", String(m))
+      Self.write(path + "/memory.swap.max", "0")
+    }
+    if let p = limits.processes, controllers.contains("pids") { Self.write(path + "/pids.max", String(p)) }
+    let fd = open(path + "/cgroup.procs", O_WRONLY | O_CLOEXEC)
+    return ContainmentCell(owner: self, marker: marker, cgroup: fd >= 0 ? path : nil, procsFD: fd)
+  }
+
+  func spawned(_ pid: Int32) { _ = liveSpawned.withLock { $0.insert(pid) } }
+  func reaped(_ pid: Int32) { _ = liveSpawned.withLock { $0.remove(pid) } }
+
+  // MARK: The subreaper's sweep
+
+  /// Ends this host's orphaned children (re-parented to it as subreaper) that carry the cell's `marker` (any of this
+  /// host's when `nil`) or no marker of this host at all, with all their descendants, and reaps the ones that have
+  /// ended. Repeats while it finds any, so that grandchildren re-parented by the kill are caught too.
+  func sweepOrphans(marker: String?) {
+    let wanted = "\(Self.markerVariable)=" + (marker.map { $0 + "\0" } ?? hostMarker + ".")
+    let session = getsid(0)
+    for _ in 0..<20 {
+      let spawned = liveSpawned.withLock { $0 }
+      var found = false
+      for child in Self.children(of: getpid()) where !spawned.contains(child) {
+        // Every plugin starts in a session of its own and no descendant can come back to the host's, so a child
+        // in the host's session is one the embedding program started itself: not ours to touch.
+        guard let stat = Self.stat(of: child), stat.session != session else { continue }
+        if stat.state == "Z" {
+          Self.reap(child, within: 0)
+          continue
+        }
+        let environment = Self.environment(of: child)
+        guard environment.contains(wanted) || !environment.contains(hostMarker) else { continue }
+        found = true
+        for pid in Self.tree(of: child).reversed() { kill(pid, SIGKILL) }
+        kill(child, SIGKILL)
+        Self.reap(child, within: 0.2)
+      }
+      if !found { return }
+    }
+  }
+
+  /// Waits up to `seconds` for the child `pid` to end and reaps it.
+  static func reap(_ pid: Int32, within seconds: Double) {
+    let deadline = monotonicSeconds() + seconds
+    var status: Int32 = 0
+    while waitpid(pid, &status, WNOHANG) == 0, monotonicSeconds() < deadline { usleep(500) }
+  }
+
+  /// The children of every thread of `pid` (`/proc/PID/task/*/children`).
+  static func children(of pid: Int32) -> [Int32] {
+    let tasks = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/\(pid)/task")) ?? []
+    var out: [Int32] = []
+    for task in tasks {
+      guard let text = readSmallFile("/proc/\(pid)/task/\(task)/children") else { continue }
+      out += text.split(separator: " ").compactMap { Int32($0.trimmingCharacters(in: .whitespacesAndNewlines)) }
+    }
+    return out
+  }
+
+  /// `pid`'s descendants, parents before children.
+  static func tree(of pid: Int32) -> [Int32] {
+    var out: [Int32] = []
+    var queue = children(of: pid)
+    while let next = queue.first {
+      queue.removeFirst()
+      out.append(next)
+      if out.count > 100_000 { break }
+      queue += children(of: next)
+    }
+    return out
+  }
+
+  /// A process's state letter and session from `/proc/PID/stat`, or nil when it is gone.
+  static func stat(of pid: Int32) -> (state: Character, session: Int32)? {
+    guard let text = readSmallFile("/proc/\(pid)/stat"), let close = text.lastIndex(of: ")") else { return nil }
+    // After the command: state ppid pgrp session ...
+    let fields = text[text.index(after: close)...].split(separator: " ")
+    guard fields.count > 3, let state = fields[0].first, let session = Int32(fields[3]) else { return nil }
+    return (state, session)
+  }
+
+  /// The environment block of a process (NUL-separated), empty when it cannot be read.
+  static func environment(of pid: Int32) -> String {
+    readSmallFile("/proc/\(pid)/environ", limit: 1 << 20) ?? ""
+  }
+
+  static func readSmallFile(_ path: String, limit: Int = 64 << 10) -> String? {
+    let fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK)
+    guard fd >= 0 else { return nil }
+    defer { close(fd) }
+    var bytes: [UInt8] = []
+    var buffer = [UInt8](repeating: 0, count: 4096)
+    while bytes.count < limit {
+      let n = read(fd, &buffer, buffer.count)
+      if n < 0 && errno == EINTR { continue }
+      if n <= 0 { break }
+      bytes += buffer[0..<n]
+    }
+    return String(decoding: bytes, as: UTF8.self)
+  }
+
+  @discardableResult
+  static func write(_ path: String, _ text: String) -> Bool {
+    let fd = open(path, O_WRONLY | O_CLOEXEC)
+    guard fd >= 0 else { return false }
+    defer { close(fd) }
+    return text.withCString { Glibc.write(fd, $0, strlen($0)) } == text.utf8.count
+  }
+
+  // MARK: Set-up
+
+  struct CgroupFailure: Error {
+    var reason: String
+  }
+
+  /// Finds this process's cgroup v2 folder and creates `toolhost-<marker>` in it, enabling the `memory` and `pids`
+  /// controllers for the calls' cgroups where the parent offers them.
+  static func makeCgroupFolder(marker: String) -> Result<(path: String, controllers: Set<String>), CgroupFailure> {
+    guard let mount = cgroup2Mount() else { return .failure(CgroupFailure(reason: "no cgroup v2 file system mounted")) }
+    guard let own = readSmallFile("/proc/self/cgroup")?.split(separator: "\n").first(where: { $0.hasPrefix("0::") })
+    else { return .failure(CgroupFailure(reason: "this process has no cgroup v2")) }
+    var relative = String(own.dropFirst(3))
+    if relative == "/" { relative = "" }
+    let parent = mount + relative
+    let folder = parent + "/toolhost-" + marker
+    guard mkdir(folder, 0o755) == 0 else {
+      return .failure(
+        CgroupFailure(reason: "cannot create a cgroup in \(parent): \(String(cString: strerror(errno)))"))
+    }
+    guard access(folder + "/cgroup.kill", W_OK) == 0 else {
+      rmdir(folder)
+      return .failure(CgroupFailure(reason: "the kernel has no cgroup.kill (Linux 5.14 or newer needed)"))
+    }
+    let offered = Set((readSmallFile(folder + "/cgroup.controllers") ?? "").split(whereSeparator: \.isWhitespace).map(String.init))
+    var enabled: Set<String> = []
+    for c in ["memory", "pids"] where offered.contains(c) {
+      if write(folder + "/cgroup.subtree_control", "+" + c) { enabled.insert(c) }
+    }
+    return .success((folder, enabled))
+  }
+
+  /// Where the cgroup v2 hierarchy is mounted (`/sys/fs/cgroup`, or `/sys/fs/cgroup/unified` on hybrid systems).
+  static func cgroup2Mount() -> String? {
+    guard let info = readSmallFile("/proc/self/mountinfo", limit: 1 << 20) else { return nil }
+    for line in info.split(separator: "\n") {
+      let parts = line.split(separator: " ")
+      guard let dash = parts.firstIndex(of: "-"), dash + 1 < parts.count, parts[dash + 1] == "cgroup2",
+        parts.count > 4
+      else { continue }
+      return String(parts[4])
+    }
+    return nil
+  }
+
+  // MARK: The watchdog
+
+  /// The watchdog's script: wait for the host's pipe to close; unless the host said `clean`, end every cgroup of
+  /// this host and every process carrying its marker; then remove the cgroups.
+  static let watchdogScript = #"""
+    IFS= read -r said
+    [ "$said" = clean ] && exit 0
+    if [ -n "$1" ] && [ -d "$1" ]; then
+      for c in "$1"/*/; do [ -f "$c/cgroup.kill" ] && echo 1 > "$c/cgroup.kill"; done
+    fi
+    for e in /proc/[0-9]*/environ; do
+      if grep -qzF "TOOLHOST_CONTAINMENT=$2." "$e" 2>/dev/null; then
+        p=${e#/proc/}; kill -9 "${p%/environ}" 2>/dev/null
+      fi
+    done
+    if [ -n "$1" ] && [ -d "$1" ]; then
+      for i in 1 2 3 4 5 6 7 8 9 10; do
+        for c in "$1"/*/; do [ -d "$c" ] && rmdir "$c" 2>/dev/null; done
+        rmdir "$1" 2>/dev/null && break
+        sleep 0.1
+      done
+    fi
+    """#
+
+  /// Starts the watchdog once, and registers the clean exit that tells it to stand down.
+  private func startWatchdog() {
+    let newlyStarted = watchdog.withLock { fd -> Bool in
+      guard fd == -1 else { return false }
+      fd = -2  // tried: a watchdog that cannot start is not tried again for every call
+      var pipe: [Int32] = [-1, -1]
+      guard toolhost_pipe_cloexec(&pipe) == 0 else { return false }
+      let arguments = ["-c", Self.watchdogScript, "toolhost-watchdog", cgroupFolder ?? "", hostMarker]
+      let pid = try? spawnProcess(
+        executable: "/bin/sh", arguments: arguments, environment: ["PATH": "/usr/bin:/bin"],
+        workingDirectory: "/", stdio: (pipe[0], -1, -1), cell: nil, limits: .none, containment: self)
+      close(pipe[0])
+      guard pid != nil else {
+        close(pipe[1])
+        return false
+      }
+      fd = pipe[1]
+      return true
+    }
+    guard newlyStarted else { return }
+    Self.withWatchdogs.withLock { $0.append(self) }
+    if Self.exitHandlerInstalled.compareExchange(expected: false, desired: true, ordering: .acquiringAndReleasing)
+      .exchanged
+    {
+      atexit { for c in Containment.withWatchdogs.withLock({ $0 }) { c.exitCleanly() } }
+    }
+  }
+
+  private static let withWatchdogs = Mutex<[Containment]>([])
+  private static let exitHandlerInstalled = Atomic<Bool>(false)
+
+  /// At a normal exit: sweep, remove the cgroup folder, and tell the watchdog that nothing is left to do.
+  func exitCleanly() {
+    if mechanism == .subreaper { sweepOrphans(marker: nil) }
+    if let folder = cgroupFolder {
+      let cells = (try? FileManager.default.contentsOfDirectory(atPath: folder)) ?? []
+      for cell in cells where cell.hasPrefix("c") {
+        Self.write(folder + "/" + cell + "/cgroup.kill", "1")
+        rmdir(folder + "/" + cell)
+      }
+      rmdir(folder)
+    }
+    let fd = watchdog.withLock { $0 }
+    guard fd >= 0 else { return }
+    let clean = cgroupFolder.map { access($0, F_OK) != 0 } ?? true
+    if clean { _ = "clean\n".withCString { Glibc.write(fd, $0, 6) } }
+    close(fd)
+  }
+}
+
+/// The container of one call or one long-lived process: its marker, and its cgroup when there is one.
+final class ContainmentCell: Sendable {
+  let owner: Containment
+  /// The value of `TOOLHOST_CONTAINMENT` for the processes of this cell.
+  let marker: String
+  /// The cell's cgroup folder, if it has one.
+  let cgroup: String?
+  /// `cgroup.procs` of the cgroup, open for the child to join; closed once the child has started.
+  private let procsFD: Mutex<Int32>
+
+  init(owner: Containment, marker: String, cgroup: String?, procsFD: Int32) {
+    self.owner = owner
+    self.marker = marker
+    self.cgroup = cgroup
+    self.procsFD = Mutex(procsFD)
+  }
+
+  /// The descriptor the child writes itself into, or -1.
+  var joinFD: Int32 { procsFD.withLock { $0 } }
+
+  /// Closes the join descriptor once the child has started.
+  func childStarted() {
+    procsFD.withLock { fd in
+      if fd >= 0 { close(fd) }
+      fd = -1
+    }
+  }
+
+  /// Sends `signal` to every process of the cell: its cgroup's members, or the process group `leader`.
+  func signalAll(_ signal: Int32, leader: Int32) {
+    if leader > 0 { kill(-leader, signal) }
+    guard let cgroup else { return }
+    if signal == SIGKILL {
+      Containment.write(cgroup + "/cgroup.kill", "1")
+      return
+    }
+    for pid in members() { kill(pid, signal) }
+  }
+
+  /// Ends every process of the cell at once: `cgroup.kill`, or the process group and the subreaper's sweep.
+  func killAll(leader: Int32) {
+    signalAll(SIGKILL, leader: leader)
+    if cgroup == nil { owner.sweepOrphans(marker: marker) }
+  }
+
+  /// The processes in the cell's cgroup (empty without one).
+  func members() -> [Int32] {
+    guard let cgroup, let text = Containment.readSmallFile(cgroup + "/cgroup.procs", limit: 1 << 20) else {
+      return []
+    }
+    return text.split(separator: "\n").compactMap { Int32($0) }
+  }
+
+  /// A counter of the cgroup's `memory.events` or `pids.events` (`oom_kill`, `max`), 0 when absent.
+  func event(_ file: String, _ key: String) -> Int {
+    guard let cgroup, let text = Containment.readSmallFile(cgroup + "/" + file) else { return 0 }
+    for line in text.split(separator: "\n") where line.hasPrefix(key + " ") {
+      return Int(line.dropFirst(key.count + 1)) ?? 0
+    }
+    return 0
+  }
+
+  /// The limit the cgroup saw exceeded, if any.
+  var cgroupLimitHit: ResourceLimits.Kind? {
+    if event("memory.events", "oom_kill") > 0 { return .memory }
+    if event("pids.events", "max") > 0 { return .processes }
+    return nil
+  }
+
+  /// Removes the cgroup once its processes are gone (retrying briefly in the background while they exit).
+  func release() {
+    childStarted()
+    guard let cgroup else { return }
+    if rmdir(cgroup) == 0 { return }
+    Containment.write(cgroup + "/cgroup.kill", "1")
+    DispatchQueue.global(qos: .utility).async {
+      for _ in 0..<200 {
+        if rmdir(cgroup) == 0 || errno == ENOENT { return }
+        usleep(5000)
+      }
+    }
+  }
+}

@@ -1,0 +1,107 @@
+import CToolhostSupport
+import Foundation
+
+/// Starts a child as toolhost runs every plugin: default signal actions and an empty signal mask, a session of its
+/// own (no controlling terminal), the cell's cgroup joined before anything runs, the resource limits, the working
+/// directory and the given stdio, and `TOOLHOST_CONTAINMENT` set to the cell's marker.
+///
+/// The child is not reaped by anyone but its caller (through ``toolhost_wait_exited``); `containment` remembers it
+/// as started by toolhost until ``Containment/reaped(_:)``.
+/// - Throws: ``ProcessLaunchError`` with the reason in words when the child cannot be started.
+func spawnProcess(
+  executable: String, arguments: [String], environment: [String: String], workingDirectory: String?,
+  stdio: (in: Int32, out: Int32, err: Int32), cell: ContainmentCell?, limits: ResourceLimits,
+  containment: Containment
+) throws(ProcessLaunchError) -> Int32 {
+  var environment = environment
+  if let cell { environment[Containment.markerVariable] = cell.marker }
+  let argv = CStrings([executable] + arguments)
+  let envp = CStrings(environment.map { "\($0.key)=\($0.value)" })
+  var attr = toolhost_spawn_attr()
+  attr.stdin_fd = stdio.in
+  attr.stdout_fd = stdio.out
+  attr.stderr_fd = stdio.err
+  attr.cgroup_procs_fd = cell?.joinFD ?? -1
+  attr.new_session = 1
+  let rlimits = limits.rlimits
+  withUnsafeMutableBytes(of: &attr.limits) { raw in
+    let slots = raw.bindMemory(to: toolhost_rlimit.self)
+    for (i, r) in rlimits.prefix(slots.count).enumerated() { slots[i] = r }
+  }
+  attr.limit_count = Int32(min(rlimits.count, 8))
+  var error: Int32 = 0
+  var stage: Int32 = 0
+  let pid = executable.withCString { path in
+    (workingDirectory ?? "").withCString { cwd in
+      argv.withPointers { argvPointer in
+        envp.withPointers { envpPointer in
+          attr.path = path
+          attr.cwd = workingDirectory == nil ? nil : cwd
+          attr.argv = argvPointer
+          attr.envp = envpPointer
+          return toolhost_spawn(&attr, &error, &stage)
+        }
+      }
+    }
+  }
+  cell?.childStarted()
+  guard pid > 0 else {
+    throw ProcessLaunchError(
+      executable: executable,
+      reason: launchReason(
+        errno: error, stage: stage, executable: executable, workingDirectory: workingDirectory,
+        environment: environment, arguments: arguments))
+  }
+  containment.spawned(pid)
+  return pid
+}
+
+/// Words for a failed spawn that say what to do.
+func launchReason(
+  errno code: Int32, stage: Int32, executable: String, workingDirectory: String?, environment: [String: String],
+  arguments: [String]
+) -> String {
+  let system = String(cString: strerror(code))
+  switch Int(stage) {
+  case Int(TOOLHOST_SPAWN_STAGE_PIPE), Int(TOOLHOST_SPAWN_STAGE_FORK):
+    return "the system could not start a process: \(system)"
+  case Int(TOOLHOST_SPAWN_STAGE_CGROUP): return "could not join the call's cgroup: \(system)"
+  case Int(TOOLHOST_SPAWN_STAGE_SESSION): return "could not start a new session: \(system)"
+  case Int(TOOLHOST_SPAWN_STAGE_LIMITS): return "could not set its resource limits: \(system)"
+  case Int(TOOLHOST_SPAWN_STAGE_CHDIR):
+    return "working directory \(workingDirectory ?? "?") cannot be entered: \(system)"
+  case Int(TOOLHOST_SPAWN_STAGE_STDIO): return "could not set up its standard input and output: \(system)"
+  default: break
+  }
+  var info = stat()
+  guard stat(executable, &info) == 0 else { return "no such file" }
+  if info.st_mode & S_IFMT == S_IFDIR { return "it is a directory" }
+  // access(X_OK) succeeds for root on files with no execute bit at all, so look at the mode bits.
+  if info.st_mode & 0o111 == 0 || access(executable, X_OK) != 0 { return "not executable (chmod +x \(executable))" }
+  if code == E2BIG {
+    let size = environment.reduce(0) { $0 + $1.key.utf8.count + $1.value.utf8.count + 2 }
+      + arguments.reduce(0) { $0 + $1.utf8.count + 1 }
+    return "its arguments and environment (\(ToolFailure.format(bytes: size))) are more than the system allows"
+  }
+  if code == ENOENT || code == ENOEXEC {
+    return "the interpreter named on its #! line was not found or it is not a valid executable"
+  }
+  return system
+}
+
+/// NUL-terminated copies of strings and a NULL-terminated array of pointers to them, for execve.
+final class CStrings {
+  private var pointers: [UnsafeMutablePointer<CChar>?]
+
+  init(_ strings: [String]) {
+    pointers = strings.map { strdup($0) } + [nil]
+  }
+
+  deinit {
+    for p in pointers { free(p) }
+  }
+
+  func withPointers<R>(_ body: (UnsafePointer<UnsafeMutablePointer<CChar>?>) -> R) -> R {
+    pointers.withUnsafeBufferPointer { body($0.baseAddress!) }
+  }
+}
