@@ -71,7 +71,7 @@ let package = Package(
     .testTarget(name: "ToolhostJSONTests", dependencies: ["ToolhostJSON"]),
     .testTarget(name: "ToolhostSchemaTests", dependencies: ["ToolhostSchema"]),
     .testTarget(name: "ToolhostTests", dependencies: ["Toolhost"]),
-    .testTarget(name: "ToolhostCLITests", dependencies: ["Toolhost"]),
+    .testTarget(name: "ToolhostCLITests", dependencies: ["Toolhost"], exclude: ["Hostile"]),
     .testTarget(name: "ToolhostSessionTests", dependencies: ["ToolhostSession", "ToolhostOpenAI"]),
     .testTarget(name: "ToolhostMCPTests", dependencies: ["ToolhostMCP"]),
     .testTarget(

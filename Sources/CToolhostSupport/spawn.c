@@ -10,6 +10,7 @@
 #include <unistd.h>
 #if defined(__linux__)
 #include <sys/prctl.h>
+#include <sys/syscall.h>
 #endif
 
 /* What the child reports through the error pipe when it cannot exec: the stage and errno. */
@@ -25,6 +26,23 @@ static void child_fail(int fd, int stage) {
   ssize_t ignored = write(fd, &f, sizeof f);
   (void)ignored;
   _exit(127);
+}
+
+/* Closes every descriptor from `first` on except `keep`: close_range(2) where the kernel has it, else one by one. */
+static void close_all_from(int first, int keep) {
+#if defined(__linux__) && defined(SYS_close_range)
+  if (keep > first && syscall(SYS_close_range, first, keep - 1, 0) != 0) goto slow;
+  if (syscall(SYS_close_range, keep + 1, ~0U, 0) != 0) goto slow;
+  return;
+slow:
+#endif
+  {
+    struct rlimit r;
+    long last = getrlimit(RLIMIT_NOFILE, &r) == 0 && r.rlim_cur != RLIM_INFINITY && r.rlim_cur < 65536 ? (long)r.rlim_cur : 65536;
+    for (long fd = first; fd < last; fd++) {
+      if (fd != keep) close((int)fd);
+    }
+  }
 }
 
 static int move_above(int fd, int floor) {
@@ -51,6 +69,9 @@ pid_t toolhost_spawn(const toolhost_spawn_attr *a, int *error_out, int *stage_ou
   pid_t pid = fork();
 #endif
   if (pid == 0) {
+    /* The report pipe above stdio, so that setting up 0..2 cannot close it. */
+    int rep = fcntl(report[1], F_DUPFD_CLOEXEC, 3);
+    if (rep < 0) rep = report[1];
     /* Default actions for every signal: handlers of the host are not the plugin's, and ignored signals
        (SIGPIPE, or SIGINT while toolhost waits) must not stay ignored in the plugin. */
     struct sigaction dfl;
@@ -62,26 +83,30 @@ pid_t toolhost_spawn(const toolhost_spawn_attr *a, int *error_out, int *stage_ou
     }
     /* Join the call's cgroup before anything else, so every descendant is born inside it. */
     if (a->cgroup_procs_fd >= 0) {
-      if (write(a->cgroup_procs_fd, "0", 1) != 1) child_fail(report[1], TOOLHOST_SPAWN_STAGE_CGROUP);
+      if (write(a->cgroup_procs_fd, "0", 1) != 1) child_fail(rep, TOOLHOST_SPAWN_STAGE_CGROUP);
     }
     /* A session of its own: its own process group and no controlling terminal. */
-    if (a->new_session && setsid() < 0) child_fail(report[1], TOOLHOST_SPAWN_STAGE_SESSION);
-    for (int i = 0; i < a->limit_count; i++) {
-      struct rlimit r = {a->limits[i].soft, a->limits[i].hard};
-      if (setrlimit(a->limits[i].resource, &r) != 0) child_fail(report[1], TOOLHOST_SPAWN_STAGE_LIMITS);
-    }
-    if (a->cwd && chdir(a->cwd) != 0) child_fail(report[1], TOOLHOST_SPAWN_STAGE_CHDIR);
+    if (a->new_session && setsid() < 0) child_fail(rep, TOOLHOST_SPAWN_STAGE_SESSION);
+    if (a->cwd && chdir(a->cwd) != 0) child_fail(rep, TOOLHOST_SPAWN_STAGE_CHDIR);
     /* Move the three descriptors out of 0..2 first, so that dup2 never overwrites one still needed. */
     int in = move_above(a->stdin_fd, 3), out = move_above(a->stdout_fd, 3), err = move_above(a->stderr_fd, 3);
     if ((a->stdin_fd >= 0 && in < 0) || (a->stdout_fd >= 0 && out < 0) || (a->stderr_fd >= 0 && err < 0))
-      child_fail(report[1], TOOLHOST_SPAWN_STAGE_STDIO);
+      child_fail(rep, TOOLHOST_SPAWN_STAGE_STDIO);
     if ((in >= 0 && dup2(in, 0) < 0) || (out >= 0 && dup2(out, 1) < 0) || (err >= 0 && dup2(err, 2) < 0))
-      child_fail(report[1], TOOLHOST_SPAWN_STAGE_STDIO);
+      child_fail(rep, TOOLHOST_SPAWN_STAGE_STDIO);
+    /* Nothing of the host's reaches the plugin but stdio: descriptors opened without close-on-exec (by the
+       embedding program, or a library) are closed; only the report pipe stays, until exec closes it. */
+    close_all_from(3, rep);
+    /* Limits last: a low RLIMIT_NOFILE must not stop the descriptor moves above. */
+    for (int i = 0; i < a->limit_count; i++) {
+      struct rlimit r = {a->limits[i].soft, a->limits[i].hard};
+      if (setrlimit(a->limits[i].resource, &r) != 0) child_fail(rep, TOOLHOST_SPAWN_STAGE_LIMITS);
+    }
     sigset_t none;
     sigemptyset(&none);
     sigprocmask(SIG_SETMASK, &none, NULL);
     execve(a->path, a->argv, a->envp);
-    child_fail(report[1], TOOLHOST_SPAWN_STAGE_EXEC);
+    child_fail(rep, TOOLHOST_SPAWN_STAGE_EXEC);
   }
   int fork_errno = errno;
   pthread_sigmask(SIG_SETMASK, &saved, NULL);
@@ -124,6 +149,12 @@ int toolhost_wait_exited(pid_t pid, int *status_out, int *signal_out, struct rus
   do {
     r = wait4(pid, &status, WNOHANG, usage);
   } while (r < 0 && errno == EINTR);
+  if (r < 0 && errno == ECHILD) {
+    /* Someone else reaped it (a SIGCHLD handler of the embedding program): it has ended, how is unknown. */
+    *status_out = 0;
+    *signal_out = SIGKILL;
+    return 1;
+  }
   if (r <= 0) return (int)r;
   if (WIFEXITED(status)) {
     *status_out = WEXITSTATUS(status);

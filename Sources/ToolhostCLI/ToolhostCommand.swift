@@ -88,6 +88,36 @@ struct Describe: AsyncParsableCommand {
   }
 }
 
+/// `--memory-limit`, `--cpu-limit`, `--process-limit`, `--file-size-limit`, `--open-files-limit`.
+struct LimitOptions: ParsableArguments {
+  @Option(name: .customLong("memory-limit"), help: ArgumentHelp("Memory per call in MiB.", valueName: "MiB"))
+  var memory: Int?
+  @Option(name: .customLong("cpu-limit"), help: ArgumentHelp("CPU time per call in seconds.", valueName: "s"))
+  var cpu: Int?
+  @Option(name: .customLong("process-limit"), help: ArgumentHelp("Processes per call (needs a cgroup).", valueName: "n"))
+  var processes: Int?
+  @Option(name: .customLong("file-size-limit"), help: ArgumentHelp("Largest file a call writes, in MiB.", valueName: "MiB"))
+  var fileSize: Int?
+  @Option(name: .customLong("open-files-limit"), help: ArgumentHelp("Open files per process.", valueName: "n"))
+  var openFiles: Int?
+
+  func validate() throws {
+    for (name, value) in [
+      ("--memory-limit", memory), ("--cpu-limit", cpu), ("--process-limit", processes),
+      ("--file-size-limit", fileSize), ("--open-files-limit", openFiles),
+    ] {
+      if let value, value < 1 { throw ValidationError("\(name) must be at least 1") }
+    }
+  }
+
+  /// The limits given, over the tools' own.
+  var limits: ResourceLimits {
+    ResourceLimits(
+      memoryBytes: memory.map { $0 << 20 }, cpuSeconds: cpu, processes: processes,
+      fileSizeBytes: fileSize.map { $0 << 20 }, openFiles: openFiles)
+  }
+}
+
 struct Doctor: AsyncParsableCommand {
   static let configuration = CommandConfiguration(
     abstract: "Check every plugin; exit 1 when any is broken.")
@@ -97,6 +127,8 @@ struct Doctor: AsyncParsableCommand {
     let catalog = plugins.catalog()
     say("searched: " + catalog.folders.joined(separator: ", "))
     say("\(catalog.entries.count) tools ok")
+    say("containment: " + ProcessRunner.shared.containment.summary)
+    say("default limits per call: \(ResourceLimits.pluginDefaults)")
     for d in catalog.diagnostics { say("\(d.isError ? "error" : "note "): \(d)") }
     if catalog.hasErrors {
       say("\(catalog.diagnostics.filter(\.isError).count) problems: fix them or remove the plugins")
@@ -114,6 +146,7 @@ struct Call: AsyncParsableCommand {
   @Option(name: .customLong("max-output"), help: "Most stdout bytes a plugin may print.") var maxOutput: Int?
   @Flag(name: .shortAndLong, help: "Show the plugin's stderr as it runs.") var verbose = false
   @Flag(help: "Print the full reply as JSON instead of the tool's text.") var json = false
+  @OptionGroup(title: "Resource limits (over the manifest's)") var limits: LimitOptions
   @Argument(help: "The tool's name.") var tool: String
   @Argument(parsing: .captureForPassthrough, help: "The tool's flags (see toolhost call TOOL --help).")
   var toolArguments: [String] = []
@@ -142,6 +175,7 @@ struct Call: AsyncParsableCommand {
     var context = ToolCallContext()
     context.timeout = timeout.map { .milliseconds(Int64(($0 * 1000).rounded())) }
     context.outputLimit = maxOutput
+    context.limits = limits.limits
     if verbose {
       context.onStderr = { name, chunk in
         try? FileHandle.standardError.write(contentsOf: Data("[\(name)] ".utf8) + Data(chunk))
@@ -182,6 +216,7 @@ struct Batch: AsyncParsableCommand {
   @OptionGroup var plugins: PluginOptions
   @Option(help: "How many calls run at once.") var concurrency = 8
   @Option(help: "Default time limit in seconds for each call.") var timeout: Double?
+  @OptionGroup(title: "Resource limits (over the manifest's)") var limits: LimitOptions
 
   func validate() throws {
     guard concurrency >= 1 else { throw ValidationError("--concurrency must be at least 1") }
@@ -196,6 +231,7 @@ struct Batch: AsyncParsableCommand {
     let registry = plugins.catalog().registry()
     var context = ToolCallContext()
     context.timeout = timeout.map { .milliseconds(Int64(($0 * 1000).rounded())) }
+    context.limits = limits.limits
     let concurrency = self.concurrency
     let callContext = context
     let (results, signal) = try await InterruptHandler.cancellingOnSignals {

@@ -68,8 +68,8 @@ pid_t toolhost_spawn(const toolhost_spawn_attr *attr, int *error_out, int *stage
 /// Makes the host a child subreaper (orphaned descendants are re-parented to it). -1 with errno where unsupported.
 int toolhost_set_child_subreaper(void);
 
-/// wait4(pid, WNOHANG): 1 with the exit status or the signal (and the child's resource usage) once it has ended,
-/// 0 while it runs, -1 with errno on error.
+/// wait4(pid, WNOHANG): 1 with the exit status or the signal (and the child's resource usage) once it has ended
+/// (SIGKILL when someone else reaped it already), 0 while it runs, -1 with errno on another error.
 int toolhost_wait_exited(pid_t pid, int *status_out, int *signal_out, struct rusage *usage);
 
 #endif

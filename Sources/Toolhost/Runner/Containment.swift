@@ -65,7 +65,8 @@ public final class Containment: Sendable {
   public let hostMarker: String
   private let cells = Atomic<Int>(0)
   private let watchdog = Mutex<Int32>(-1)
-  private let liveSpawned = Mutex<Set<Int32>>([])
+  /// Every child that any containment of this process started and has not reaped yet.
+  private static let liveSpawned = Mutex<Set<Int32>>([])
 
   /// Sets containment up as `preference` asks: finds the host's cgroup v2 and tries to create a folder for the
   /// calls' cgroups there, or makes the host a child subreaper. Never throws; ``summary`` says what is in force.
@@ -77,10 +78,13 @@ public final class Containment: Sendable {
     if preference == .subreaper {
       reason = "the subreaper was asked for (TOOLHOST_CONTAINMENT=subreaper)"
     } else {
+      // A probe: the folder is made again, for good, by the first call (a command that runs no plugin leaves
+      // no cgroup behind).
       switch Self.makeCgroupFolder(marker: hostMarker) {
       case .success(let made):
         folder = made.path
         controllers = made.controllers
+        rmdir(made.path)
       case .failure(let why): reason = why.reason
       }
     }
@@ -91,7 +95,7 @@ public final class Containment: Sendable {
       mechanism = .cgroup
     } else {
       mechanism = .subreaper
-      toolhost_set_child_subreaper()
+      if toolhost_set_child_subreaper() == 0 { Self.startOrphanReaper() }
     }
   }
 
@@ -114,7 +118,7 @@ public final class Containment: Sendable {
   /// Makes the container of one call or one long-lived process: its marker, and its cgroup when the mechanism is
   /// cgroup (a cgroup that cannot be created leaves the call with the marker and process group only).
   func makeCell(limits: ResourceLimits) -> ContainmentCell {
-    startWatchdog()
+    prepare()
     let number = cells.add(1, ordering: .relaxed).newValue
     let marker = hostMarker + "." + String(number)
     guard let base = cgroupFolder else {
@@ -131,38 +135,88 @@ public final class Containment: Sendable {
     return ContainmentCell(owner: self, marker: marker, cgroup: fd >= 0 ? path : nil, procsFD: fd)
   }
 
-  func spawned(_ pid: Int32) { _ = liveSpawned.withLock { $0.insert(pid) } }
-  func reaped(_ pid: Int32) { _ = liveSpawned.withLock { $0.remove(pid) } }
+  /// Runs `spawn` (which returns a pid, or -1) and records the child as toolhost's, as one step: a sweep never sees a
+  /// child of toolhost's that is not recorded yet (and would take it for an orphan).
+  static func spawning(_ spawn: () -> Int32) -> Int32 {
+    liveSpawned.withLock { live in
+      let pid = spawn()
+      if pid > 0 { live.insert(pid) }
+      return pid
+    }
+  }
+
+  func reaped(_ pid: Int32) { _ = Self.liveSpawned.withLock { $0.remove(pid) } }
 
   // MARK: The subreaper's sweep
 
   /// Ends this host's orphaned children (re-parented to it as subreaper) that carry the cell's `marker` (any of this
-  /// host's when `nil`) or no marker of this host at all, with all their descendants, and reaps the ones that have
-  /// ended. Repeats while it finds any, so that grandchildren re-parented by the kill are caught too.
+  /// host's when `nil`) or no marker at all, with all their descendants, and reaps the ones that have ended.
+  /// Repeats while it finds any, so that grandchildren re-parented by the kill are caught too.
   func sweepOrphans(marker: String?) {
-    let wanted = "\(Self.markerVariable)=" + (marker.map { $0 + "\0" } ?? hostMarker + ".")
+    let variable = "\(Self.markerVariable)="
+    let wanted = variable + (marker.map { $0 + "\0" } ?? hostMarker + ".")
     let session = getsid(0)
+    let me = getpid()
     for _ in 0..<20 {
-      let spawned = liveSpawned.withLock { $0 }
-      var found = false
-      for child in Self.children(of: getpid()) where !spawned.contains(child) {
-        // Every plugin starts in a session of its own and no descendant can come back to the host's, so a child
-        // in the host's session is one the embedding program started itself: not ours to touch.
-        guard let stat = Self.stat(of: child), stat.session != session else { continue }
-        if stat.state == "Z" {
-          Self.reap(child, within: 0)
-          continue
+      // Decided under the lock that spawns hold, so that no child of toolhost's is missing from `live`.
+      let (orphans, zombies) = Self.liveSpawned.withLock { live -> ([Int32], [Int32]) in
+        var orphans: [Int32] = []
+        var zombies: [Int32] = []
+        for child in Self.children(of: me) where !live.contains(child) {
+          // Every plugin starts in a session of its own and no descendant can come back to the host's, so a child
+          // in the host's session is one the embedding program started itself: not ours to touch.
+          guard let stat = Self.stat(of: child), stat.session != session else { continue }
+          if stat.state == "Z" {
+            zombies.append(child)
+            continue
+          }
+          // Another call's (or another containment's) process is left to its own call.
+          let environment = Self.environment(of: child)
+          if environment.contains(wanted) || !environment.contains(variable) { orphans.append(child) }
         }
-        let environment = Self.environment(of: child)
-        guard environment.contains(wanted) || !environment.contains(hostMarker) else { continue }
-        found = true
+        return (orphans, zombies)
+      }
+      for zombie in zombies { Self.reap(zombie, within: 0) }
+      for child in orphans {
         for pid in Self.tree(of: child).reversed() { kill(pid, SIGKILL) }
         kill(child, SIGKILL)
         Self.reap(child, within: 0.2)
       }
-      if !found { return }
+      if orphans.isEmpty { return }
     }
   }
+
+  /// Reaps the orphans re-parented to this process that have ended, and only those: children in another session
+  /// that no containment of this process started.
+  static func reapAdoptedZombies() {
+    let session = getsid(0)
+    let zombies = liveSpawned.withLock { live in
+      children(of: getpid()).filter { child in
+        guard !live.contains(child), let stat = stat(of: child) else { return false }
+        return stat.state == "Z" && stat.session != session
+      }
+    }
+    for zombie in zombies { reap(zombie, within: 0) }
+  }
+
+  /// A subreaper must reap the orphans it adopts, also between calls (a persistent plugin's orphans, processes a
+  /// cgroup kill left to their parent): a thread of its own looks for them five times a second.
+  private static func startOrphanReaper() {
+    guard orphanReaperStarted.compareExchange(expected: false, desired: true, ordering: .acquiringAndReleasing)
+      .exchanged
+    else { return }
+    let thread = Thread {
+      while true {
+        usleep(200_000)
+        reapAdoptedZombies()
+      }
+    }
+    thread.name = "toolhost-reaper"
+    thread.stackSize = 256 << 10
+    thread.start()
+  }
+
+  private static let orphanReaperStarted = Atomic<Bool>(false)
 
   /// Waits up to `seconds` for the child `pid` to end and reaps it.
   static func reap(_ pid: Int32, within seconds: Double) {
@@ -301,26 +355,25 @@ public final class Containment: Sendable {
     fi
     """#
 
-  /// Starts the watchdog once, and registers the clean exit that tells it to stand down.
-  private func startWatchdog() {
-    let newlyStarted = watchdog.withLock { fd -> Bool in
+  /// Before the first cell: makes the cgroup folder, starts the watchdog and registers the clean exit.
+  private func prepare() {
+    let first = watchdog.withLock { fd -> Bool in
       guard fd == -1 else { return false }
-      fd = -2  // tried: a watchdog that cannot start is not tried again for every call
+      fd = -2  // prepared; a watchdog that cannot start is not tried again for every call
+      if let folder = cgroupFolder, mkdir(folder, 0o755) == 0 {
+        for c in controllers { Self.write(folder + "/cgroup.subtree_control", "+" + c) }
+      }
       var pipe: [Int32] = [-1, -1]
-      guard toolhost_pipe_cloexec(&pipe) == 0 else { return false }
+      guard toolhost_pipe_cloexec(&pipe) == 0 else { return true }
       let arguments = ["-c", Self.watchdogScript, "toolhost-watchdog", cgroupFolder ?? "", hostMarker]
       let pid = try? spawnProcess(
         executable: "/bin/sh", arguments: arguments, environment: ["PATH": "/usr/bin:/bin"],
-        workingDirectory: "/", stdio: (pipe[0], -1, -1), cell: nil, limits: .none, containment: self)
+        workingDirectory: "/", stdio: (pipe[0], -1, -1), cell: nil, limits: .none)
       close(pipe[0])
-      guard pid != nil else {
-        close(pipe[1])
-        return false
-      }
-      fd = pipe[1]
+      if pid == nil { close(pipe[1]) } else { fd = pipe[1] }
       return true
     }
-    guard newlyStarted else { return }
+    guard first else { return }
     Self.withWatchdogs.withLock { $0.append(self) }
     if Self.exitHandlerInstalled.compareExchange(expected: false, desired: true, ordering: .acquiringAndReleasing)
       .exchanged
@@ -346,6 +399,8 @@ public final class Containment: Sendable {
     let fd = watchdog.withLock { $0 }
     guard fd >= 0 else { return }
     let clean = cgroupFolder.map { access($0, F_OK) != 0 } ?? true
+    // A watchdog that is gone must not kill the exiting host with SIGPIPE.
+    toolhost_block_sigpipe_on_this_thread()
     if clean { _ = "clean\n".withCString { Glibc.write(fd, $0, 6) } }
     close(fd)
   }

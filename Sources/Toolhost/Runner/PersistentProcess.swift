@@ -223,7 +223,7 @@ public final class PersistentProcess: Sendable {
       pid = try spawnProcess(
         executable: spec.executable, arguments: spec.arguments, environment: spec.environment,
         workingDirectory: spec.workingDirectory, stdio: (fds[0][1], fds[1][1], fds[2][1]), cell: cell,
-        limits: spec.limits, containment: spec.containment)
+        limits: spec.limits)
     } catch {
       closeAll()
       cell.release()

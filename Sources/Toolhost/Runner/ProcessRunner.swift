@@ -192,7 +192,7 @@ public final class ProcessRunner: Sendable {
       pid = try spawnProcess(
         executable: spec.executable, arguments: spec.arguments, environment: spec.environment,
         workingDirectory: spec.workingDirectory, stdio: (stdinPipe[0], stdoutPipe[1], stderrPipe[1]), cell: cell,
-        limits: spec.limits, containment: containment)
+        limits: spec.limits)
     } catch {
       closeAll()
       cell.release()

@@ -134,7 +134,11 @@ public struct ResourceLimits: Sendable, Equatable, CustomStringConvertible {
     if let kind = outcome.limitExceeded { return kind }
     let failed: Bool
     switch outcome.termination {
-    case .exited(let status): failed = status != 0
+    case .exited(let status):
+      // A shell reports a command that a signal ended as 128 + the signal.
+      if status == 128 + SIGXCPU, cpuSeconds != nil { return .cpuTime }
+      if status == 128 + SIGXFSZ, fileSizeBytes != nil { return .fileSize }
+      failed = status != 0
     case .signaled(let signal):
       if signal == SIGXCPU, cpuSeconds != nil { return .cpuTime }
       if signal == SIGXFSZ, fileSizeBytes != nil { return .fileSize }

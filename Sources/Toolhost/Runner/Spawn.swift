@@ -5,13 +5,12 @@ import Foundation
 /// own (no controlling terminal), the cell's cgroup joined before anything runs, the resource limits, the working
 /// directory and the given stdio, and `TOOLHOST_CONTAINMENT` set to the cell's marker.
 ///
-/// The child is not reaped by anyone but its caller (through ``toolhost_wait_exited``); `containment` remembers it
-/// as started by toolhost until ``Containment/reaped(_:)``.
+/// The child is not reaped by anyone but its caller (through ``toolhost_wait_exited``); it is remembered as started
+/// by toolhost until ``Containment/reaped(_:)``.
 /// - Throws: ``ProcessLaunchError`` with the reason in words when the child cannot be started.
 func spawnProcess(
   executable: String, arguments: [String], environment: [String: String], workingDirectory: String?,
-  stdio: (in: Int32, out: Int32, err: Int32), cell: ContainmentCell?, limits: ResourceLimits,
-  containment: Containment
+  stdio: (in: Int32, out: Int32, err: Int32), cell: ContainmentCell?, limits: ResourceLimits
 ) throws(ProcessLaunchError) -> Int32 {
   var environment = environment
   if let cell { environment[Containment.markerVariable] = cell.marker }
@@ -39,7 +38,7 @@ func spawnProcess(
           attr.cwd = workingDirectory == nil ? nil : cwd
           attr.argv = argvPointer
           attr.envp = envpPointer
-          return toolhost_spawn(&attr, &error, &stage)
+          return Containment.spawning { toolhost_spawn(&attr, &error, &stage) }
         }
       }
     }
@@ -52,7 +51,6 @@ func spawnProcess(
         errno: error, stage: stage, executable: executable, workingDirectory: workingDirectory,
         environment: environment, arguments: arguments))
   }
-  containment.spawned(pid)
   return pid
 }
 

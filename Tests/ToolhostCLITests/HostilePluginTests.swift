@@ -1,0 +1,739 @@
+/// Hostile plugins: no misbehaving plugin can hang toolhost, make it report the wrong failure, or leave a process
+/// behind.
+///
+/// One Python program, Hostile/hostile/hostile.py, misbehaves in 32 ways, one per tool: it hangs, ignores SIGTERM,
+/// stops itself, daemonizes out of its process group and session (with and without its environment), leaves a
+/// grandchild holding stdout, forks a hundred children, floods stdout or stderr, prints replies that are not JSON
+/// or nothing at all, crashes, writes to the terminal, ignores its input, and runs into the manifest's `limits` on
+/// memory, CPU time, file size and open files. Every process it starts appends its pid to `<pidDir>/pids`.
+///
+/// Each case runs through `toolhost call` in json and in text mode (Hostile/hostile-text), all at once through
+/// `toolhost batch`, and through `toolhost serve --mcp`. For each, the suite checks the failure code and exit
+/// status in ``Hostile/cases`` (the one table of expectations), that the call ended within its time limit, and that
+/// every recorded process has ended within a second. A thousand calls of a small sh plugin (Hostile/hostile-sh)
+/// against one `serve --mcp` show that it leaks no descriptors, and a call under script(1) shows that a plugin
+/// cannot write to toolhost's controlling terminal.
+import Foundation
+import Testing
+import ToolhostJSON
+
+#if canImport(Glibc)
+  import Glibc
+#endif
+
+// MARK: - The cases
+
+enum Hostile {
+  /// How a case must end.
+  enum Expectation: Sendable, Equatable {
+    /// Success: in json mode the plugin's reply `result`, in text mode its stdout.
+    case ok
+    /// A failure with this error `code`; `message`, when given, is part of the error's message.
+    case fails(String, message: String? = nil)
+    /// `limit_exceeded` ("exceeded its process limit of 32") when `toolhost doctor` reports cgroup containment,
+    /// which caps a call's processes (pids.max, or counting the cgroup's). Without a cgroup the limit is not
+    /// enforced (RLIMIT_NPROC would count all of the user's processes, and none of root's): the forks succeed,
+    /// the plugin hangs, and `timed_out` is accepted too.
+    case processLimit
+  }
+
+  enum Mode: Sendable {
+    case json, text
+
+    /// The tool names of the text-mode plugin end in `Text`.
+    var suffix: String { self == .text ? "Text" : "" }
+  }
+
+  /// One misbehaviour of hostile.py: its tool, time limit, how it must end in each mode, the result it replies
+  /// with when it succeeds, and its large string arguments (name: length).
+  struct Case: Sendable, CustomTestStringConvertible {
+    var tool: String
+    var json: Expectation
+    var text: Expectation
+    var timeout: Double
+    var result: JSONValue
+    var strings: [String: Int]
+
+    init(
+      _ tool: String, _ json: Expectation, text: Expectation? = nil, timeout: Double = 1,
+      result: JSONValue = ["ok": true], strings: [String: Int] = [:]
+    ) {
+      self.tool = tool
+      self.json = json
+      self.text = text ?? json
+      self.timeout = timeout
+      self.result = result
+      self.strings = strings
+    }
+
+    var testDescription: String { tool }
+
+    func expected(_ mode: Mode) -> Expectation { mode == .json ? json : text }
+
+    /// The argument object: `pidDir`, and each string argument as that many `x`.
+    func arguments(pidDir: String) -> JSONValue {
+      var object: JSONObject = ["pidDir": .string(pidDir)]
+      for (name, length) in strings.sorted(by: { $0.key < $1.key }) {
+        object[name] = .string(String(repeating: "x", count: length))
+      }
+      return .object(object)
+    }
+
+    /// What hostile.py prints instead of `result` in text mode: `ok`, then ` name=value` for the other members.
+    var resultText: String {
+      let members = result.objectValue.map { Array($0) } ?? []
+      return "ok" + members.filter { $0.key != "ok" }.map { " \($0.key)=\($0.value.serialized())" }.joined()
+    }
+  }
+
+  /// Every case and how toolhost must end it, in json mode and (where it differs) text mode. Time limits are the
+  /// manifest's: 1 s unless given. In text mode stdout is the result and exit status 0 is success, so the
+  /// replies that are not JSON succeed there.
+  static let cases: [Case] = [
+    // Hanging: the call times out and everything the plugin started is stopped.
+    Case("hang", .fails("timed_out", message: "timed out after 1 s")),
+    Case("hangWithGrandchildHoldingStdout", .fails("timed_out")),
+    Case("ignoreSigterm", .fails("timed_out")),
+    Case("daemonizeThenHang", .fails("timed_out")),
+    Case("closeStdoutKeepRunning", .fails("timed_out")),
+    Case("replyThenHang", .fails("timed_out")),
+    Case("stopSelf", .fails("timed_out")),
+    // Replying, but leaving processes behind: the call succeeds and the leftovers are stopped.
+    Case("daemonizeSetsidThenReply", .ok),
+    Case("daemonizeSetpgidThenReply", .ok),
+    Case("doubleForkThenReply", .ok),
+    Case("daemonizeClearEnvThenReply", .ok),
+    Case("grandchildHoldsStdoutThenReply", .ok),
+    // Floods.
+    Case("floodStdout", .fails("output_too_large")),
+    Case("floodStderrThenReply", .ok),
+    // Replies that are not one JSON reply object.
+    Case("garbage", .fails("invalid_reply"), text: .ok),
+    Case("invalidUTF8", .fails("invalid_reply"), text: .ok),
+    Case("nulBytes", .fails("invalid_reply"), text: .ok),
+    Case("deepJSON", .fails("invalid_reply"), text: .ok),
+    Case("twoReplies", .fails("invalid_reply"), text: .ok),
+    Case("noReply", .fails("invalid_reply"), text: .ok),
+    // Dying.
+    Case("crashBySignal", .fails("signaled", message: "killed by signal 11 (SIGSEGV)")),
+    Case("exitWithError", .fails("exited", message: "exited with status 3: disk on fire")),
+    // Input: ignored, or too large for the environment (values over 16 KiB stay out of it; stdin has them all).
+    Case("neverReadStdin", .ok, strings: ["big": 1 << 20]),
+    Case("exitsWithoutReadingHugeInput", .ok, strings: ["big": 4 << 20]),
+    Case(
+      "hugeArgumentsInEnv", .ok, result: ["envArguments": 1, "stdinArguments": 11],
+      strings: Dictionary(uniqueKeysWithValues: (0..<10).map { ("chunk\($0)", 200 << 10) })),
+    Case("slowButFine", .ok),
+    // The terminal: a plugin has none (see aPluginCannotWriteToTheTerminal for a run that has one).
+    Case("writeTTY", .ok, result: ["tty": false]),
+    // Resource limits (the tool's `limits` over the manifest's larger ones).
+    Case("forkMany", .processLimit),
+    Case("memoryHog", .fails("limit_exceeded", message: "exceeded its memory limit of 256 MiB")),
+    Case("cpuBurn", .fails("limit_exceeded", message: "exceeded its CPU time limit of 1 s"), timeout: 5),
+    Case("fileHog", .fails("limit_exceeded", message: "exceeded its file size limit of 1 MiB")),
+    Case("openFilesHog", .fails("limit_exceeded", message: "exceeded its open files limit of 64")),
+  ]
+
+  /// The tools of Hostile/hostile-sh, for the thousand calls of the descriptor-leak test.
+  static let quickTools = [
+    "daemonizeSetsidThenReply", "grandchildHoldsStdoutThenReply", "garbage", "crashBySignal", "exitWithError",
+    "doubleForkThenReply",
+  ]
+
+  /// toolhost's exit status for a failure code.
+  static func exitStatus(forCode code: String) -> Int32 {
+    switch code {
+    case "timed_out": 124
+    case "launch_failed": 126
+    default: 1
+    }
+  }
+
+  /// Words of each failure's description, for MCP, whose error results carry only text.
+  static let phrases: [String: String] = [
+    "timed_out": "timed out after", "output_too_large": "on stdout, so the call was stopped",
+    "invalid_reply": "invalid reply", "signaled": "killed by signal", "exited": "exited with status",
+    "limit_exceeded": "exceeded its", "launch_failed": "cannot start",
+  ]
+
+  /// Whether `toolhost doctor` says plugins are contained in cgroups (a line with `containment: cgroup`).
+  static let cgroupContainment: Bool = {
+    guard let fixture = try? Fixture(), let doctor = try? fixture.run(["doctor"], limit: 60) else { return false }
+    return doctor.output.stdoutText.contains("containment: cgroup")
+  }()
+
+  static let script: String? = ["/usr/bin/script", "/bin/script"].first {
+    FileManager.default.isExecutableFile(atPath: $0)
+  }
+}
+
+// MARK: - Outcomes
+
+extension Hostile {
+  /// How a call ended, read from `call --json`, a `batch` line or an MCP `tools/call` result.
+  struct Outcome {
+    var ok: Bool
+    /// The error's code; nil through MCP, whose error results carry only text.
+    var code: String?
+    var message: String
+    var result: JSONValue?
+    var text: String?
+    /// toolhost's exit status (`call` only).
+    var status: Int32?
+
+    /// `toolhost call --json`: the reply (`result`, `text`) on success, `{"error": {code, message}}` on failure.
+    init(call out: PluginProcess.Output) {
+      let json = try? JSONValue.parse(out.stdoutText)
+      let error = json?["error"]
+      ok = out.status == 0 && json != nil && error == nil
+      code = error?["code"]?.stringValue
+      message =
+        error?["message"]?.stringValue
+        ?? "status \(out.status)\(out.timedOut ? " (killed by the test)" : ""), stdout «\(out.stdoutText.prefix(300))»"
+        + ", stderr «\(out.stderrText.suffix(300))»"
+      result = json?["result"]
+      text = json?["text"]?.stringValue
+      status = out.status
+    }
+
+    /// A `toolhost batch` line: `{"ok": true, "result", "text"?}` or `{"ok": false, "error": {code, message}}`.
+    init(batchLine line: JSONValue) {
+      ok = line["ok"] == true
+      code = line["error"]?["code"]?.stringValue
+      message = line["error"]?["message"]?.stringValue ?? line.serialized()
+      result = line["result"]
+      text = line["text"]?.stringValue
+    }
+
+    /// A `tools/call` response: `isError` and the text naming the problem, `structuredContent` on success.
+    init(mcpResponse response: JSONValue) {
+      let result = response["result"]
+      ok = result?["isError"] == false
+      message = result?["content"]?[0]?["text"]?.stringValue ?? response.serialized()
+      self.result = result?["structuredContent"]
+      text = nil
+    }
+  }
+}
+
+// MARK: - The fixture
+
+extension Hostile {
+  /// The hostile plugins copied into a temporary folder (tests never write into the repository), a working folder
+  /// without a `plugins` folder, toolhost's environment, and a fresh pid folder per call; all removed at the end.
+  final class Fixture {
+    private let temp = TempDir()
+    private var pidDirCount = 0
+    /// hostile and hostile-text.
+    let plugins: String
+    /// hostile-sh, whose tools have the same names as hostile's.
+    let shPlugins: String
+    let work: String
+    let environment: [String: String]
+
+    /// - Parameter containment: `TOOLHOST_CONTAINMENT` for toolhost (`subreaper` to test the mechanism used where
+    ///   no cgroup can be made); the machine's strongest when nil.
+    init(containment: String? = nil) throws {
+      plugins = temp.path + "/plugins"
+      shPlugins = temp.path + "/sh-plugins"
+      work = temp.path + "/work"
+      let source = PluginProcess.packageRoot.appendingPathComponent("Tests/ToolhostCLITests/Hostile").path
+      let files = FileManager.default
+      for folder in [plugins, shPlugins, work, temp.path + "/config", temp.path + "/calls"] {
+        try files.createDirectory(atPath: folder, withIntermediateDirectories: true)
+      }
+      for (plugin, parent) in [("hostile", plugins), ("hostile-text", plugins), ("hostile-sh", shPlugins)] {
+        try files.copyItem(atPath: source + "/" + plugin, toPath: parent + "/" + plugin)
+      }
+      for program in [plugins + "/hostile/hostile.py", shPlugins + "/hostile-sh/run"] {
+        try files.setAttributes([.posixPermissions: 0o755], ofItemAtPath: program)
+      }
+      var env = ProcessInfo.processInfo.environment
+      env["TOOLHOST_PLUGIN_PATH"] = nil
+      env["XDG_CONFIG_HOME"] = temp.path + "/config"
+      env["PATH"] = Self.pathWithoutShims(env["PATH"] ?? "/usr/local/bin:/usr/bin:/bin")
+      env["TOOLHOST_CONTAINMENT"] = containment
+      environment = env
+    }
+
+    /// PATH without version managers' shim folders (pyenv, asdf) when python3 is also found elsewhere on it: a
+    /// shim runs bash and the manager before Python, a quarter of a second of a 1 s time limit.
+    static func pathWithoutShims(_ path: String) -> String {
+      let folders = path.split(separator: ":").map(String.init)
+      let direct = folders.filter { !$0.hasSuffix("/shims") }
+      let python = direct.contains { FileManager.default.isExecutableFile(atPath: $0 + "/python3") }
+      return (python ? direct : folders).joined(separator: ":")
+    }
+
+    /// A new empty folder for one call's pid list.
+    func pidDir(_ label: String) -> String {
+      pidDirCount += 1
+      let path = temp.path + "/calls/\(label)-\(pidDirCount)"
+      try? FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
+      return path
+    }
+
+    /// Writes a case's argument object to `<pidDir>/arguments.json` (a 4 MB argument is too long for a command
+    /// line) and returns its path.
+    func writeArguments(_ hostile: Case, pidDir: String) throws -> String {
+      let path = pidDir + "/arguments.json"
+      try Data(hostile.arguments(pidDir: pidDir).serialized().utf8).write(to: URL(fileURLWithPath: path))
+      return path
+    }
+
+    /// Runs toolhost (or `executable`) in the working folder; `limit` is a safety net that kills it.
+    func run(
+      _ arguments: [String], executable: String = toolhostBinary.path, input: Data = Data(), limit: TimeInterval
+    ) throws -> (output: PluginProcess.Output, seconds: Double) {
+      let start = monotonicSeconds()
+      let output = try PluginProcess.run(
+        executable: URL(fileURLWithPath: executable), arguments: arguments, environment: environment,
+        workingDirectory: URL(fileURLWithPath: work), input: input, timeout: limit)
+      return (output, monotonicSeconds() - start)
+    }
+  }
+
+  static func monotonicSeconds() -> Double { Double(DispatchTime.now().uptimeNanoseconds) / 1e9 }
+
+  static func shellQuoted(_ word: String) -> String {
+    "'" + word.replacingOccurrences(of: "'", with: "'\\''") + "'"
+  }
+}
+
+// MARK: - Processes
+
+extension Hostile {
+  /// The pids the processes of one call recorded.
+  static func recordedPIDs(_ pidDir: String) -> [pid_t] {
+    let text = (try? String(contentsOfFile: pidDir + "/pids", encoding: .utf8)) ?? ""
+    return text.split(separator: "\n").compactMap { pid_t($0) }
+  }
+
+  /// Whether a process has ended: there is no such process, or it is a zombie waiting for its parent (often
+  /// PID 1) to reap it.
+  static func hasEnded(_ pid: pid_t) -> Bool {
+    if kill(pid, 0) != 0 { return errno == ESRCH }
+    guard let stat = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8) else { return true }
+    guard let paren = stat.lastIndex(of: ")") else { return false }  // "pid (comm) S ..."
+    return stat[stat.index(after: paren)...].first { $0 != " " } == "Z"
+  }
+
+  static func describe(_ pid: pid_t) -> String {
+    let name = (try? String(contentsOfFile: "/proc/\(pid)/comm", encoding: .utf8)) ?? "?"
+    return "\(pid) (\(name.trimmingCharacters(in: .whitespacesAndNewlines)))"
+  }
+}
+
+// MARK: - toolhost serve --mcp
+
+extension Hostile {
+  /// `toolhost serve --mcp` as a child process, spoken to in JSON-RPC lines; a reader thread collects the
+  /// responses by id.
+  final class MCPServe: @unchecked Sendable {
+    let process = Process()
+    private let input: FileHandle
+    private let output: FileHandle
+    private let logPath: String
+    private let condition = NSCondition()
+    private var responses: [Int64: JSONValue] = [:]
+    private var inputClosed = false
+
+    init(plugins: String, fixture: Fixture) throws {
+      _ = signal(SIGPIPE, SIG_IGN)  // a server that died makes writes fail instead of killing the tests
+      logPath = fixture.pidDir("serve-log") + "/stderr"
+      _ = FileManager.default.createFile(atPath: logPath, contents: nil)
+      let stdinPipe = Pipe()
+      let stdoutPipe = Pipe()
+      process.executableURL = toolhostBinary
+      process.arguments = ["serve", "--mcp", "--plugins", plugins]
+      process.environment = fixture.environment
+      process.currentDirectoryURL = URL(fileURLWithPath: fixture.work)
+      process.standardInput = stdinPipe
+      process.standardOutput = stdoutPipe
+      process.standardError = FileHandle(forWritingAtPath: logPath)
+      try process.run()
+      input = stdinPipe.fileHandleForWriting
+      output = stdoutPipe.fileHandleForReading
+      Thread.detachNewThread { [self] in readResponses() }
+    }
+
+    private func readResponses() {
+      var pending: [UInt8] = []
+      var chunk = [UInt8](repeating: 0, count: 1 << 16)
+      while true {
+        let count = read(output.fileDescriptor, &chunk, chunk.count)
+        if count < 0, errno == EINTR { continue }
+        if count <= 0 { break }
+        pending += chunk[0..<count]
+        while let newline = pending.firstIndex(of: 0x0A) {
+          let line = Array(pending[..<newline])
+          pending.removeSubrange(...newline)
+          guard let message = try? JSONValue.parse(line), let id = message["id"]?.integerValue else { continue }
+          condition.lock()
+          responses[id] = message
+          condition.broadcast()
+          condition.unlock()
+        }
+      }
+    }
+
+    func send(_ message: JSONValue) throws {
+      try input.write(contentsOf: Data((message.serialized() + "\n").utf8))
+    }
+
+    /// The response to request `id`, or nil when none came within `seconds`.
+    func response(to id: Int64, within seconds: TimeInterval) -> JSONValue? {
+      let deadline = Date().addingTimeInterval(seconds)
+      condition.lock()
+      defer { condition.unlock() }
+      while responses[id] == nil, condition.wait(until: deadline) {}
+      return responses.removeValue(forKey: id)
+    }
+
+    /// `initialize` (id 0), then `notifications/initialized`.
+    func initialize() throws {
+      try send([
+        "jsonrpc": "2.0", "id": 0, "method": "initialize",
+        "params": [
+          "protocolVersion": "2025-11-25", "capabilities": [:], "clientInfo": ["name": "t", "version": "1"],
+        ],
+      ])
+      guard response(to: 0, within: 30)?["result"]?["protocolVersion"] != nil else {
+        throw PluginProcess.Failure(description: "serve --mcp did not answer initialize; its log: \(log)")
+      }
+      try send(["jsonrpc": "2.0", "method": "notifications/initialized"])
+    }
+
+    func callTool(id: Int64, _ tool: String, _ arguments: JSONValue) throws {
+      try send([
+        "jsonrpc": "2.0", "id": .integer(id), "method": "tools/call",
+        "params": ["name": .string(tool), "arguments": arguments],
+      ])
+    }
+
+    /// How many descriptors the server has open.
+    var descriptorCount: Int {
+      (try? FileManager.default.contentsOfDirectory(atPath: "/proc/\(process.processIdentifier)/fd").count) ?? -1
+    }
+
+    /// The end of the server's stderr.
+    var log: String {
+      String(((try? String(contentsOfFile: logPath, encoding: .utf8)) ?? "").suffix(1000))
+    }
+
+    func closeInput() {
+      guard !inputClosed else { return }
+      inputClosed = true
+      try? input.close()
+    }
+
+    func waitForExit(within seconds: TimeInterval) -> Bool {
+      let deadline = Date().addingTimeInterval(seconds)
+      while process.isRunning, Date() < deadline { Thread.sleep(forTimeInterval: 0.02) }
+      return !process.isRunning
+    }
+
+    /// Closes stdin and, if the server is still running 3 s later, kills it by its pid.
+    func stop() {
+      closeInput()
+      if !waitForExit(within: 3) {
+        kill(process.processIdentifier, SIGKILL)
+        _ = waitForExit(within: 5)
+      }
+    }
+  }
+}
+
+// MARK: - The tests
+
+// The tests block while toolhost runs; on the main actor they keep Swift's two pool threads free for the async tests
+// running beside them.
+@MainActor
+@Suite("Hostile plugins", .serialized)
+struct HostilePluginTests {
+  let fixture: Hostile.Fixture
+
+  init() throws {
+    fixture = try Hostile.Fixture()
+    subreaper = try Hostile.Fixture(containment: "subreaper")
+  }
+
+  /// The same toolhost with the subreaper and marker instead of a cgroup.
+  let subreaper: Hostile.Fixture
+
+  @Test func theHostilePluginsLoad() throws {
+    for (folder, names) in [
+      (fixture.plugins, Hostile.cases.flatMap { [$0.tool, $0.tool + "Text"] }), (fixture.shPlugins, Hostile.quickTools),
+    ] {
+      let list = try fixture.run(["list", "--json", "--plugins", folder], limit: 60).output
+      let json = try JSONValue.parse(list.stdoutText)
+      let found = Set(json["tools"]?.arrayValue?.compactMap { $0["name"]?.stringValue } ?? [])
+      #expect(Set(names).subtracting(found).isEmpty, "missing tools: \(Set(names).subtracting(found).sorted())")
+      #expect(json["diagnostics"]?.arrayValue?.isEmpty == true, "\(json["diagnostics"]?.serialized() ?? "")")
+    }
+  }
+
+  @Test("toolhost call, json mode", arguments: Hostile.cases)
+  func callInJSONMode(_ hostile: Hostile.Case) throws {
+    try call(hostile, mode: .json)
+  }
+
+  @Test("toolhost call, text mode", arguments: Hostile.cases)
+  func callInTextMode(_ hostile: Hostile.Case) throws {
+    try call(hostile, mode: .text)
+  }
+
+  // Without a cgroup the process limit is not enforced (see Expectation.processLimit).
+  @Test("toolhost call, json mode, subreaper containment", arguments: Hostile.cases.filter { $0.tool != "forkMany" })
+  func callInJSONModeWithTheSubreaper(_ hostile: Hostile.Case) throws {
+    try call(hostile, mode: .json, in: subreaper)
+  }
+
+  @Test(arguments: [false, true])
+  func batchRunsEveryCaseAtOnce(withTheSubreaper: Bool) throws {
+    let fixture = withTheSubreaper ? subreaper : self.fixture
+    // Without a cgroup the process limit is not enforced (see Expectation.processLimit).
+    let cases = Hostile.cases.filter { !withTheSubreaper || $0.tool != "forkMany" }
+    let pidDirs = cases.map { fixture.pidDir("batch-" + $0.tool) }
+    let lines = zip(cases, pidDirs).map { hostile, pidDir in
+      JSONValue.object([
+        "tool": .string(hostile.tool), "arguments": hostile.arguments(pidDir: pidDir), "id": .string(hostile.tool),
+      ]).serialized()
+    }
+    let budget = cases.map(\.timeout).reduce(0, +) / 8 + 3
+    let (out, seconds) = try fixture.run(
+      ["batch", "--plugins", fixture.plugins, "--concurrency", "8"],
+      input: Data((lines.joined(separator: "\n") + "\n").utf8),
+      limit: budget + 30)
+    #expect(seconds <= budget, "the batch took \(seconds) s, more than \(budget) s")
+    #expect(out.status == 1, "stderr: \(out.stderrText.suffix(500))")
+    let results = out.stdoutText.split(separator: "\n").map { try? JSONValue.parse(String($0)) }
+    #expect(results.count == cases.count, "\(results.count) result lines for \(cases.count) calls")
+    for (index, (hostile, result)) in zip(cases, results).enumerated() {
+      guard let result else {
+        Issue.record("batch \(hostile.tool): its result line is not JSON")
+        continue
+      }
+      #expect(result["index"]?.integerValue == Int64(index) && result["id"]?.stringValue == hostile.tool)
+      verify(Hostile.Outcome(batchLine: result), hostile, .json, "batch \(hostile.tool)")
+    }
+    expectCleanEnd(pidDirs, "batch")
+  }
+
+  @Test func serveMCPAnswersEveryCaseInTime() throws {
+    let server = try Hostile.MCPServe(plugins: fixture.plugins, fixture: fixture)
+    defer { server.stop() }
+    try server.initialize()
+    for (index, hostile) in Hostile.cases.enumerated() {
+      let label = "serve \(hostile.tool)"
+      let pidDir = fixture.pidDir("serve-" + hostile.tool)
+      let id = Int64(index + 1)
+      try server.callTool(id: id, hostile.tool, hostile.arguments(pidDir: pidDir))
+      // From sending to the answer: the time limit, and 1 s to stop the plugin and answer.
+      if let response = server.response(to: id, within: hostile.timeout + 1) {
+        verify(Hostile.Outcome(mcpResponse: response), hostile, .json, label)
+      } else {
+        Issue.record("\(label): no answer within \(hostile.timeout + 1) s; serve's log: \(server.log)")
+      }
+      expectCleanEnd([pidDir], label)
+    }
+    server.closeInput()
+    #expect(server.waitForExit(within: 5), "serve --mcp did not exit when its stdin closed")
+  }
+
+  @Test(arguments: [false, true])
+  func serveLeaksNoDescriptorsOverAThousandCalls(withTheSubreaper: Bool) throws {
+    let fixture = withTheSubreaper ? subreaper : self.fixture
+    let calls = 1000
+    let inFlight = 8
+    let tools = Hostile.quickTools
+    let failing = tools.map { tool in Hostile.cases.first { $0.tool == tool }?.json != .ok }
+    let server = try Hostile.MCPServe(plugins: fixture.shPlugins, fixture: fixture)
+    defer { server.stop() }
+    try server.initialize()
+
+    var pidDirs: [String] = []
+    var wrong: [String] = []
+    var answered = 0
+    /// Waits for the answers to the calls before `end`, checking that each is an error when it should be. False
+    /// when one does not come within 10 s: the server is stuck, and waiting for the rest would take hours.
+    func settle(upTo end: Int) -> Bool {
+      while answered < end {
+        let tool = tools[answered % tools.count]
+        guard let response = server.response(to: Int64(answered + 1), within: 10) else {
+          Issue.record("call \(answered) of \(tool): no answer within 10 s; serve's log: \(server.log)")
+          return false
+        }
+        if response["result"]?["isError"] != .bool(failing[answered % tools.count]) {
+          wrong.append("call \(answered) of \(tool): \(response.serialized().prefix(300))")
+        }
+        answered += 1
+      }
+      return true
+    }
+
+    var afterFifty = 0
+    var stuck = false
+    for call in 0..<calls {
+      if call == 50 {
+        stuck = !settle(upTo: 50)
+        Thread.sleep(forTimeInterval: 0.2)
+        afterFifty = server.descriptorCount
+      }
+      if stuck || !settle(upTo: call - inFlight + 1) {
+        stuck = true
+        break
+      }
+      let pidDir = fixture.pidDir("leak")
+      pidDirs.append(pidDir)
+      try server.callTool(id: Int64(call + 1), tools[call % tools.count], ["pidDir": .string(pidDir)])
+    }
+    if !stuck, settle(upTo: calls) {
+      Thread.sleep(forTimeInterval: 0.2)
+      let afterAll = server.descriptorCount
+      #expect(afterFifty > 0)
+      #expect(
+        afterAll <= afterFifty + 2,
+        "serve --mcp had \(afterFifty) descriptors after 50 calls, \(afterAll) after \(calls)")
+    }
+    #expect(wrong.isEmpty, "\(wrong.count) wrong answers, the first: \(wrong.prefix(3))")
+    expectCleanEnd(pidDirs, "\(calls) calls of serve --mcp")
+    server.closeInput()
+    #expect(server.waitForExit(within: 5), "serve --mcp did not exit when its stdin closed")
+  }
+
+  @Test(arguments: [false, true])
+  func killingToolhostEndsItsPlugins(withTheSubreaper: Bool) throws {
+    let fixture = withTheSubreaper ? subreaper : self.fixture
+    let hostile = try #require(Hostile.cases.first { $0.tool == "daemonizeThenHang" })
+    let pidDir = fixture.pidDir("killed")
+    let process = Process()
+    process.executableURL = toolhostBinary
+    process.arguments = [
+      "call", "--plugins", fixture.plugins, "--timeout", "60", hostile.tool, "--json",
+      "@" + (try fixture.writeArguments(hostile, pidDir: pidDir)),
+    ]
+    process.environment = fixture.environment
+    process.currentDirectoryURL = URL(fileURLWithPath: fixture.work)
+    process.standardOutput = FileHandle.nullDevice
+    process.standardError = FileHandle.nullDevice
+    try process.run()
+    defer { if process.isRunning { kill(process.processIdentifier, SIGKILL) } }
+    // The plugin and its daemon have both started.
+    let deadline = Hostile.monotonicSeconds() + 10
+    while Hostile.recordedPIDs(pidDir).count < 2, Hostile.monotonicSeconds() < deadline {
+      Thread.sleep(forTimeInterval: 0.02)
+    }
+    #expect(Hostile.recordedPIDs(pidDir).count == 2, "the plugin did not start its daemon")
+    kill(process.processIdentifier, SIGKILL)
+    process.waitUntilExit()
+    // The watchdog ends them; the clean-end check waits 1 s, so give it a moment more to notice.
+    Thread.sleep(forTimeInterval: 0.5)
+    expectCleanEnd([pidDir], "kill -9 of toolhost")
+  }
+
+  @Test(.enabled(if: Hostile.script != nil, "needs script(1) from util-linux"))
+  func aPluginCannotWriteToTheTerminal() throws {
+    let hostile = try #require(Hostile.cases.first { $0.tool == "writeTTY" })
+    let pidDir = fixture.pidDir("terminal")
+    let argumentsFile = try fixture.writeArguments(hostile, pidDir: pidDir)
+    let command = [
+      toolhostBinary.path, "call", "--plugins", fixture.plugins, "--json", hostile.tool, "--json", "@" + argumentsFile,
+    ].map(Hostile.shellQuoted).joined(separator: " ")
+    // script gives toolhost a terminal of its own (and its controlling terminal); its stdout is what was shown there.
+    let (out, seconds) = try fixture.run(
+      ["-qec", command, "/dev/null"], executable: try #require(Hostile.script), limit: 30)
+    let terminal = out.stdoutText.replacingOccurrences(of: "\r", with: "")
+    #expect(out.status == 0, "\(terminal)")
+    #expect(seconds <= hostile.timeout + 0.5 + 0.7, "the call took \(seconds) s")
+    #expect(!terminal.contains("HOSTILE-TTY-MARKER"), "the plugin wrote to toolhost's terminal:\n\(terminal)")
+    let reply = terminal.firstIndex(of: "{").flatMap { start in
+      terminal.lastIndex(of: "}").flatMap { end in try? JSONValue.parse(String(terminal[start...end])) }
+    }
+    #expect(reply?["result"]?["tty"] == false, "the plugin could open /dev/tty:\n\(terminal)")
+    expectCleanEnd([pidDir], "writeTTY under script")
+  }
+
+  // MARK: Helpers
+
+  /// One `toolhost call --json` of a case, checked against the table, its time limit and its processes.
+  private func call(_ hostile: Hostile.Case, mode: Hostile.Mode, in fixture: Hostile.Fixture? = nil) throws {
+    let fixture = fixture ?? self.fixture
+    let tool = hostile.tool + mode.suffix
+    let pidDir = fixture.pidDir(tool)
+    let argumentsFile = try fixture.writeArguments(hostile, pidDir: pidDir)
+    // The time limit, 0.5 s for toolhost to stop the plugin's processes, and 0.7 s for toolhost's own start-up in
+    // a debug build (and Python's).
+    let budget = hostile.timeout + 0.5 + 0.7
+    let (out, seconds) = try fixture.run(
+      ["call", "--plugins", fixture.plugins, "--json", tool, "--json", "@" + argumentsFile], limit: budget + 10)
+    #expect(seconds <= budget, "\(tool) took \(seconds) s: its time limit is \(hostile.timeout) s")
+    verify(Hostile.Outcome(call: out), hostile, mode, "call \(tool)")
+    expectCleanEnd([pidDir], "call \(tool)")
+  }
+
+  /// Checks an outcome against the table; `label` names the case, its mode and how it was called.
+  private func verify(_ outcome: Hostile.Outcome, _ hostile: Hostile.Case, _ mode: Hostile.Mode, _ label: String) {
+    switch hostile.expected(mode) {
+    case .ok:
+      #expect(outcome.ok, "\(label): expected success, got \(outcome.code ?? "a failure"): \(outcome.message)")
+      // Only the cases that reply in json mode print the result (or its text) in both modes.
+      guard outcome.ok, hostile.json == .ok else { return }
+      if mode == .json {
+        #expect(
+          outcome.result?.jsonEquals(hostile.result) == true,
+          "\(label): result \(outcome.result?.serialized() ?? "none")")
+      } else {
+        #expect(outcome.text == hostile.resultText, "\(label): text «\(outcome.text ?? "none")»")
+      }
+    case .fails(let code, let message):
+      expectFailure(outcome, codes: [code], message: message, label)
+    case .processLimit:
+      let codes = Hostile.cgroupContainment ? ["limit_exceeded"] : ["timed_out", "limit_exceeded"]
+      let limited = outcome.code == "limit_exceeded" || outcome.message.contains("exceeded its")
+      expectFailure(outcome, codes: codes, message: limited ? "exceeded its process limit of 32" : nil, label)
+    }
+  }
+
+  private func expectFailure(_ outcome: Hostile.Outcome, codes: [String], message: String?, _ label: String) {
+    let wanted = codes.joined(separator: " or ")
+    guard !outcome.ok else {
+      Issue.record("\(label): expected \(wanted), but the call succeeded")
+      return
+    }
+    if let code = outcome.code {
+      #expect(codes.contains(code), "\(label): expected \(wanted), got \(code): \(outcome.message)")
+    } else {
+      let named = codes.contains { outcome.message.contains(Hostile.phrases[$0] ?? $0) }
+      #expect(named, "\(label): expected a message saying \(wanted), got: \(outcome.message)")
+    }
+    if let message {
+      #expect(outcome.message.contains(message), "\(label): the message does not say «\(message)»: \(outcome.message)")
+    }
+    if let status = outcome.status {
+      #expect(codes.map(Hostile.exitStatus).contains(status), "\(label): exit status \(status) for \(wanted)")
+    }
+  }
+
+  /// Expects that the plugin ran (it recorded its pid), that every process it started has ended within 1 s, and
+  /// that no file it wrote passed the 1 MiB file size limit; then kills what is left, so a failing run leaves
+  /// nothing behind either.
+  private func expectCleanEnd(_ pidDirs: [String], _ label: String) {
+    #expect(pidDirs.allSatisfy { !Hostile.recordedPIDs($0).isEmpty }, "\(label): no pid recorded; did the plugin run?")
+    for pidDir in pidDirs {
+      let size = try? URL(fileURLWithPath: pidDir + "/big.bin").resourceValues(forKeys: [.fileSizeKey]).fileSize
+      #expect((size ?? 0) <= 1 << 20, "\(label): the plugin wrote \(size ?? 0) bytes past its 1 MiB limit")
+    }
+    let deadline = Hostile.monotonicSeconds() + 1
+    var alive: [pid_t] = []
+    repeat {
+      alive = pidDirs.flatMap(Hostile.recordedPIDs).filter { !Hostile.hasEnded($0) }
+      if alive.isEmpty { return }
+      Thread.sleep(forTimeInterval: 0.02)
+    } while Hostile.monotonicSeconds() < deadline
+    Issue.record(
+      "\(label): \(alive.count) processes still running 1 s after the call: \(alive.map(Hostile.describe).joined(separator: ", "))"
+    )
+    for pid in alive { kill(pid, SIGKILL) }
+  }
+}

@@ -1,0 +1,194 @@
+import CToolhostSupport
+import Foundation
+import Testing
+import ToolhostJSON
+
+@testable import Toolhost
+
+/// Whether process `pid` has ended (gone, or a zombie waiting for its reaper) within `seconds`.
+func processEnded(_ pid: Int32, within seconds: Double = 1) async -> Bool {
+  let deadline = Date().addingTimeInterval(seconds)
+  repeat {
+    if kill(pid, 0) != 0 { return true }
+    if let stat = Containment.stat(of: pid), stat.state == "Z" { return true }
+    try? await Task.sleep(for: .milliseconds(20))
+  } while Date() < deadline
+  return false
+}
+
+/// The pids a script wrote, one per line, to `file`.
+func pids(in file: String) -> [Int32] {
+  ((try? String(contentsOfFile: file, encoding: .utf8)) ?? "").split(separator: "\n").compactMap { Int32($0) }
+}
+
+/// The runner's containment, run the same way with each mechanism: the machine's strongest (a cgroup here when
+/// toolhost may create one) and the subreaper with the marker.
+@Suite("Containment", .serialized)
+struct ContainmentTests {
+  static let runners = [
+    ProcessRunner(containment: Containment(preference: .automatic)),
+    ProcessRunner(containment: Containment(preference: .subreaper)),
+  ]
+
+  func scratch() -> String {
+    let dir = NSTemporaryDirectory() + "toolhost-containment-" + UUID().uuidString
+    try? FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
+    return dir
+  }
+
+  /// Each way of leaving the process group: setsid, setpgid (through a job-control shell), a double fork with a
+  /// cleared environment.
+  static let escapes = [
+    "setsid sleep 60 </dev/null >/dev/null 2>&1 & echo $! >> $F",
+    #"perl -e 'if (fork == 0) { setpgrp(0, 0); open(F, ">>", $ENV{F}); print F "$$\n"; close F; exec "sleep", "60" }' </dev/null >/dev/null 2>&1"#,
+    "(setsid sh -c 'env -i sleep 60 </dev/null >/dev/null 2>&1 & echo $! >> $F' &)",
+  ]
+
+  @Test(arguments: 0..<2, 0..<3)
+  func aCallThatLeavesADaemonEndsAtOnceAndTheDaemonGoes(runner index: Int, escape: Int) async throws {
+    let runner = Self.runners[index]
+    let dir = scratch()
+    defer { try? FileManager.default.removeItem(atPath: dir) }
+    let file = dir + "/pids"
+    let started = ContinuousClock.now
+    let out = try await runner.run(sh("export F=\(file); \(Self.escapes[escape]); sleep 0.2; echo done"))
+    #expect(ContinuousClock.now - started < .seconds(3), "the call waited for its daemon")
+    #expect(String(decoding: out.stdout, as: UTF8.self) == "done\n")
+    #expect(out.termination == .exited(0))
+    let daemons = pids(in: file)
+    #expect(daemons.count == 1, "the script did not record its daemon")
+    for pid in daemons { #expect(await processEnded(pid), "daemon \(pid) outlived its call") }
+  }
+
+  @Test(arguments: 0..<2)
+  func aTimeoutEndsEveryProcessOfTheCall(runner index: Int) async throws {
+    let runner = Self.runners[index]
+    let dir = scratch()
+    defer { try? FileManager.default.removeItem(atPath: dir) }
+    let file = dir + "/pids"
+    let script = "trap '' TERM; \(Self.escapes[0]); \(Self.escapes[2]); echo $$ >> $F; sleep 60"
+    let started = ContinuousClock.now
+    let out = try await runner.run(sh("export F=\(file); " + script, timeout: .milliseconds(500)))
+    let elapsed = ContinuousClock.now - started
+    #expect(out.stopReason == .timedOut)
+    #expect(elapsed < .milliseconds(500 + 200 + 500), "took \(elapsed)")
+    let all = pids(in: file)
+    #expect(all.count == 3)
+    for pid in all { #expect(await processEnded(pid), "process \(pid) outlived the timeout") }
+  }
+
+  @Test(arguments: 0..<2)
+  func cancellationEndsEveryProcessOfTheCall(runner index: Int) async throws {
+    let runner = Self.runners[index]
+    let dir = scratch()
+    defer { try? FileManager.default.removeItem(atPath: dir) }
+    let file = dir + "/pids"
+    let task = Task { try await runner.run(sh("export F=\(file); \(Self.escapes[0]); sleep 60", timeout: nil)) }
+    while pids(in: file).isEmpty { try await Task.sleep(for: .milliseconds(20)) }
+    task.cancel()
+    let out = try await task.value
+    #expect(out.stopReason == .cancelled)
+    for pid in pids(in: file) { #expect(await processEnded(pid)) }
+  }
+
+  @Test func pluginsHaveNoControllingTerminalAndTheirOwnSession() async throws {
+    // Fields 6 and 7 of /proc/PID/stat: the session and the controlling terminal (0: none).
+    let out = try await ProcessRunner.shared.run(
+      sh("cut -d' ' -f6,7 /proc/$$/stat; (echo x > /dev/tty) 2>/dev/null && echo tty-open || echo no-tty"))
+    let lines = String(decoding: out.stdout, as: UTF8.self).split(separator: "\n")
+    #expect(lines.last == "no-tty")
+    let fields = lines.first?.split(separator: " ") ?? []
+    #expect(Int32(fields.first ?? "") == out.pid, "the plugin is not the leader of its own session")
+    #expect(fields.last == "0")
+  }
+
+  @Test func signalsHaveTheirDefaultActionsInThePlugin() async throws {
+    // The host ignores SIGINT while it waits for a call; the plugin must not inherit that.
+    let previous = signal(SIGINT, SIG_IGN)
+    defer { signal(SIGINT, previous) }
+    let out = try await ProcessRunner.shared.run(sh("grep -E '^Sig(Ign|Blk)' /proc/self/status"))
+    let text = String(decoding: out.stdout, as: UTF8.self)
+    // Bits 0-30 are the standard signals 1-31 (glibc keeps 32 and 33 for itself).
+    for line in text.split(separator: "\n") {
+      let mask = UInt64(line.split(separator: "\t").last ?? "", radix: 16) ?? .max
+      #expect(mask & 0x7fff_ffff == 0, "\(line)")
+    }
+  }
+
+  @Test func limitsReachThePlugin() async throws {
+    var spec = sh("ulimit -n; ulimit -f; ulimit -t; ulimit -d")
+    spec.limits = ResourceLimits(memoryBytes: 256 << 20, cpuSeconds: 7, fileSizeBytes: 1 << 20, openFiles: 64)
+    let out = try await ProcessRunner.shared.run(spec)
+    // dash reports -f in 512-byte blocks and -d in KiB.
+    #expect(String(decoding: out.stdout, as: UTF8.self) == "64\n2048\n7\n262144\n")
+  }
+
+  @Test func limitsAreNamedWhenReached() async throws {
+    var cpu = sh("while :; do :; done", timeout: .seconds(10))
+    cpu.limits = ResourceLimits(cpuSeconds: 1)
+    let burnt = try await ProcessRunner.shared.run(cpu)
+    #expect(cpu.limits.exceeded(by: burnt) == .cpuTime)
+
+    var file = sh("head -c 3000000 /dev/zero > big.bin")
+    let dir = scratch()
+    defer { try? FileManager.default.removeItem(atPath: dir) }
+    file.workingDirectory = dir
+    file.limits = ResourceLimits(fileSizeBytes: 1 << 20)
+    let written = try await ProcessRunner.shared.run(file)
+    #expect(file.limits.exceeded(by: written) == .fileSize)
+
+    var memory = sh("python3 -c 'bytearray(600 << 20)'")
+    memory.limits = ResourceLimits(memoryBytes: 256 << 20)
+    let hog = try await ProcessRunner.shared.run(memory)
+    #expect(memory.limits.exceeded(by: hog) == .memory, "\(hog.stderrText)")
+
+    // A plain failure is not blamed on a limit.
+    let plain = try await ProcessRunner.shared.run(sh("echo 'disk on fire' >&2; exit 3"))
+    #expect(ResourceLimits.pluginDefaults.exceeded(by: plain) == nil)
+  }
+
+  @Test func theProcessLimitEndsAForkStormInACgroup() async throws {
+    let runner = Self.runners[0]
+    guard runner.containment.mechanism == .cgroup else { return }
+    var spec = sh("for i in $(seq 100); do sleep 30 & done; wait", timeout: .seconds(10))
+    spec.limits = ResourceLimits(processes: 32)
+    let started = ContinuousClock.now
+    let out = try await runner.run(spec)
+    #expect(out.limitExceeded == .processes)
+    #expect(ContinuousClock.now - started < .seconds(3))
+  }
+
+  @Test func descriptorsStayFlatOverManyContainedCalls() async throws {
+    for runner in Self.runners {
+      _ = try await runner.run(sh("setsid sleep 30 </dev/null >/dev/null 2>&1 & echo hi"))
+      let before = toolhost_count_open_fds()
+      for _ in 0..<200 { _ = try await runner.run(sh("setsid sleep 30 </dev/null >/dev/null 2>&1 & echo hi")) }
+      #expect(toolhost_count_open_fds() == before)
+    }
+  }
+}
+
+@Suite("Argument variables")
+struct ArgumentVariableTests {
+  func tool() throws -> PluginTool {
+    let definition = ToolDefinition(name: "t", description: "d", inputSchema: ["type": "object"])
+    let manifest = PluginManifest(
+      path: "/tmp/x/toolhost.json", directory: "/tmp/x", command: "run", arguments: [], timeout: nil,
+      environment: [], output: .json, tools: [definition])
+    return try PluginTool(definition: definition, manifest: manifest, executable: "/bin/true", hostEnvironment: [:])
+  }
+
+  @Test func tooMuchForTheEnvironmentIsLeftOutInOrder() throws {
+    let big = String(repeating: "x", count: 15 << 10)
+    var arguments: JSONObject = [:]
+    for i in 0..<40 { arguments["a\(i)"] = .string(big) }
+    arguments["withNul"] = .string("a\u{0}b")
+    let env = try tool().environment(arguments: .object(arguments), callID: "c")
+    let kept = env.keys.filter { $0.hasPrefix("TOOLHOST_ARG_") }
+    let total = kept.reduce(0) { $0 + $1.utf8.count + env[$1]!.utf8.count + 2 }
+    #expect(total <= PluginTool.argumentVariablesBudget)
+    #expect(kept.count == 17)
+    #expect(env["TOOLHOST_ARG_A0"] != nil && env["TOOLHOST_ARG_A16"] != nil && env["TOOLHOST_ARG_A17"] == nil)
+    #expect(env["TOOLHOST_ARG_WITH_NUL"] == nil)
+  }
+}
