@@ -94,9 +94,11 @@ struct LimitOptions: ParsableArguments {
   var memory: Int?
   @Option(name: .customLong("cpu-limit"), help: ArgumentHelp("CPU time per call in seconds.", valueName: "s"))
   var cpu: Int?
-  @Option(name: .customLong("process-limit"), help: ArgumentHelp("Processes per call (needs a cgroup).", valueName: "n"))
+  @Option(
+    name: .customLong("process-limit"), help: ArgumentHelp("Processes per call (needs a cgroup).", valueName: "n"))
   var processes: Int?
-  @Option(name: .customLong("file-size-limit"), help: ArgumentHelp("Largest file a call writes, in MiB.", valueName: "MiB"))
+  @Option(
+    name: .customLong("file-size-limit"), help: ArgumentHelp("Largest file a call writes, in MiB.", valueName: "MiB"))
   var fileSize: Int?
   @Option(name: .customLong("open-files-limit"), help: ArgumentHelp("Open files per process.", valueName: "n"))
   var openFiles: Int?

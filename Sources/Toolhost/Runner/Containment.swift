@@ -202,8 +202,9 @@ public final class Containment: Sendable {
   /// A subreaper must reap the orphans it adopts, also between calls (a persistent plugin's orphans, processes a
   /// cgroup kill left to their parent): a thread of its own looks for them five times a second.
   private static func startOrphanReaper() {
-    guard orphanReaperStarted.compareExchange(expected: false, desired: true, ordering: .acquiringAndReleasing)
-      .exchanged
+    guard
+      orphanReaperStarted.compareExchange(expected: false, desired: true, ordering: .acquiringAndReleasing)
+        .exchanged
     else { return }
     let thread = Thread {
       while true {
@@ -310,7 +311,8 @@ public final class Containment: Sendable {
       rmdir(folder)
       return .failure(CgroupFailure(reason: "the kernel has no cgroup.kill (Linux 5.14 or newer needed)"))
     }
-    let offered = Set((readSmallFile(folder + "/cgroup.controllers") ?? "").split(whereSeparator: \.isWhitespace).map(String.init))
+    let offered = Set(
+      (readSmallFile(folder + "/cgroup.controllers") ?? "").split(whereSeparator: \.isWhitespace).map(String.init))
     var enabled: Set<String> = []
     for c in ["memory", "pids"] where offered.contains(c) {
       if write(folder + "/cgroup.subtree_control", "+" + c) { enabled.insert(c) }

@@ -233,4 +233,3 @@ public final class ProcessRunner: Sendable {
   /// The number of calls the runner's I/O thread is serving right now.
   public var activeCalls: Int { loop.activeCount.load(ordering: .relaxed) }
 }
-

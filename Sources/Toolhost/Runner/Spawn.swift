@@ -77,7 +77,8 @@ func launchReason(
   // access(X_OK) succeeds for root on files with no execute bit at all, so look at the mode bits.
   if info.st_mode & 0o111 == 0 || access(executable, X_OK) != 0 { return "not executable (chmod +x \(executable))" }
   if code == E2BIG {
-    let size = environment.reduce(0) { $0 + $1.key.utf8.count + $1.value.utf8.count + 2 }
+    let size =
+      environment.reduce(0) { $0 + $1.key.utf8.count + $1.value.utf8.count + 2 }
       + arguments.reduce(0) { $0 + $1.utf8.count + 1 }
     return "its arguments and environment (\(ToolFailure.format(bytes: size))) are more than the system allows"
   }
