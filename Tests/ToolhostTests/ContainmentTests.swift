@@ -16,9 +16,18 @@ func processEnded(_ pid: Int32, within seconds: Double = 1) async -> Bool {
   return false
 }
 
-/// The pids a script wrote, one per line, to `file`.
-func pids(in file: String) -> [Int32] {
-  ((try? String(contentsOfFile: file, encoding: .utf8)) ?? "").split(separator: "\n").compactMap { Int32($0) }
+/// A scratch folder with a file that test scripts append their pids to (`$F`); removed at the end.
+final class PidFile: Sendable {
+  let folder = NSTemporaryDirectory() + "toolhost-containment-" + UUID().uuidString
+  var path: String { folder + "/pids" }
+
+  init() { try? FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true) }
+  deinit { try? FileManager.default.removeItem(atPath: folder) }
+
+  /// The pids written so far.
+  var pids: [Int32] {
+    ((try? String(contentsOfFile: path, encoding: .utf8)) ?? "").split(separator: "\n").compactMap { Int32($0) }
+  }
 }
 
 /// The runner's containment, run the same way with each mechanism: the machine's strongest (a cgroup here when
@@ -29,12 +38,6 @@ struct ContainmentTests {
     ProcessRunner(containment: Containment(preference: .automatic)),
     ProcessRunner(containment: Containment(preference: .subreaper)),
   ]
-
-  func scratch() -> String {
-    let dir = NSTemporaryDirectory() + "toolhost-containment-" + UUID().uuidString
-    try? FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
-    return dir
-  }
 
   /// Each way of leaving the process group: setsid, setpgid (through a job-control shell), a double fork with a
   /// cleared environment.
@@ -47,15 +50,13 @@ struct ContainmentTests {
   @Test(arguments: 0..<2, 0..<3)
   func aCallThatLeavesADaemonEndsAtOnceAndTheDaemonGoes(runner index: Int, escape: Int) async throws {
     let runner = Self.runners[index]
-    let dir = scratch()
-    defer { try? FileManager.default.removeItem(atPath: dir) }
-    let file = dir + "/pids"
+    let file = PidFile()
     let started = ContinuousClock.now
-    let out = try await runner.run(sh("export F=\(file); \(Self.escapes[escape]); sleep 0.2; echo done"))
+    let out = try await runner.run(sh("export F=\(file.path); \(Self.escapes[escape]); sleep 0.2; echo done"))
     #expect(ContinuousClock.now - started < .seconds(3), "the call waited for its daemon")
     #expect(String(decoding: out.stdout, as: UTF8.self) == "done\n")
     #expect(out.termination == .exited(0))
-    let daemons = pids(in: file)
+    let daemons = file.pids
     #expect(daemons.count == 1, "the script did not record its daemon")
     for pid in daemons { #expect(await processEnded(pid), "daemon \(pid) outlived its call") }
   }
@@ -63,16 +64,14 @@ struct ContainmentTests {
   @Test(arguments: 0..<2)
   func aTimeoutEndsEveryProcessOfTheCall(runner index: Int) async throws {
     let runner = Self.runners[index]
-    let dir = scratch()
-    defer { try? FileManager.default.removeItem(atPath: dir) }
-    let file = dir + "/pids"
+    let file = PidFile()
     let script = "trap '' TERM; \(Self.escapes[0]); \(Self.escapes[2]); echo $$ >> $F; sleep 60"
     let started = ContinuousClock.now
-    let out = try await runner.run(sh("export F=\(file); " + script, timeout: .milliseconds(500)))
+    let out = try await runner.run(sh("export F=\(file.path); " + script, timeout: .milliseconds(500)))
     let elapsed = ContinuousClock.now - started
     #expect(out.stopReason == .timedOut)
     #expect(elapsed < .milliseconds(500 + 200 + 500), "took \(elapsed)")
-    let all = pids(in: file)
+    let all = file.pids
     #expect(all.count == 3)
     for pid in all { #expect(await processEnded(pid), "process \(pid) outlived the timeout") }
   }
@@ -80,15 +79,29 @@ struct ContainmentTests {
   @Test(arguments: 0..<2)
   func cancellationEndsEveryProcessOfTheCall(runner index: Int) async throws {
     let runner = Self.runners[index]
-    let dir = scratch()
-    defer { try? FileManager.default.removeItem(atPath: dir) }
-    let file = dir + "/pids"
-    let task = Task { try await runner.run(sh("export F=\(file); \(Self.escapes[0]); sleep 60", timeout: nil)) }
-    while pids(in: file).isEmpty { try await Task.sleep(for: .milliseconds(20)) }
+    let file = PidFile()
+    let task = Task { try await runner.run(sh("export F=\(file.path); \(Self.escapes[0]); sleep 60", timeout: nil)) }
+    for _ in 0..<250 where file.pids.isEmpty { try await Task.sleep(for: .milliseconds(20)) }
+    #expect(!file.pids.isEmpty, "the script did not start its daemon")
     task.cancel()
     let out = try await task.value
     #expect(out.stopReason == .cancelled)
-    for pid in pids(in: file) { #expect(await processEnded(pid)) }
+    for pid in file.pids { #expect(await processEnded(pid)) }
+  }
+
+  @Test(arguments: 0..<2)
+  func aPersistentPluginIsContainedForItsLifetime(runner index: Int) async throws {
+    let file = PidFile()
+    let spec = PersistentProcessSpec(
+      executable: "/bin/sh", arguments: ["-c", "\(Self.escapes[2]); echo ready; cat"],
+      environment: ["PATH": "/usr/bin:/bin", "F": file.path],
+      containment: Self.runners[index].containment)
+    let process = try PersistentProcess.launch(spec, handlers: .init(onLine: { _ in }))
+    for _ in 0..<250 where file.pids.isEmpty { try await Task.sleep(for: .milliseconds(20)) }
+    #expect(file.pids.count == 1, "the plugin did not start its daemon")
+    let exit = await process.shutdown(grace: .milliseconds(500))
+    #expect(exit.termination == .exited(0))
+    for pid in file.pids { #expect(await processEnded(pid), "daemon \(pid) outlived its persistent plugin") }
   }
 
   @Test func pluginsHaveNoControllingTerminalAndTheirOwnSession() async throws {
@@ -130,9 +143,8 @@ struct ContainmentTests {
     #expect(cpu.limits.exceeded(by: burnt) == .cpuTime)
 
     var file = sh("head -c 3000000 /dev/zero > big.bin")
-    let dir = scratch()
-    defer { try? FileManager.default.removeItem(atPath: dir) }
-    file.workingDirectory = dir
+    let scratch = PidFile()
+    file.workingDirectory = scratch.folder
     file.limits = ResourceLimits(fileSizeBytes: 1 << 20)
     let written = try await ProcessRunner.shared.run(file)
     #expect(file.limits.exceeded(by: written) == .fileSize)

@@ -95,7 +95,10 @@ public final class Containment: Sendable {
       mechanism = .cgroup
     } else {
       mechanism = .subreaper
-      if toolhost_set_child_subreaper() == 0 { Self.startOrphanReaper() }
+      if toolhost_set_child_subreaper() == 0 {
+        Self.isSubreaper.store(true, ordering: .releasing)
+        Self.startOrphanReaper()
+      }
     }
   }
 
@@ -121,29 +124,60 @@ public final class Containment: Sendable {
     prepare()
     let number = cells.add(1, ordering: .relaxed).newValue
     let marker = hostMarker + "." + String(number)
-    guard let base = cgroupFolder else {
-      return ContainmentCell(owner: self, marker: marker, cgroup: nil, procsFD: -1)
+    guard let base = cgroupFolder else { return ContainmentCell(owner: self, marker: marker, cgroup: nil) }
+    // An empty cgroup of an earlier call, or a new one: mkdir and rmdir take the kernel's global cgroup lock,
+    // which calls running side by side would otherwise queue on.
+    let cgroup: CallCgroup
+    if let idle = idleCgroups.withLock({ $0.popLast() }) {
+      cgroup = idle
+    } else {
+      let path = base + "/c" + String(number)
+      guard mkdir(path, 0o755) == 0 else { return ContainmentCell(owner: self, marker: marker, cgroup: nil) }
+      let fd = open(path + "/cgroup.procs", O_WRONLY | O_CLOEXEC)
+      guard fd >= 0 else {
+        rmdir(path)
+        return ContainmentCell(owner: self, marker: marker, cgroup: nil)
+      }
+      cgroup = CallCgroup(path: path, procsFD: fd)
     }
-    let path = base + "/c" + String(number)
-    guard mkdir(path, 0o755) == 0 else { return ContainmentCell(owner: self, marker: marker, cgroup: nil, procsFD: -1) }
-    if let m = limits.memoryBytes, controllers.contains("memory") {
-      Self.write(path + "/memory.max", String(m))
-      Self.write(path + "/memory.swap.max", "0")
+    if controllers.contains("memory") {
+      Self.write(cgroup.path + "/memory.max", limits.memoryBytes.map(String.init) ?? "max")
+      Self.write(cgroup.path + "/memory.swap.max", limits.memoryBytes == nil ? "max" : "0")
     }
-    if let p = limits.processes, controllers.contains("pids") { Self.write(path + "/pids.max", String(p)) }
-    let fd = open(path + "/cgroup.procs", O_WRONLY | O_CLOEXEC)
-    return ContainmentCell(owner: self, marker: marker, cgroup: fd >= 0 ? path : nil, procsFD: fd)
+    if controllers.contains("pids") {
+      Self.write(cgroup.path + "/pids.max", limits.processes.map(String.init) ?? "max")
+    }
+    return ContainmentCell(owner: self, marker: marker, cgroup: cgroup)
   }
+
+  /// A call's cgroup: its folder and its `cgroup.procs`, open for children to join.
+  struct CallCgroup: Sendable {
+    var path: String
+    var procsFD: Int32
+  }
+
+  /// Empty call cgroups kept for the next calls (at most ``idleLimit``).
+  let idleCgroups = Mutex<[CallCgroup]>([])
+  static let idleLimit = 64
 
   /// Runs `spawn` (which returns a pid, or -1) and records the child as toolhost's, as one step: a sweep never sees a
   /// child of toolhost's that is not recorded yet (and would take it for an orphan).
   static func spawning(_ spawn: () -> Int32) -> Int32 {
-    liveSpawned.withLock { live in
+    // Only a subreaper sweeps; without one, spawns need not wait for each other.
+    guard isSubreaper.load(ordering: .acquiring) else {
+      let pid = spawn()
+      if pid > 0 { _ = liveSpawned.withLock { $0.insert(pid) } }
+      return pid
+    }
+    return liveSpawned.withLock { live in
       let pid = spawn()
       if pid > 0 { live.insert(pid) }
       return pid
     }
   }
+
+  /// Whether this process has been made a child subreaper.
+  static let isSubreaper = Atomic<Bool>(false)
 
   func reaped(_ pid: Int32) { _ = Self.liveSpawned.withLock { $0.remove(pid) } }
 
@@ -368,10 +402,13 @@ public final class Containment: Sendable {
       var pipe: [Int32] = [-1, -1]
       guard toolhost_pipe_cloexec(&pipe) == 0 else { return true }
       let arguments = ["-c", Self.watchdogScript, "toolhost-watchdog", cgroupFolder ?? "", hostMarker]
+      // Its output goes nowhere: a reader of toolhost's stdout must see the end of it when toolhost ends.
+      let null = open("/dev/null", O_RDWR | O_CLOEXEC)
       let pid = try? spawnProcess(
         executable: "/bin/sh", arguments: arguments, environment: ["PATH": "/usr/bin:/bin"],
-        workingDirectory: "/", stdio: (pipe[0], -1, -1), cell: nil, limits: .none)
+        workingDirectory: "/", stdio: (pipe[0], null, null), cell: nil, limits: .none)
       close(pipe[0])
+      if null >= 0 { close(null) }
       if pid == nil { close(pipe[1]) } else { fd = pipe[1] }
       return true
     }
@@ -413,35 +450,34 @@ final class ContainmentCell: Sendable {
   let owner: Containment
   /// The value of `TOOLHOST_CONTAINMENT` for the processes of this cell.
   let marker: String
-  /// The cell's cgroup folder, if it has one.
-  let cgroup: String?
-  /// `cgroup.procs` of the cgroup, open for the child to join; closed once the child has started.
-  private let procsFD: Mutex<Int32>
+  private let callCgroup: Containment.CallCgroup?
+  /// The cgroup's limit counters (`memory.events` oom_kill, `pids.events` max) when the cell began: a reused
+  /// cgroup keeps its earlier calls' counts.
+  private let eventsAtStart: (oomKills: Int, pidsMax: Int)
 
-  init(owner: Containment, marker: String, cgroup: String?, procsFD: Int32) {
+  init(owner: Containment, marker: String, cgroup: Containment.CallCgroup?) {
     self.owner = owner
     self.marker = marker
-    self.cgroup = cgroup
-    self.procsFD = Mutex(procsFD)
-  }
-
-  /// The descriptor the child writes itself into, or -1.
-  var joinFD: Int32 { procsFD.withLock { $0 } }
-
-  /// Closes the join descriptor once the child has started.
-  func childStarted() {
-    procsFD.withLock { fd in
-      if fd >= 0 { close(fd) }
-      fd = -1
+    self.callCgroup = cgroup
+    if let path = cgroup?.path, !owner.controllers.isEmpty {
+      eventsAtStart = (Self.event(path, "memory.events", "oom_kill"), Self.event(path, "pids.events", "max"))
+    } else {
+      eventsAtStart = (0, 0)
     }
   }
+
+  /// The cell's cgroup folder, if it has one.
+  var cgroup: String? { callCgroup?.path }
+
+  /// The descriptor the child writes itself into (`cgroup.procs`), or -1.
+  var joinFD: Int32 { callCgroup?.procsFD ?? -1 }
 
   /// Sends `signal` to every process of the cell: its cgroup's members, or the process group `leader`.
   func signalAll(_ signal: Int32, leader: Int32) {
     if leader > 0 { kill(-leader, signal) }
     guard let cgroup else { return }
     if signal == SIGKILL {
-      Containment.write(cgroup + "/cgroup.kill", "1")
+      if isPopulated { Containment.write(cgroup + "/cgroup.kill", "1") }
       return
     }
     for pid in members() { kill(pid, signal) }
@@ -461,8 +497,13 @@ final class ContainmentCell: Sendable {
     return text.split(separator: "\n").compactMap { Int32($0) }
   }
 
-  /// A counter of the cgroup's `memory.events` or `pids.events` (`oom_kill`, `max`), 0 when absent.
-  func event(_ file: String, _ key: String) -> Int {
+  /// Whether a process is still alive in the cell's cgroup (`cgroup.events`).
+  var isPopulated: Bool { event("cgroup.events", "populated") != 0 }
+
+  /// A counter of the cgroup's `memory.events`, `pids.events` or `cgroup.events`, 0 when absent.
+  func event(_ file: String, _ key: String) -> Int { Self.event(cgroup, file, key) }
+
+  static func event(_ cgroup: String?, _ file: String, _ key: String) -> Int {
     guard let cgroup, let text = Containment.readSmallFile(cgroup + "/" + file) else { return 0 }
     for line in text.split(separator: "\n") where line.hasPrefix(key + " ") {
       return Int(line.dropFirst(key.count + 1)) ?? 0
@@ -470,22 +511,33 @@ final class ContainmentCell: Sendable {
     return 0
   }
 
-  /// The limit the cgroup saw exceeded, if any.
+  /// The limit the cgroup saw exceeded during this cell, if any.
   var cgroupLimitHit: ResourceLimits.Kind? {
-    if event("memory.events", "oom_kill") > 0 { return .memory }
-    if event("pids.events", "max") > 0 { return .processes }
+    guard cgroup != nil, !owner.controllers.isEmpty else { return nil }
+    if event("memory.events", "oom_kill") > eventsAtStart.oomKills { return .memory }
+    if event("pids.events", "max") > eventsAtStart.pidsMax { return .processes }
     return nil
   }
 
-  /// Removes the cgroup once its processes are gone (retrying briefly in the background while they exit).
+  /// Gives the cgroup back: kept for the next call when it is empty, otherwise ended and removed once its
+  /// processes are gone (retrying briefly in the background while they exit).
   func release() {
-    childStarted()
-    guard let cgroup else { return }
-    if rmdir(cgroup) == 0 { return }
-    Containment.write(cgroup + "/cgroup.kill", "1")
+    guard let callCgroup else { return }
+    if !isPopulated {
+      let kept = owner.idleCgroups.withLock { idle in
+        guard idle.count < Containment.idleLimit else { return false }
+        idle.append(callCgroup)
+        return true
+      }
+      if kept { return }
+    }
+    close(callCgroup.procsFD)
+    let path = callCgroup.path
+    if rmdir(path) == 0 { return }
+    Containment.write(path + "/cgroup.kill", "1")
     DispatchQueue.global(qos: .utility).async {
       for _ in 0..<200 {
-        if rmdir(cgroup) == 0 || errno == ENOENT { return }
+        if rmdir(path) == 0 || errno == ENOENT { return }
         usleep(5000)
       }
     }

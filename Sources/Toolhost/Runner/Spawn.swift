@@ -43,7 +43,6 @@ func spawnProcess(
       }
     }
   }
-  cell?.childStarted()
   guard pid > 0 else {
     throw ProcessLaunchError(
       executable: executable,
