@@ -127,19 +127,19 @@ public final class Containment: Sendable {
     guard let base = cgroupFolder else { return ContainmentCell(owner: self, marker: marker, cgroup: nil) }
     // An empty cgroup of an earlier call, or a new one: mkdir and rmdir take the kernel's global cgroup lock,
     // which calls running side by side would otherwise queue on.
-    let cgroup: CallCgroup
+    var path: String
     if let idle = idleCgroups.withLock({ $0.popLast() }) {
-      cgroup = idle
+      path = idle
     } else {
-      let path = base + "/c" + String(number)
+      path = base + "/c" + String(number)
       guard mkdir(path, 0o755) == 0 else { return ContainmentCell(owner: self, marker: marker, cgroup: nil) }
-      let fd = open(path + "/cgroup.procs", O_WRONLY | O_CLOEXEC)
-      guard fd >= 0 else {
-        rmdir(path)
-        return ContainmentCell(owner: self, marker: marker, cgroup: nil)
-      }
-      cgroup = CallCgroup(path: path, procsFD: fd)
     }
+    let fd = open(path + "/cgroup.procs", O_WRONLY | O_CLOEXEC)
+    guard fd >= 0 else {
+      rmdir(path)
+      return ContainmentCell(owner: self, marker: marker, cgroup: nil)
+    }
+    let cgroup = CallCgroup(path: path, procsFD: fd)
     if controllers.contains("memory") {
       Self.write(cgroup.path + "/memory.max", limits.memoryBytes.map(String.init) ?? "max")
       Self.write(cgroup.path + "/memory.swap.max", limits.memoryBytes == nil ? "max" : "0")
@@ -156,8 +156,8 @@ public final class Containment: Sendable {
     var procsFD: Int32
   }
 
-  /// Empty call cgroups kept for the next calls (at most ``idleLimit``).
-  let idleCgroups = Mutex<[CallCgroup]>([])
+  /// The folders of empty call cgroups kept for the next calls (at most ``idleLimit``).
+  let idleCgroups = Mutex<[String]>([])
   static let idleLimit = 64
 
   /// Runs `spawn` (which returns a pid, or -1) and records the child as toolhost's, as one step: a sweep never sees a
@@ -179,7 +179,8 @@ public final class Containment: Sendable {
   /// Whether this process has been made a child subreaper.
   static let isSubreaper = Atomic<Bool>(false)
 
-  func reaped(_ pid: Int32) { _ = Self.liveSpawned.withLock { $0.remove(pid) } }
+  /// Forgets a child that its caller has reaped.
+  static func reaped(_ pid: Int32) { _ = liveSpawned.withLock { $0.remove(pid) } }
 
   // MARK: The subreaper's sweep
 
@@ -523,16 +524,16 @@ final class ContainmentCell: Sendable {
   /// processes are gone (retrying briefly in the background while they exit).
   func release() {
     guard let callCgroup else { return }
+    close(callCgroup.procsFD)
+    let path = callCgroup.path
     if !isPopulated {
       let kept = owner.idleCgroups.withLock { idle in
         guard idle.count < Containment.idleLimit else { return false }
-        idle.append(callCgroup)
+        idle.append(path)
         return true
       }
       if kept { return }
     }
-    close(callCgroup.procsFD)
-    let path = callCgroup.path
     if rmdir(path) == 0 { return }
     Containment.write(path + "/cgroup.kill", "1")
     DispatchQueue.global(qos: .utility).async {

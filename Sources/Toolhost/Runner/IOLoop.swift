@@ -87,15 +87,9 @@ final class IOJob: @unchecked Sendable {
   /// Reaps the child if it has exited; true once it has.
   func reap() -> Bool {
     guard termination == nil else { return true }
-    var status: Int32 = 0
-    var signal: Int32 = 0
-    var usage = rusage()
-    guard toolhost_wait_exited(pid, &status, &signal, &usage) == 1 else { return false }
-    termination = signal != 0 ? .signaled(signal) : .exited(status)
-    cpuTime =
-      .seconds(Int64(usage.ru_utime.tv_sec + usage.ru_stime.tv_sec))
-      + .microseconds(Int64(usage.ru_utime.tv_usec + usage.ru_stime.tv_usec))
-    cell.owner.reaped(pid)
+    guard let ended = reapChild(pid) else { return false }
+    termination = ended.termination
+    cpuTime = ended.cpuTime
     return true
   }
 }

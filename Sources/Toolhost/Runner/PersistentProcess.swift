@@ -473,14 +473,7 @@ final class PersistentLoop: @unchecked Sendable {
   }
 
   /// Reaps the child if it has exited.
-  func reap() -> ProcessOutcome.Termination? {
-    var status: Int32 = 0
-    var signal: Int32 = 0
-    var usage = rusage()
-    guard toolhost_wait_exited(owner.pid, &status, &signal, &usage) == 1 else { return nil }
-    cell.owner.reaped(owner.pid)
-    return signal != 0 ? .signaled(signal) : .exited(status)
-  }
+  func reap() -> ProcessOutcome.Termination? { reapChild(owner.pid)?.termination }
 
   func run() {
     toolhost_block_sigpipe_on_this_thread()

@@ -53,6 +53,19 @@ func spawnProcess(
   return pid
 }
 
+/// Reaps the child `pid` if it has ended: how it ended and the CPU time it used; `nil` while it runs.
+func reapChild(_ pid: Int32) -> (termination: ProcessOutcome.Termination, cpuTime: Duration)? {
+  var status: Int32 = 0
+  var signal: Int32 = 0
+  var usage = rusage()
+  guard toolhost_wait_exited(pid, &status, &signal, &usage) == 1 else { return nil }
+  Containment.reaped(pid)
+  let cpuTime =
+    Duration.seconds(Int64(usage.ru_utime.tv_sec + usage.ru_stime.tv_sec))
+    + .microseconds(Int64(usage.ru_utime.tv_usec + usage.ru_stime.tv_usec))
+  return (signal != 0 ? .signaled(signal) : .exited(status), cpuTime)
+}
+
 /// Words for a failed spawn that say what to do.
 func launchReason(
   errno code: Int32, stage: Int32, executable: String, workingDirectory: String?, environment: [String: String],
