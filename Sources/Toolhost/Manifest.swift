@@ -311,21 +311,23 @@ extension ToolAnnotations {
   }
 }
 
-/// Reads a whole file with POSIX calls (Foundation's `Data(contentsOf:)` costs several times more for small files).
-func readFile(_ path: String) throws -> [UInt8] {
+/// Reads a whole file with POSIX calls (Foundation's `Data(contentsOf:)` costs several times more for small files),
+/// or its first `limit` bytes and a little more.
+func readFile(_ path: String, limit: Int = .max) throws -> [UInt8] {
   let fd = open(path, O_RDONLY | O_CLOEXEC)
   guard fd >= 0 else { throw POSIXError(POSIXErrorCode(rawValue: errno) ?? .EIO) }
   defer { close(fd) }
   var bytes: [UInt8] = []
   var chunk = [UInt8](repeating: 0, count: 16384)
-  while true {
+  while bytes.count < limit {
     let n = read(fd, &chunk, chunk.count)
     if n > 0 {
       bytes.append(contentsOf: chunk[0..<n])
     } else if n == 0 {
-      return bytes
+      break
     } else if errno != EINTR {
       throw POSIXError(POSIXErrorCode(rawValue: errno) ?? .EIO)
     }
   }
+  return bytes
 }

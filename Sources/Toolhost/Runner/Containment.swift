@@ -299,21 +299,12 @@ public final class Containment: Sendable {
     readSmallFile("/proc/\(pid)/environ", limit: 1 << 20) ?? ""
   }
 
+  /// A /proc or cgroup file as text (at most about `limit` bytes), nil when it cannot be read.
   static func readSmallFile(_ path: String, limit: Int = 64 << 10) -> String? {
-    let fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK)
-    guard fd >= 0 else { return nil }
-    defer { close(fd) }
-    var bytes: [UInt8] = []
-    var buffer = [UInt8](repeating: 0, count: 4096)
-    while bytes.count < limit {
-      let n = read(fd, &buffer, buffer.count)
-      if n < 0 && errno == EINTR { continue }
-      if n <= 0 { break }
-      bytes += buffer[0..<n]
-    }
-    return String(decoding: bytes, as: UTF8.self)
+    (try? readFile(path, limit: limit)).map { String(decoding: $0, as: UTF8.self) }
   }
 
+  /// Writes `text` to a cgroup file; false when it could not.
   @discardableResult
   static func write(_ path: String, _ text: String) -> Bool {
     let fd = open(path, O_WRONLY | O_CLOEXEC)
