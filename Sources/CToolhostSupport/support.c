@@ -19,14 +19,6 @@ int toolhost_pidfd_open(pid_t pid) {
 #endif
 }
 
-int toolhost_unblock_all_signals(sigset_t *old) {
-  sigset_t none;
-  sigemptyset(&none);
-  return pthread_sigmask(SIG_SETMASK, &none, old);
-}
-
-int toolhost_restore_signals(const sigset_t *old) { return pthread_sigmask(SIG_SETMASK, old, NULL); }
-
 int toolhost_block_sigpipe_on_this_thread(void) {
   sigset_t set;
   sigemptyset(&set);

@@ -177,7 +177,7 @@ struct ToolCallTests {
     #expect(names.contains("TOOLHOST_TOOL"))
     let allowed: Set<String> = [
       "PATH", "HOME", "LANG", "LANGUAGE", "TZ", "TMPDIR", "ALLOWED_VAR", "TOOLHOST_ARG_Q", "TOOLHOST_TOOL",
-      "TOOLHOST_CALL_ID", "TOOLHOST_CONTAINMENT", "PWD", "SHLVL", "_",
+      "TOOLHOST_CALL_ID", "TOOLHOST_MARKER", "PWD", "SHLVL", "_",
     ]
     #expect(
       names.subtracting(allowed).filter { !$0.hasPrefix("LC_") }.isEmpty, "unexpected: \(names.subtracting(allowed))")

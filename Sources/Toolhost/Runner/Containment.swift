@@ -6,7 +6,7 @@ import Synchronization
 /// itself exits or is killed.
 ///
 /// Every child starts in a session of its own (so it has no controlling terminal and its own process group) and
-/// carries the variable `TOOLHOST_CONTAINMENT`, a marker naming this host and call that its descendants inherit.
+/// carries the variable `TOOLHOST_MARKER`, a marker naming this host and call that its descendants inherit.
 /// On top of that, the strongest mechanism the machine allows:
 /// - ``Mechanism/cgroup``: a cgroup v2 per call, created under the host's own cgroup, that the child joins before it
 ///   runs anything. `cgroup.kill` ends every process in it at once, whatever it did (setsid, setpgid, double
@@ -34,21 +34,20 @@ public final class Containment: Sendable {
 
   /// Which mechanism to use.
   public enum Preference: String, Sendable {
-    /// A cgroup where the host may create one, otherwise the subreaper.
+    /// A cgroup where the host may create one, otherwise the subreaper (``Containment/summary`` says why).
     case automatic = "auto"
-    /// A cgroup; the subreaper when none can be created (``Containment/summary`` says why).
-    case cgroup
     /// The subreaper, even where a cgroup could be created.
     case subreaper
 
-    /// `TOOLHOST_CONTAINMENT` (`auto`, `cgroup`, `subreaper`) of `environment`; automatic when unset or unknown.
+    /// `TOOLHOST_CONTAINMENT` (`auto` or `subreaper`) of `environment`; automatic when unset or unknown.
     public static func from(environment: [String: String]) -> Preference {
       environment["TOOLHOST_CONTAINMENT"].flatMap(Preference.init(rawValue:)) ?? .automatic
     }
   }
 
   /// The name of the marker variable every contained process carries.
-  public static let markerVariable = "TOOLHOST_CONTAINMENT"
+  /// (Not `TOOLHOST_CONTAINMENT`, the setting: a toolhost started inside a plugin must not read its marker as one.)
+  public static let markerVariable = "TOOLHOST_MARKER"
 
   /// The containment of this process, as `TOOLHOST_CONTAINMENT` in its environment asks.
   public static let shared = Containment(preference: .from(environment: ProcessInfo.processInfo.environment))
@@ -190,28 +189,15 @@ public final class Containment: Sendable {
   func sweepOrphans(marker: String?) {
     let variable = "\(Self.markerVariable)="
     let wanted = variable + (marker.map { $0 + "\0" } ?? hostMarker + ".")
-    let session = getsid(0)
-    let me = getpid()
     for _ in 0..<20 {
-      // Decided under the lock that spawns hold, so that no child of toolhost's is missing from `live`.
-      let (orphans, zombies) = Self.liveSpawned.withLock { live -> ([Int32], [Int32]) in
-        var orphans: [Int32] = []
-        var zombies: [Int32] = []
-        for child in Self.children(of: me) where !live.contains(child) {
-          // Every plugin starts in a session of its own and no descendant can come back to the host's, so a child
-          // in the host's session is one the embedding program started itself: not ours to touch.
-          guard let stat = Self.stat(of: child), stat.session != session else { continue }
-          if stat.state == "Z" {
-            zombies.append(child)
-            continue
-          }
-          // Another call's (or another containment's) process is left to its own call.
-          let environment = Self.environment(of: child)
-          if environment.contains(wanted) || !environment.contains(variable) { orphans.append(child) }
-        }
-        return (orphans, zombies)
-      }
-      for zombie in zombies { Self.reap(zombie, within: 0) }
+      let adopted = Self.adoptedChildren()
+      for zombie in adopted where zombie.state == "Z" { Self.reap(zombie.pid, within: 0) }
+      // Another call's (or another containment's) process is left to its own call.
+      let orphans = adopted.filter { child in
+        guard child.state != "Z" else { return false }
+        let environment = Self.environment(of: child.pid)
+        return environment.contains(wanted) || !environment.contains(variable)
+      }.map(\.pid)
       for child in orphans {
         for pid in Self.tree(of: child).reversed() { kill(pid, SIGKILL) }
         kill(child, SIGKILL)
@@ -224,14 +210,21 @@ public final class Containment: Sendable {
   /// Reaps the orphans re-parented to this process that have ended, and only those: children in another session
   /// that no containment of this process started.
   static func reapAdoptedZombies() {
+    for zombie in adoptedChildren() where zombie.state == "Z" { reap(zombie.pid, within: 0) }
+  }
+
+  /// This process's children that no containment of it started, in another session: the orphans it adopted as
+  /// subreaper. (Every plugin starts in a session of its own and no descendant can come back to the host's, so a
+  /// child in the host's session is one the embedding program started itself: not ours to touch.) Decided under
+  /// the lock that spawns hold in a subreaper, so that no child of toolhost's is missing from `liveSpawned`.
+  static func adoptedChildren() -> [(pid: Int32, state: Character)] {
     let session = getsid(0)
-    let zombies = liveSpawned.withLock { live in
-      children(of: getpid()).filter { child in
-        guard !live.contains(child), let stat = stat(of: child) else { return false }
-        return stat.state == "Z" && stat.session != session
+    return liveSpawned.withLock { live in
+      children(of: getpid()).compactMap { child in
+        guard !live.contains(child), let stat = stat(of: child), stat.session != session else { return nil }
+        return (child, stat.state)
       }
     }
-    for zombie in zombies { reap(zombie, within: 0) }
   }
 
   /// A subreaper must reap the orphans it adopts, also between calls (a persistent plugin's orphans, processes a
@@ -362,7 +355,8 @@ public final class Containment: Sendable {
   // MARK: The watchdog
 
   /// The watchdog's script: wait for the host's pipe to close; unless the host said `clean`, end every cgroup of
-  /// this host and every process carrying its marker; then remove the cgroups.
+  /// this host and every process carrying its marker; then remove the cgroups. Arguments: the cgroup folder (or
+  /// empty), the host marker, the marker variable.
   static let watchdogScript = #"""
     IFS= read -r said
     [ "$said" = clean ] && exit 0
@@ -370,7 +364,7 @@ public final class Containment: Sendable {
       for c in "$1"/*/; do [ -f "$c/cgroup.kill" ] && echo 1 > "$c/cgroup.kill"; done
     fi
     for e in /proc/[0-9]*/environ; do
-      if grep -qzF "TOOLHOST_CONTAINMENT=$2." "$e" 2>/dev/null; then
+      if grep -qzF "$3=$2." "$e" 2>/dev/null; then
         p=${e#/proc/}; kill -9 "${p%/environ}" 2>/dev/null
       fi
     done
@@ -393,7 +387,9 @@ public final class Containment: Sendable {
       }
       var pipe: [Int32] = [-1, -1]
       guard toolhost_pipe_cloexec(&pipe) == 0 else { return true }
-      let arguments = ["-c", Self.watchdogScript, "toolhost-watchdog", cgroupFolder ?? "", hostMarker]
+      let arguments = [
+        "-c", Self.watchdogScript, "toolhost-watchdog", cgroupFolder ?? "", hostMarker, Self.markerVariable,
+      ]
       // Its output goes nowhere: a reader of toolhost's stdout must see the end of it when toolhost ends.
       let null = open("/dev/null", O_RDWR | O_CLOEXEC)
       let pid = try? spawnProcess(
@@ -420,8 +416,9 @@ public final class Containment: Sendable {
   func exitCleanly() {
     if mechanism == .subreaper { sweepOrphans(marker: nil) }
     if let folder = cgroupFolder {
+      // The call cgroups c1, c2, ... (the folder's other entries are its control files).
       let cells = (try? FileManager.default.contentsOfDirectory(atPath: folder)) ?? []
-      for cell in cells where cell.hasPrefix("c") {
+      for cell in cells where cell.hasPrefix("c") && Int(cell.dropFirst()) != nil {
         Self.write(folder + "/" + cell + "/cgroup.kill", "1")
         rmdir(folder + "/" + cell)
       }
@@ -440,7 +437,7 @@ public final class Containment: Sendable {
 /// The container of one call or one long-lived process: its marker, and its cgroup when there is one.
 final class ContainmentCell: Sendable {
   let owner: Containment
-  /// The value of `TOOLHOST_CONTAINMENT` for the processes of this cell.
+  /// The value of `TOOLHOST_MARKER` for the processes of this cell.
   let marker: String
   private let callCgroup: Containment.CallCgroup?
   /// The cgroup's limit counters (`memory.events` oom_kill, `pids.events` max) when the cell began: a reused

@@ -3,7 +3,7 @@ import Foundation
 
 /// Starts a child as toolhost runs every plugin: default signal actions and an empty signal mask, a session of its
 /// own (no controlling terminal), the cell's cgroup joined before anything runs, the resource limits, the working
-/// directory and the given stdio, and `TOOLHOST_CONTAINMENT` set to the cell's marker.
+/// directory and the given stdio, and `TOOLHOST_MARKER` set to the cell's marker.
 ///
 /// The child is not reaped by anyone but its caller (through ``toolhost_wait_exited``); it is remembered as started
 /// by toolhost until ``Containment/reaped(_:)``.
