@@ -17,6 +17,8 @@ let package = Package(
   dependencies: [
     .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
     .package(url: "https://github.com/swift-server/async-http-client", from: "1.37.0"),
+    // SHA-256 of trusted manifests (already built for async-http-client's TLS).
+    .package(url: "https://github.com/apple/swift-crypto", "3.12.3"..<"5.0.0"),
   ],
   targets: [
     // Debian's libjansson (pkg-config `jansson`), plus static-inline shims for its macros.
@@ -31,8 +33,12 @@ let package = Package(
     .target(name: "ToolhostJSON", dependencies: ["CJansson"]),
     // JSON Schema validation for tool arguments.
     .target(name: "ToolhostSchema", dependencies: ["ToolhostJSON"]),
-    // Manifests, discovery, tools, the subprocess runner and errors.
-    .target(name: "Toolhost", dependencies: ["ToolhostJSON", "ToolhostSchema", "CToolhostSupport"]),
+    // Manifests, discovery, trust and approvals, tools, the subprocess runner and errors.
+    .target(
+      name: "Toolhost",
+      dependencies: [
+        "ToolhostJSON", "ToolhostSchema", "CToolhostSupport", .product(name: "Crypto", package: "swift-crypto"),
+      ]),
     // The model protocol and the session loop (FoundationModels' LanguageModelSession shape).
     .target(name: "ToolhostSession", dependencies: ["Toolhost"]),
     // OpenAI-compatible chat completions over HTTP.

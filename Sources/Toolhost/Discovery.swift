@@ -31,6 +31,14 @@ public struct PluginDiagnostic: Sendable, Hashable, Codable, CustomStringConvert
     /// An MCP server's tool is offered under another name (prefixed with the server's name) because its own name
     /// was taken, or its schema was relaxed; a note.
     case adjusted
+    /// A plugin folder, manifest or command that another user could change (StrictModes); refused.
+    case unsafePermissions = "unsafe_permissions"
+    /// A manifest of a trusted project folder that changed, or was added, since the folder was trusted; not loaded.
+    case untrusted
+    /// An MCP server that was not started, so its tools are not listed; a note.
+    case notStarted = "not_started"
+    /// A plugin asks for an environment variable that looks like a secret and the user has not approved; a note.
+    case secretEnvironment = "secret_environment"
   }
 
   /// What kind of problem.
@@ -59,8 +67,81 @@ public struct PluginDiagnostic: Sendable, Hashable, Codable, CustomStringConvert
   }
 }
 
+/// A folder plugins are searched in, and why it is searched: the folders the user named or configured run at once;
+/// a project's `./plugins` only once the user trusts it (``TrustStore``).
+public struct PluginFolder: Sendable, Hashable {
+  /// Where a folder comes from.
+  public enum Origin: String, Sendable, Codable {
+    /// Named on the command line (`--plugins DIR`) or by the program.
+    case explicit
+    /// `$TOOLHOST_PLUGIN_PATH`.
+    case environment
+    /// The user's own folder, `$XDG_CONFIG_HOME/toolhost/plugins`.
+    case user
+    /// `./plugins` of the current directory: used only when trusted.
+    case project
+  }
+
+  /// The folder's absolute path.
+  public var path: String
+  /// Where it comes from.
+  public var origin: Origin
+
+  /// Makes a folder.
+  public init(path: String, origin: Origin) {
+    self.path = path
+    self.origin = origin
+  }
+}
+
+/// What discovery may trust: the project folders the user trusted, the user's settings (StrictModes, approved
+/// environment variables) and who the user is.
+public struct DiscoveryTrust: Sendable {
+  /// The trusted project folders.
+  public var store: TrustStore
+  /// The user's settings.
+  public var configuration: UserConfiguration
+  /// The user that files must belong to (or root).
+  public var user: uid_t
+
+  /// Trusts no project folder; StrictModes on; the current user.
+  public init(
+    store: TrustStore = TrustStore(path: ""), configuration: UserConfiguration = UserConfiguration(path: ""),
+    user: uid_t = getuid()
+  ) {
+    self.store = store
+    self.configuration = configuration
+    self.user = user
+  }
+
+  /// Reads the user's `config.json` and `trust.json`.
+  ///
+  /// - Throws: ``ConfigurationError`` when either cannot be used.
+  public static func load(environment: [String: String] = ProcessInfo.processInfo.environment)
+    throws(ConfigurationError) -> DiscoveryTrust
+  {
+    DiscoveryTrust(
+      store: try TrustStore.load(environment: environment),
+      configuration: try UserConfiguration.load(environment: environment))
+  }
+
+  /// How to turn the ownership check off, for messages.
+  var override: String {
+    "or, to turn the check off, set \"strictModes\": false in "
+      + (configuration.path.isEmpty ? "toolhost's config.json" : configuration.path)
+  }
+}
+
 /// The tools found in plugin folders, and the diagnostics of the plugins that could not be used.
 public struct PluginCatalog: Sendable {
+  /// A project folder that was not used because the user has not trusted it.
+  public struct UntrustedFolder: Sendable, Hashable {
+    /// The folder.
+    public var path: String
+    /// How many manifests it has (none was read).
+    public var manifests: Int
+  }
+
   /// A found tool and where it came from.
   public struct Entry: Sendable {
     /// The tool.
@@ -75,6 +156,10 @@ public struct PluginCatalog: Sendable {
   public var diagnostics: [PluginDiagnostic]
   /// The folders searched, in order.
   public var folders: [String]
+  /// Project folders left out because they are not trusted (`toolhost trust` trusts them).
+  public var untrusted: [UntrustedFolder] = []
+  /// What discovery trusted: the trust store and the user's settings it ran with.
+  public var trust = DiscoveryTrust()
 
   /// The tools.
   public var tools: [PluginTool] { entries.map(\.tool) }
@@ -83,25 +168,35 @@ public struct PluginCatalog: Sendable {
   public var hasErrors: Bool { diagnostics.contains { $0.isError } }
 
   /// The plugin folders in search order: each `explicit` folder, then `$TOOLHOST_PLUGIN_PATH` (colon-separated),
-  /// then `./plugins`, then `$XDG_CONFIG_HOME/toolhost/plugins` (default `~/.config/toolhost/plugins`).
-  public static func searchFolders(
+  /// then `$XDG_CONFIG_HOME/toolhost/plugins` (default `~/.config/toolhost/plugins`), then `./plugins` of
+  /// `currentDirectory`, which is a ``PluginFolder/Origin/project`` folder: used only once trusted. A folder is
+  /// listed once, with its first origin.
+  public static func pluginFolders(
     explicit: [String], environment: [String: String] = ProcessInfo.processInfo.environment,
     currentDirectory: String = FileManager.default.currentDirectoryPath
-  ) -> [String] {
+  ) -> [PluginFolder] {
     func absolute(_ p: String) -> String {
       let expanded = (p as NSString).expandingTildeInPath
       let full = expanded.hasPrefix("/") ? expanded : (currentDirectory as NSString).appendingPathComponent(expanded)
       return (full as NSString).standardizingPath
     }
-    var folders = explicit.map(absolute)
-    folders += (environment["TOOLHOST_PLUGIN_PATH"] ?? "").split(separator: ":").map { absolute(String($0)) }
-    folders.append(absolute("plugins"))
-    let config =
-      environment["XDG_CONFIG_HOME"].flatMap { $0.isEmpty ? nil : $0 }
-      ?? ((environment["HOME"] ?? NSHomeDirectory()) as NSString).appendingPathComponent(".config")
-    folders.append(absolute((config as NSString).appendingPathComponent("toolhost/plugins")))
+    var folders = explicit.map { PluginFolder(path: absolute($0), origin: .explicit) }
+    folders += (environment["TOOLHOST_PLUGIN_PATH"] ?? "").split(separator: ":").map {
+      PluginFolder(path: absolute(String($0)), origin: .environment)
+    }
+    let config = UserConfiguration.folder(environment: environment)
+    folders.append(PluginFolder(path: absolute((config as NSString).appendingPathComponent("plugins")), origin: .user))
+    folders.append(PluginFolder(path: absolute("plugins"), origin: .project))
     var seen = Set<String>()
-    return folders.filter { seen.insert($0).inserted }
+    return folders.filter { seen.insert($0.path).inserted }
+  }
+
+  /// The paths of ``pluginFolders(explicit:environment:currentDirectory:)``.
+  public static func searchFolders(
+    explicit: [String], environment: [String: String] = ProcessInfo.processInfo.environment,
+    currentDirectory: String = FileManager.default.currentDirectoryPath
+  ) -> [String] {
+    pluginFolders(explicit: explicit, environment: environment, currentDirectory: currentDirectory).map(\.path)
   }
 
   /// The manifests of one folder: `DIR/*/toolhost.json` and `DIR/*.toolhost.json`, sorted by name.
@@ -121,17 +216,37 @@ public struct PluginCatalog: Sendable {
     return found
   }
 
-  /// Discovers the plugins of `folders`, in order.
+  /// Discovers the plugins of `folders`, in order, all of them trusted as the program's own choice.
   ///
-  /// Folders that do not exist are skipped, except those in `required` (the ones the user named), which become
-  /// diagnostics. MCP server manifests are started (all at once, each within its startup timeout) through `mcp`
-  /// and their tools listed; without a loader they become notes. An MCP tool whose name a tool found earlier has
-  /// taken is offered as `server.tool` (see ``PluginManifest/MCPServer/name``). Never throws: every problem is a
-  /// ``PluginDiagnostic``.
+  /// The same as ``discover(in:trust:required:runner:environment:mcp:startServers:)`` with every folder
+  /// ``PluginFolder/Origin/explicit``, StrictModes on and no trust store. Never throws.
   public static func discover(
     folders: [String], required: Set<String> = [], runner: ProcessRunner = .shared,
     environment: [String: String] = ProcessInfo.processInfo.environment,
     mcp: (any MCPPluginLoader)? = PluginCatalog.mcpLoader
+  ) -> PluginCatalog {
+    discover(
+      in: folders.map { PluginFolder(path: $0, origin: .explicit) }, required: required, runner: runner,
+      environment: environment, mcp: mcp)
+  }
+
+  /// Discovers the plugins of `folders`, in order.
+  ///
+  /// Folders that do not exist are skipped, except those in `required` (the ones the user named), which become
+  /// diagnostics. A ``PluginFolder/Origin/project`` folder is used only when `trust` has a record of it, and then
+  /// only its manifests that have not changed since; an untrusted one is only counted (``untrusted``). With
+  /// StrictModes on (``UserConfiguration/strictModes``), folders (and the folders above them), plugin folders,
+  /// manifests and commands another user could change are refused. A manifest is read only if it is a regular file
+  /// of at most 1 MiB, without blocking.
+  ///
+  /// MCP server manifests are started (all at once, each within its startup timeout) through `mcp` and their tools
+  /// listed, unless `startServers` is `false` (then they are notes, and no process is started at all); without a
+  /// loader they become notes. An MCP tool whose name a tool found earlier has taken is offered as `server.tool`
+  /// (see ``PluginManifest/MCPServer/name``). Never throws: every problem is a ``PluginDiagnostic``.
+  public static func discover(
+    in folders: [PluginFolder], trust: DiscoveryTrust = DiscoveryTrust(), required: Set<String> = [],
+    runner: ProcessRunner = .shared, environment: [String: String] = ProcessInfo.processInfo.environment,
+    mcp: (any MCPPluginLoader)? = PluginCatalog.mcpLoader, startServers: Bool = true
   ) -> PluginCatalog {
     enum Found {
       case native(PluginManifest, executable: String, folder: String, path: String)
@@ -141,26 +256,51 @@ public struct PluginCatalog: Sendable {
     // First the list of manifests, in order; then the expensive part (read, parse, schema-check, resolve the
     // command, compile the tools' schemas) for all of them in parallel; then everything in order again.
     enum Place {
-      case missing(String)
-      case manifest(folder: String, path: String)
+      case problem(PluginDiagnostic)
+      case manifest(folder: PluginFolder, path: String)
     }
     var places: [Place] = []
+    var untrusted: [UntrustedFolder] = []
     let fm = FileManager.default
+    let strict = trust.configuration.strictModes
     for folder in folders {
       var isDir: ObjCBool = false
-      guard fm.fileExists(atPath: folder, isDirectory: &isDir), isDir.boolValue else {
-        if required.contains(folder) { places.append(.missing(folder)) }
+      guard fm.fileExists(atPath: folder.path, isDirectory: &isDir), isDir.boolValue else {
+        if required.contains(folder.path) {
+          places.append(
+            .problem(
+              PluginDiagnostic(
+                kind: .missingFolder, path: folder.path, message: "plugin folder does not exist", isError: true)))
+        }
         continue
       }
-      places += manifests(in: folder).map { .manifest(folder: folder, path: $0) }
+      if folder.origin == .project && trust.store.record(for: folder.path) == nil {
+        let count = manifests(in: folder.path).count
+        if count > 0 { untrusted.append(UntrustedFolder(path: folder.path, manifests: count)) }
+        continue
+      }
+      if strict, let problem = FileSafety.folderProblem(folder.path, user: trust.user) {
+        places.append(
+          .problem(
+            PluginDiagnostic(
+              kind: .unsafePermissions, path: folder.path,
+              message: "refused: \(problem); \(trust.override)", isError: true)))
+        continue
+      }
+      places += manifests(in: folder.path).map { .manifest(folder: folder, path: $0) }
     }
     typealias Compiled = [Result<(JSONSchema, JSONSchema?), SchemaError>]
     typealias Loaded = Result<(PluginManifest, String, Compiled), ManifestError>
     let searchPath = environment["PATH"]
-    @Sendable func load(_ path: String) -> Loaded {
-      do {
-        let manifest = try PluginManifest.load(path: path)
+    @Sendable func load(_ path: String, in folder: PluginFolder) -> Loaded {
+      do throws(ManifestError) {
+        let bytes = try readManifest(path, in: folder, trust: trust)
+        let manifest = try PluginManifest.parse(bytes, path: path)
         let executable = try manifest.resolveExecutable(searchPath: searchPath)
+        if strict, let problem = FileSafety.pathProblem(executable, user: trust.user) {
+          throw ManifestError(
+            path: path, kind: .unsafePermissions, message: "its command is refused: \(problem); \(trust.override)")
+        }
         let compiled: Compiled = manifest.tools.map { d in
           Result { () throws(SchemaError) in try PluginTool.compile(d) }
         }
@@ -169,13 +309,15 @@ public struct PluginCatalog: Sendable {
         return .failure(error)
       }
     }
-    let paths: [String?] = places.map { if case .manifest(_, let path) = $0 { path } else { nil } }
+    let work: [(String, PluginFolder)?] = places.map {
+      if case .manifest(let folder, let path) = $0 { (path, folder) } else { nil }
+    }
     var results = [Loaded?](repeating: nil, count: places.count)
     results.withUnsafeMutableBufferPointer { buffer in
       // Safe: each iteration writes only its own element, and the buffer outlives concurrentPerform.
       nonisolated(unsafe) let slots = buffer
-      DispatchQueue.concurrentPerform(iterations: paths.count) { i in
-        if let path = paths[i] { slots[i] = load(path) }
+      DispatchQueue.concurrentPerform(iterations: work.count) { i in
+        if let (path, folder) = work[i] { slots[i] = load(path, in: folder) }
       }
     }
 
@@ -184,33 +326,31 @@ public struct PluginCatalog: Sendable {
     var compiledTools: [String: Compiled] = [:]
     for (i, place) in places.enumerated() {
       guard case .manifest(let folder, let path) = place else {
-        if case .missing(let folder) = place {
-          found.append(
-            .problem(
-              PluginDiagnostic(
-                kind: .missingFolder, path: folder, tool: nil, message: "plugin folder does not exist", isError: true)
-            ))
-        }
+        if case .problem(let d) = place { found.append(.problem(d)) }
         continue
       }
       do {
         let (manifest, executable, compiled) = try results[i]!.get()
         compiledTools[path] = compiled
+        found += secretEnvironmentNotes(manifest, trust: trust).map { .problem($0) }
         if manifest.mcp != nil {
-          if mcp == nil {
+          if mcp == nil || !startServers {
+            let message =
+              mcp == nil
+              ? "an MCP server, skipped: this program does not load MCP servers (ToolhostMCP's MCPPlugins.install() enables them)"
+              : "an MCP server (\(manifest.command)), not started, so its tools are not listed "
+                + "(`toolhost list --start-servers` starts it and lists them)"
             found.append(
               .problem(
                 PluginDiagnostic(
-                  kind: .serverFailed, path: path, tool: nil,
-                  message:
-                    "an MCP server, skipped: this program does not load MCP servers (ToolhostMCP's MCPPlugins.install() enables them)",
+                  kind: mcp == nil ? .serverFailed : .notStarted, path: path, tool: nil, message: message,
                   isError: false)))
           } else {
-            found.append(.server(servers.count, folder: folder, path: path))
+            found.append(.server(servers.count, folder: folder.path, path: path))
             servers.append(MCPPluginServer(manifest: manifest, executable: executable, hostEnvironment: environment))
           }
         } else {
-          found.append(.native(manifest, executable: executable, folder: folder, path: path))
+          found.append(.native(manifest, executable: executable, folder: folder.path, path: path))
         }
       } catch {
         found.append(
@@ -223,7 +363,7 @@ public struct PluginCatalog: Sendable {
 
     // MCP servers start at once; each has its own startup timeout.
     let loaded = servers.isEmpty ? [] : (mcp?.loadTools(servers) ?? [])
-    var catalog = PluginCatalog(entries: [], diagnostics: [], folders: folders)
+    var catalog = PluginCatalog(entries: [], diagnostics: [], folders: folders.map(\.path), untrusted: untrusted)
     var names: [String: String] = [:]  // tool name -> manifest path
     for item in found {
       switch item {
@@ -293,9 +433,97 @@ public struct PluginCatalog: Sendable {
     return catalog
   }
 
+  /// Reads a manifest found in `folder`: a regular file of at most 1 MiB read without blocking; with StrictModes,
+  /// its plugin folder and itself must be the user's (or root's) and writable by no one else; in a project folder,
+  /// unchanged since the folder was trusted.
+  static func readManifest(_ path: String, in folder: PluginFolder, trust: DiscoveryTrust) throws(ManifestError)
+    -> [UInt8]
+  {
+    let strict = trust.configuration.strictModes
+    let directory = (path as NSString).deletingLastPathComponent
+    if strict, directory != folder.path, let problem = FileSafety.pathProblem(directory, user: trust.user) {
+      throw ManifestError(path: path, kind: .unsafePermissions, message: "refused: \(problem); \(trust.override)")
+    }
+    let bytes: [UInt8]
+    do { bytes = try FileSafety.readRegularFile(path, user: strict ? trust.user : nil) } catch {
+      throw ManifestError(
+        path: path, kind: error.isOwnership ? .unsafePermissions : .unreadable,
+        message: error.isOwnership ? "refused: \(error.description); \(trust.override)" : error.description)
+    }
+    if folder.origin == .project {
+      let again = "`toolhost trust \(folder.path)` shows it and trusts the folder as it is now"
+      switch trust.store.verdict(manifest: path, bytes: bytes, folder: folder.path) {
+      case .trusted: break
+      case .changed:
+        throw ManifestError(
+          path: path, kind: .untrusted, message: "changed since you trusted \(folder.path), so not loaded (\(again))")
+      case .added:
+        throw ManifestError(
+          path: path, kind: .untrusted,
+          message: "was added since you trusted \(folder.path), so not loaded (\(again))")
+      case .untrusted:
+        throw ManifestError(
+          path: path, kind: .untrusted, message: "\(folder.path) is not trusted (`toolhost trust \(folder.path)`)")
+      }
+    }
+    return bytes
+  }
+
+  /// Notes for the environment variables a manifest asks for that look like secrets and that the user has not
+  /// approved for the plugin.
+  static func secretEnvironmentNotes(_ manifest: PluginManifest, trust: DiscoveryTrust) -> [PluginDiagnostic] {
+    let approved = trust.configuration.approvedEnvironment(plugin: manifest.name)
+    let secret = manifest.environment.filter { SecretNames.looksSecret($0) && !approved.contains($0) }
+    guard !secret.isEmpty else { return [] }
+    let file = trust.configuration.path.isEmpty ? "toolhost's config.json" : trust.configuration.path
+    let list = secret.joined(separator: ", ")
+    return [
+      PluginDiagnostic(
+        kind: .secretEnvironment, path: manifest.path,
+        message:
+          "asks for \(list), which look\(secret.count == 1 ? "s" : "") like "
+          + "\(secret.count == 1 ? "a secret" : "secrets"); the plugin gets \(secret.count == 1 ? "it" : "them") "
+          + "on every call (approve with \"environment\": {\"\(manifest.name)\": [\(secret.map { "\"\($0)\"" }.joined(separator: ", "))]} "
+          + "in \(file), or remove \(secret.count == 1 ? "it" : "them") from the manifest's \"env\")",
+        isError: false)
+    ]
+  }
+
   /// A registry of the catalog's tools.
   public func registry() -> ToolRegistry {
     // PluginTools carry compiled schemas, so this cannot fail.
     (try? ToolRegistry(tools)) ?? (try! ToolRegistry([]))
+  }
+}
+
+extension PluginCatalog {
+  /// Discovers the plugins a user of the command line has: the folders of
+  /// ``pluginFolders(explicit:environment:currentDirectory:)`` (the `explicit` ones must exist), the project folder
+  /// only if trusted, under the user's `config.json` and `trust.json`.
+  ///
+  /// - Parameter startServers: whether MCP servers are started to list their tools; `false` starts no process.
+  /// - Throws: ``ConfigurationError`` when `config.json` or `trust.json` cannot be used. Plugin problems are
+  ///   diagnostics, never thrown.
+  public static func forUser(
+    explicit: [String], environment: [String: String] = ProcessInfo.processInfo.environment,
+    currentDirectory: String = FileManager.default.currentDirectoryPath, startServers: Bool = true,
+    mcp: (any MCPPluginLoader)? = PluginCatalog.mcpLoader
+  ) throws(ConfigurationError) -> PluginCatalog {
+    let trust = try DiscoveryTrust.load(environment: environment)
+    let folders = pluginFolders(explicit: explicit, environment: environment, currentDirectory: currentDirectory)
+    let required = Set(folders.filter { $0.origin == .explicit }.map(\.path))
+    var catalog = discover(
+      in: folders, trust: trust, required: required, environment: environment, mcp: mcp, startServers: startServers)
+    catalog.trust = trust
+    return catalog
+  }
+
+  /// The shadowing notes about `tool`: each earlier tool of its name that it hides, as
+  /// `getWeather (from A) shadows the tool of the same name in B`.
+  public func shadowNotes(for tool: String) -> [String] {
+    guard let entry = entries.first(where: { $0.tool.name == tool }) else { return [] }
+    return diagnostics.filter { $0.kind == .shadowed && $0.tool == tool }.map {
+      "\(tool) from \(entry.tool.manifest.path) shadows the tool of the same name in \($0.path)"
+    }
   }
 }

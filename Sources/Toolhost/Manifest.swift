@@ -63,20 +63,32 @@ public struct PluginManifest: Sendable {
 
   /// Reads and checks a manifest file against the manifest schema.
   ///
-  /// Does not check that the command exists or that tool schemas compile (discovery does, as diagnostics).
-  /// - Throws: ``ManifestError`` when the file cannot be read, is not JSON (with line:column), or violates the
-  ///   schema (with the JSON path of each problem).
+  /// The file must be a regular file of at most 1 MiB; it is opened without blocking. Does not check who owns it,
+  /// that the command exists or that tool schemas compile (discovery does, as diagnostics).
+  /// - Throws: ``ManifestError`` when the file cannot be read or is not a regular file of at most 1 MiB, is not
+  ///   JSON (with line:column), or violates the schema (with the JSON path of each problem).
   public static func load(path: String) throws(ManifestError) -> PluginManifest {
     let bytes: [UInt8]
-    do { bytes = try readFile(path) } catch {
-      throw ManifestError(path: path, kind: .unreadable, message: "cannot read the file: \(error.localizedDescription)")
+    do { bytes = try FileSafety.readRegularFile(path, user: nil) } catch {
+      throw ManifestError(path: path, kind: .unreadable, message: error.description)
     }
+    return try parse(bytes, path: path)
+  }
+
+  /// Parses and checks the bytes of the manifest at `path`.
+  ///
+  /// - Throws: ``ManifestError`` when the bytes are not JSON (with line:column) or violate the schema.
+  public static func parse(_ bytes: [UInt8], path: String) throws(ManifestError) -> PluginManifest {
     let value: JSONValue
     do { value = try JSONValue.parse(bytes) } catch {
       throw ManifestError(path: path, kind: .invalidJSON, message: "not valid JSON: \(error.description)")
     }
     return try make(value, path: path)
   }
+
+  /// The plugin's name: the MCP server's name, else its folder's name (or `NAME` of `NAME.toolhost.json`), with
+  /// characters outside `A-Z a-z 0-9 _ -` replaced by `_`. Approval and environment rules name plugins by it.
+  public var name: String { mcp?.name ?? Self.defaultServerName(path: path) }
 
   /// Checks a manifest value against the manifest schema and reads it.
   ///
@@ -278,6 +290,10 @@ public struct ManifestError: Error, Sendable, Equatable, CustomStringConvertible
     case commandMissing = "command_missing"
     /// The command is not executable.
     case commandNotExecutable = "command_not_executable"
+    /// The manifest, its folder or its command could be changed by another user (StrictModes).
+    case unsafePermissions = "unsafe_permissions"
+    /// The manifest is in a project folder and changed, or was added, since the folder was trusted.
+    case untrusted
   }
 
   /// The manifest file.

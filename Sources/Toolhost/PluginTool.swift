@@ -40,7 +40,7 @@ public struct ToolCallContext: Sendable {
 /// A persistent plugin (`"persistent": true`) is kept running instead: each call writes one request line to a
 /// process of its ``PersistentPool`` and reads one reply line. A tool of an MCP server manifest has a ``backend``
 /// that calls the server.
-public struct PluginTool: PrecompiledTool {
+public struct PluginTool: PrecompiledTool, ExternalTool {
   /// The argument object as it is.
   public typealias Arguments = JSONValue
   /// The reply's result and text.
@@ -180,6 +180,10 @@ public struct PluginTool: PrecompiledTool {
   public var outputSchema: JSONValue? { definition.outputSchema }
   /// The manifest's annotations.
   public var annotations: ToolAnnotations { definition.annotations }
+  /// The plugin's name (``PluginManifest/name``).
+  public var pluginName: String { manifest.name }
+  /// Whether its annotations may set its default approval: a plugin's are, an MCP server's are not.
+  public var annotationsAreTrusted: Bool { manifest.mcp == nil }
 
   /// The resource limits of a call: ``ResourceLimits/pluginDefaults``, under the manifest's `limits`, under the
   /// tool's own.
@@ -203,7 +207,8 @@ public struct PluginTool: PrecompiledTool {
     let context = ToolCallContext.current
     if let backend { return try await backend.call(self, arguments: arguments, context: context) }
     if let pool { return try await callPersistent(pool, arguments: arguments, context: context) }
-    let callID = context.callID ?? Self.makeCallID()
+    let environment = try environment(arguments: arguments, callID: context.callID ?? Self.makeCallID())
+    let callID = environment["TOOLHOST_CALL_ID"]!
     let limit = context.timeout ?? timeout
     let request: JSONValue = [
       "toolhost": 1, "tool": .string(name), "arguments": arguments, "callId": .string(callID),
@@ -212,7 +217,7 @@ public struct PluginTool: PrecompiledTool {
     let onStderr = context.onStderr.map { sink in { @Sendable (chunk: [UInt8]) in sink(toolName, chunk) } }
     let spec = ProcessSpec(
       executable: executable, arguments: manifest.arguments + definition.arguments,
-      environment: environment(arguments: arguments, callID: callID), workingDirectory: manifest.directory,
+      environment: environment, workingDirectory: manifest.directory,
       input: Array(request.serialized().utf8), timeout: limit,
       outputLimit: context.outputLimit ?? Self.defaultOutputLimit, onStderr: onStderr,
       limits: limits.overridden(by: context.limits))
@@ -332,14 +337,31 @@ public struct PluginTool: PrecompiledTool {
 
   /// The child's environment: PATH, HOME, LANG, LC_*, TZ and TMPDIR from the host, the names the manifest declares,
   /// and the call's TOOLHOST_* variables. Nothing else of the host's environment.
-  func environment(arguments: JSONValue, callID: String) -> [String: String] {
+  ///
+  /// Only the properties the input schema declares (top-level `properties`) become `TOOLHOST_ARG_*` variables, so
+  /// an argument the schema does not check cannot reach the plugin through its environment.
+  /// - Throws: ``ToolFailure/invalidArguments(_:)`` when two arguments map to one variable (`path` and `Path` both
+  ///   to `TOOLHOST_ARG_PATH`): the plugin would see only one of two values, not necessarily the one validated.
+  func environment(arguments: JSONValue, callID: String) throws(ToolFailure) -> [String: String] {
     var env = Self.baseEnvironment(hostEnvironment, allowed: manifest.environment)
     env["TOOLHOST_TOOL"] = name
     env["TOOLHOST_CALL_ID"] = callID
     var budget = Self.argumentVariablesBudget
+    let declared = definition.inputSchema["properties"]?.objectValue
+    var owners: [String: String] = [:]
     for (key, value) in arguments.objectValue ?? [:] {
-      let text: String = if case .string(let s) = value { s } else { value.serialized() }
       let name = "TOOLHOST_ARG_" + Self.variableName(key)
+      if let other = owners[name] {
+        throw .invalidArguments([
+          ValidationIssue(
+            instanceLocation: "/" + key, keywordLocation: "", keyword: "environment",
+            message:
+              "the arguments \"\(other)\" and \"\(key)\" would both become \(name); give only one of them")
+        ])
+      }
+      owners[name] = key
+      guard declared?[key] != nil else { continue }
+      let text: String = if case .string(let s) = value { s } else { value.serialized() }
       let size = name.utf8.count + text.utf8.count + 2
       if text.utf8.count <= Self.argumentVariableLimit, size <= budget, !text.utf8.contains(0) {
         env[name] = text

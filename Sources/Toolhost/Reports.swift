@@ -38,9 +38,9 @@ public struct BatchRequest: Sendable {
 
 /// Text and JSON renderings of catalogs, tools and errors, shared by the CLI and library users.
 public enum Report {
-  /// The catalog as JSON: `{"folders": [...], "tools": [...], "diagnostics": [...]}`.
+  /// The catalog as JSON: `{"folders": [...], "tools": [...], "diagnostics": [...], "untrusted": [...]}`.
   public static func catalogJSON(_ catalog: PluginCatalog) -> JSONValue {
-    let tools = catalog.entries.map { toolJSON($0) }
+    let tools = catalog.entries.map { toolJSON($0, configuration: catalog.trust.configuration) }
     let diagnostics: [JSONValue] = catalog.diagnostics.map { d in
       var o: JSONObject = [
         "kind": .string(d.kind.rawValue), "severity": .string(d.isError ? "error" : "note"), "path": .string(d.path),
@@ -49,17 +49,38 @@ public enum Report {
       o["message"] = .string(d.message)
       return .object(o)
     }
+    let untrusted: [JSONValue] = catalog.untrusted.map {
+      ["folder": .string($0.path), "manifests": .integer(Int64($0.manifests))]
+    }
     return [
       "folders": .array(catalog.folders.map { .string($0) }), "tools": .array(tools),
-      "diagnostics": .array(diagnostics),
+      "diagnostics": .array(diagnostics), "untrusted": .array(untrusted),
     ]
   }
 
-  /// One tool as JSON: name, description, source, annotations, schemas.
-  public static func toolJSON(_ entry: PluginCatalog.Entry) -> JSONValue {
+  /// One line per untrusted project folder: what was left out and the command that trusts it.
+  public static func untrustedNotices(_ catalog: PluginCatalog) -> [String] {
+    catalog.untrusted.map { folder in
+      let cwd = FileManager.default.currentDirectoryPath + "/"
+      let shown = folder.path.hasPrefix(cwd) ? String(folder.path.dropFirst(cwd.count)) : folder.path
+      let n = folder.manifests
+      return "\(shown) is not trusted, so its \(n) plugin\(n == 1 ? "" : "s") \(n == 1 ? "was" : "were") not loaded "
+        + "(`toolhost trust \(shown)` shows \(n == 1 ? "it" : "them") and trusts the folder)"
+    }
+  }
+
+  /// One tool as JSON: name, description, source, plugin, the environment variables it asks for, annotations, its
+  /// approval under `configuration` (mode and why), schemas.
+  public static func toolJSON(
+    _ entry: PluginCatalog.Entry, configuration: UserConfiguration = UserConfiguration(path: "")
+  ) -> JSONValue {
+    let approval = configuration.approval(for: entry.tool)
     var o: JSONObject = [
       "name": .string(entry.tool.name), "description": .string(entry.tool.description),
       "manifest": .string(entry.tool.manifest.path), "folder": .string(entry.folder),
+      "plugin": .string(entry.tool.pluginName),
+      "environment": .array(entry.tool.manifest.environment.map { .string($0) }),
+      "approval": ["mode": .string(approval.mode.rawValue), "reason": .string(approval.reason)],
       "annotations": entry.tool.annotations.json, "inputSchema": entry.tool.parameters,
     ]
     if let out = entry.tool.outputSchema { o["outputSchema"] = out }

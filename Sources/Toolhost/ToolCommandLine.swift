@@ -335,18 +335,41 @@ public enum SchemaSummary {
     return out
   }
 
-  /// A multi-line description of a tool: description, annotations, then each argument with type, constraints,
-  /// default and description, nested properties indented.
-  public static func describe(_ tool: any Tool, origin: String? = nil) -> String {
+  /// A multi-line description of a tool: description, annotations, its approval and the environment variables it
+  /// asks for under `configuration` (secret-looking ones the user has not approved flagged), then each argument with
+  /// type, constraints, default and description, nested properties indented.
+  public static func describe(_ tool: any Tool, origin: String? = nil, configuration: UserConfiguration? = nil)
+    -> String
+  {
     var out = "\(tool.name)\n  \(tool.description)\n"
     if let origin { out += "  from: \(origin)\n" }
     let a = tool.annotations
     var hints: [String] = []
     if a.readOnlyHint == true { hints.append("read-only") }
-    if a.destructiveHint == true { hints.append("destructive (asks before running)") }
+    if a.destructiveHint == true { hints.append("destructive") }
     if a.idempotentHint == true { hints.append("idempotent") }
     if a.openWorldHint == true { hints.append("reaches outside the machine") }
-    if !hints.isEmpty { out += "  behaviour: " + hints.joined(separator: ", ") + "\n" }
+    if !hints.isEmpty {
+      let claimed = (tool as? any ExternalTool)?.annotationsAreTrusted == false ? " (as the server claims)" : ""
+      out += "  behaviour: " + hints.joined(separator: ", ") + claimed + "\n"
+    }
+    if let configuration {
+      let approval = configuration.approval(for: tool)
+      let words: [ApprovalMode: String] = [
+        .auto: "runs when a model calls it", .ask: "asks before it runs", .deny: "never runs",
+      ]
+      out += "  approval: \(approval.mode.rawValue), \(words[approval.mode]!) (\(approval.reason))\n"
+    }
+    if let plugin = tool as? PluginTool, !plugin.manifest.environment.isEmpty {
+      let approved = configuration?.approvedEnvironment(plugin: plugin.pluginName) ?? []
+      let secret = plugin.manifest.environment.filter { SecretNames.looksSecret($0) && !approved.contains($0) }
+      out += "  environment: " + plugin.manifest.environment.joined(separator: ", ") + "\n"
+      if !secret.isEmpty {
+        out +=
+          "  warning: \(secret.joined(separator: ", ")) look\(secret.count == 1 ? "s" : "") like "
+          + "\(secret.count == 1 ? "a secret" : "secrets") and reach\(secret.count == 1 ? "es" : "") the plugin on every call\n"
+      }
+    }
     out += "\nARGUMENTS:\n"
     let props = tool.parameters["properties"]?.objectValue ?? [:]
     if props.isEmpty { out += "  (none)\n" }

@@ -182,8 +182,10 @@ struct ContainmentTests {
 
 @Suite("Argument variables")
 struct ArgumentVariableTests {
-  func tool() throws -> PluginTool {
-    let definition = ToolDefinition(name: "t", description: "d", inputSchema: ["type": "object"])
+  func tool(declaring names: [String] = (0..<40).map { "a\($0)" } + ["withNul"]) throws -> PluginTool {
+    let properties = JSONObject(names.map { ($0, ["type": "string"] as JSONValue) })
+    let definition = ToolDefinition(
+      name: "t", description: "d", inputSchema: ["type": "object", "properties": .object(properties)])
     let manifest = PluginManifest(
       path: "/tmp/x/toolhost.json", directory: "/tmp/x", command: "run", arguments: [], timeout: nil,
       environment: [], output: .json, tools: [definition])
@@ -202,5 +204,26 @@ struct ArgumentVariableTests {
     #expect(kept.count == 17)
     #expect(env["TOOLHOST_ARG_A0"] != nil && env["TOOLHOST_ARG_A16"] != nil && env["TOOLHOST_ARG_A17"] == nil)
     #expect(env["TOOLHOST_ARG_WITH_NUL"] == nil)
+  }
+
+  @Test func onlyDeclaredPropertiesBecomeVariables() throws {
+    let env = try tool(declaring: ["path"]).environment(
+      arguments: ["path": "safe", "extra": "../../etc"], callID: "c")
+    #expect(env["TOOLHOST_ARG_PATH"] == "safe")
+    #expect(env["TOOLHOST_ARG_EXTRA"] == nil)
+  }
+
+  @Test func twoNamesForOneVariableAreRefused() throws {
+    #expect {
+      _ = try tool(declaring: ["path", "Path"]).environment(
+        arguments: ["path": "safe", "Path": "../../etc; rm -rf ~"], callID: "c")
+    } throws: { error in
+      guard case .invalidArguments(let issues) = error as? ToolFailure else { return false }
+      return issues.first?.message.contains("TOOLHOST_ARG_PATH") == true
+    }
+    // An undeclared spelling collides too: which of the two reaches the plugin must never depend on key order.
+    #expect(throws: ToolFailure.self) {
+      _ = try tool(declaring: ["path"]).environment(arguments: ["Path": "x", "path": "y"], callID: "c")
+    }
   }
 }

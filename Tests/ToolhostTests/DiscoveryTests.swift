@@ -93,10 +93,15 @@ struct DiscoveryTests {
     let folders = PluginCatalog.searchFolders(
       explicit: ["/a", "rel"], environment: ["TOOLHOST_PLUGIN_PATH": "/b:/c", "HOME": "/home/u"],
       currentDirectory: "/work")
-    #expect(folders == ["/a", "/work/rel", "/b", "/c", "/work/plugins", "/home/u/.config/toolhost/plugins"])
-    let xdg = PluginCatalog.searchFolders(
+    #expect(folders == ["/a", "/work/rel", "/b", "/c", "/home/u/.config/toolhost/plugins", "/work/plugins"])
+    let xdg = PluginCatalog.pluginFolders(
       explicit: [], environment: ["XDG_CONFIG_HOME": "/x", "HOME": "/home/u"], currentDirectory: "/w")
-    #expect(xdg == ["/w/plugins", "/x/toolhost/plugins"])
+    #expect(xdg.map(\.path) == ["/x/toolhost/plugins", "/w/plugins"])
+    #expect(xdg.map(\.origin) == [.user, .project])
+    // A project folder named on the command line is the user's explicit choice.
+    let named = PluginCatalog.pluginFolders(explicit: ["plugins"], environment: ["HOME": "/h"], currentDirectory: "/w")
+    #expect(named.first == PluginFolder(path: "/w/plugins", origin: .explicit))
+    #expect(named.count == 2)
   }
 
   @Test func aNamedFolderThatDoesNotExistIsADiagnostic() {

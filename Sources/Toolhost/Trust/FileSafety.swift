@@ -1,0 +1,185 @@
+import Foundation
+
+#if canImport(Glibc)
+  import Glibc
+#elseif canImport(Darwin)
+  import Darwin
+#endif
+
+/// Checks of who may change a file toolhost acts on, and the reading and writing of files that may hold secrets.
+///
+/// The ownership rule is ssh's StrictModes: a plugin folder, manifest or command that another user could change is
+/// code that other user chooses, so it is refused unless the user turns the check off.
+public enum FileSafety {
+  /// The most bytes a manifest (or toolhost's own config and trust files) may have.
+  public static let manifestSizeLimit = 1 << 20
+
+  /// Why `info` (the `stat` of `path`) may not be trusted: owned by someone other than `user` or root, or writable
+  /// by its group or by everyone (a sticky folder such as `/tmp` may be world-writable when `allowSticky`).
+  ///
+  /// - Returns: the problem and its fix in words, or `nil` when the file is safe.
+  public static func ownershipProblem(
+    _ path: String, _ info: stat, user: uid_t = getuid(), allowSticky: Bool = false
+  ) -> String? {
+    let mode = info.st_mode & 0o7777
+    let isDirectory = info.st_mode & S_IFMT == S_IFDIR
+    if info.st_uid != user && info.st_uid != 0 {
+      return "\(path) belongs to user \(userName(info.st_uid)), not to you or root, so that user could change what "
+        + "toolhost runs (fix: chown \(userName(user)) \(quoted(path)))"
+    }
+    if allowSticky && isDirectory && mode & UInt32(S_ISVTX) != 0 { return nil }
+    if mode & 0o022 != 0 {
+      let who = mode & 0o002 != 0 ? "every user" : "its group"
+      return "\(path) is writable by \(who) (mode \(String(mode, radix: 8))), so others could change what toolhost "
+        + "runs (fix: chmod go-w \(quoted(path)))"
+    }
+    return nil
+  }
+
+  /// The first problem of `folder` and each folder above it (sticky folders such as `/tmp` excepted), or `nil`.
+  public static func folderProblem(_ folder: String, user: uid_t = getuid()) -> String? {
+    var path = (folder as NSString).standardizingPath
+    var first = true
+    while true {
+      var info = stat()
+      if stat(path, &info) == 0, let problem = ownershipProblem(path, info, user: user, allowSticky: !first) {
+        return problem
+      }
+      if path == "/" || path.isEmpty { return nil }
+      path = (path as NSString).deletingLastPathComponent
+      first = false
+    }
+  }
+
+  /// The problem of one file or folder (no look at the folders above it), or `nil`.
+  public static func pathProblem(_ path: String, user: uid_t = getuid()) -> String? {
+    var info = stat()
+    guard stat(path, &info) == 0 else { return nil }
+    return ownershipProblem(path, info, user: user)
+  }
+
+  /// What a file read by ``readRegularFile(_:limit:user:)`` was found to be.
+  public struct ReadProblem: Error, Sendable, Equatable, CustomStringConvertible {
+    /// Whether the problem is who may change the file (rather than what it is).
+    public var isOwnership: Bool
+    /// What is wrong, in words.
+    public var description: String
+  }
+
+  /// Reads a small regular file without ever blocking: opened non-blocking (a FIFO cannot hang the reader), checked
+  /// with `fstat` to be a regular file (a link to one is fine; `/dev/zero` is not) of at most `limit` bytes, and,
+  /// when `user` is given, owned by that user or root and not group- or world-writable.
+  ///
+  /// - Throws: ``ReadProblem`` saying what the file is instead, or why it cannot be opened or read.
+  public static func readRegularFile(_ path: String, limit: Int = manifestSizeLimit, user: uid_t?) throws(ReadProblem)
+    -> [UInt8]
+  {
+    let fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY)
+    guard fd >= 0 else {
+      throw ReadProblem(isOwnership: false, description: "cannot read the file: \(String(cString: strerror(errno)))")
+    }
+    defer { close(fd) }
+    var info = stat()
+    guard fstat(fd, &info) == 0 else {
+      throw ReadProblem(isOwnership: false, description: "cannot read the file: \(String(cString: strerror(errno)))")
+    }
+    guard info.st_mode & S_IFMT == S_IFREG else {
+      throw ReadProblem(
+        isOwnership: false,
+        description: "not a regular file (it is \(kindName(info.st_mode))); toolhost reads only files")
+    }
+    guard Int(info.st_size) <= limit else {
+      throw ReadProblem(
+        isOwnership: false,
+        description: "the file has \(info.st_size) bytes; the most toolhost reads is \(limit) (\(limit >> 20) MiB)")
+    }
+    if let user, let problem = ownershipProblem(path, info, user: user) {
+      throw ReadProblem(isOwnership: true, description: problem)
+    }
+    var bytes: [UInt8] = []
+    var chunk = [UInt8](repeating: 0, count: 16384)
+    while bytes.count <= limit {
+      let n = read(fd, &chunk, chunk.count)
+      if n > 0 {
+        bytes.append(contentsOf: chunk[0..<n])
+      } else if n == 0 {
+        break
+      } else if errno != EINTR {
+        throw ReadProblem(isOwnership: false, description: "cannot read the file: \(String(cString: strerror(errno)))")
+      }
+    }
+    guard bytes.count <= limit else {
+      throw ReadProblem(isOwnership: false, description: "the file grew past \(limit) bytes while it was read")
+    }
+    return bytes
+  }
+
+  /// Replaces `path` with `bytes` atomically (a temporary file in the same folder, then `rename`): a new file gets
+  /// mode 0600, an existing one keeps its mode, so a file that may hold secrets never becomes readable by others.
+  ///
+  /// - Throws: `POSIXError` when the folder cannot be written.
+  public static func writeSecretFile(_ path: String, _ bytes: [UInt8]) throws(POSIXError) {
+    var mode: mode_t = 0o600
+    var existing = stat()
+    if stat(path, &existing) == 0 { mode = existing.st_mode & 0o7777 }
+    let folder = (path as NSString).deletingLastPathComponent
+    let temporary =
+      (folder.isEmpty ? "." : folder) + "/." + (path as NSString).lastPathComponent + ".\(getpid()).tmp"
+    let fd = open(temporary, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0o600)
+    guard fd >= 0 else { throw POSIXError(POSIXErrorCode(rawValue: errno) ?? .EIO) }
+    var failure: Int32 = 0
+    var written = 0
+    while written < bytes.count {
+      let n = bytes.withUnsafeBytes { write(fd, $0.baseAddress! + written, bytes.count - written) }
+      if n < 0 {
+        if errno == EINTR { continue }
+        failure = errno
+        break
+      }
+      written += n
+    }
+    // fchmod after creation: the umask cannot widen 0600, but an existing file's own mode may be narrower or wider.
+    if failure == 0, fchmod(fd, mode) != 0 { failure = errno }
+    if failure == 0, fsync(fd) != 0 { failure = errno }
+    close(fd)
+    if failure == 0, rename(temporary, path) != 0 { failure = errno }
+    if failure != 0 {
+      unlink(temporary)
+      throw POSIXError(POSIXErrorCode(rawValue: failure) ?? .EIO)
+    }
+  }
+
+  /// Makes `folder` (and its parents) with mode 0700 when it does not exist.
+  ///
+  /// - Throws: `POSIXError` when it cannot be made.
+  public static func makePrivateFolder(_ folder: String) throws(POSIXError) {
+    var info = stat()
+    if stat(folder, &info) == 0 { return }
+    let parent = (folder as NSString).deletingLastPathComponent
+    if !parent.isEmpty && parent != folder { try makePrivateFolder(parent) }
+    if mkdir(folder, 0o700) != 0 && errno != EEXIST {
+      throw POSIXError(POSIXErrorCode(rawValue: errno) ?? .EIO)
+    }
+  }
+
+  static func kindName(_ mode: mode_t) -> String {
+    switch mode & S_IFMT {
+    case S_IFDIR: "a folder"
+    case S_IFIFO: "a FIFO"
+    case S_IFCHR: "a character device"
+    case S_IFBLK: "a block device"
+    case S_IFSOCK: "a socket"
+    default: "not a regular file"
+    }
+  }
+
+  static func userName(_ uid: uid_t) -> String {
+    if let entry = getpwuid(uid), let name = entry.pointee.pw_name { return String(cString: name) }
+    return "\(uid)"
+  }
+
+  static func quoted(_ path: String) -> String {
+    path.allSatisfy { $0.isLetter || $0.isNumber || "/._-+".contains($0) }
+      ? path : "'" + path.replacingOccurrences(of: "'", with: #"'\''"#) + "'"
+  }
+}
