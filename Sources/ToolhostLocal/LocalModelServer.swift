@@ -350,7 +350,7 @@ final class LogFile: Sendable {
   init(path: String) throws(LanguageModelError) {
     let dir = URL(fileURLWithPath: path).deletingLastPathComponent().path
     try? FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
-    let fd = open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0o644)
+    let fd = open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0o600)  // prompts and answers: the user's only
     guard fd >= 0 else {
       throw LanguageModelError(
         kind: .configuration,

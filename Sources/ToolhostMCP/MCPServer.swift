@@ -25,18 +25,22 @@ public final class MCPServer: Sendable {
     public var timeout: Duration?
     /// A stdout cap for every plugin call, overriding the default.
     public var outputLimit: Int?
+    /// Tools of the registry that are not served, with the reason a `tools/call` of one is told (for example a tool
+    /// that needs the user's approval, which a server on stdio cannot ask for). They are left out of `tools/list`.
+    public var withheld: [String: String]
 
     /// Makes options.
     public init(
       name: String = "toolhost", version: String = MCPProtocol.implementationVersion,
       instructions: String? = nil,
-      timeout: Duration? = nil, outputLimit: Int? = nil
+      timeout: Duration? = nil, outputLimit: Int? = nil, withheld: [String: String] = [:]
     ) {
       self.name = name
       self.version = version
       self.instructions = instructions
       self.timeout = timeout
       self.outputLimit = outputLimit
+      self.withheld = withheld
     }
   }
 
@@ -57,7 +61,7 @@ public final class MCPServer: Sendable {
   public init(registry: ToolRegistry, options: Options = Options()) {
     self.registry = registry
     self.options = options
-    toolList = ["tools": .array(registry.tools.map(Self.listing))]
+    toolList = ["tools": .array(registry.tools.filter { options.withheld[$0.name] == nil }.map(Self.listing))]
   }
 
   /// The protocol version agreed with the client, once it has sent `initialize`.
@@ -151,6 +155,10 @@ public final class MCPServer: Sendable {
           return
         }
         let arguments = params?["arguments"].flatMap { $0.isNull ? nil : $0 } ?? [:]
+        if let reason = options.withheld[name] {
+          reply(.response(id: id, result: ["content": [["type": "text", "text": .string(reason)]], "isError": true]))
+          return
+        }
         guard registry.tool(named: name) != nil else {
           let near = registry.suggestions(for: name)
           let hint = near.isEmpty ? "" : " (did you mean \(near.joined(separator: ", "))?)"

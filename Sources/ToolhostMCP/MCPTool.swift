@@ -4,7 +4,7 @@ import ToolhostSchema
 
 /// A tool of an MCP server, callable like any other ``Tool``: arguments are validated against the server's input
 /// schema, then sent as `tools/call` through the ``MCPServerConnection``.
-public struct MCPTool: PrecompiledTool {
+public struct MCPTool: PrecompiledTool, ExternalTool {
   /// The argument object as it is.
   public typealias Arguments = JSONValue
   /// The call's structured content and text.
@@ -47,6 +47,12 @@ public struct MCPTool: PrecompiledTool {
     if a.title == nil { a.title = info.title }
     return a
   }
+
+  /// The server's name (``MCPServerConfiguration/name``).
+  public var pluginName: String { connection.configuration.name }
+  /// `false`: an MCP server's hints are its own claims, so its tools ask before they run unless the user says
+  /// otherwise.
+  public var annotationsAreTrusted: Bool { false }
 
   /// Calls the tool on the server.
   ///

@@ -77,7 +77,7 @@ public struct SessionPolicy: Sendable {
     case reportToModel
   }
 
-  /// What a confirmation hook decides about a call.
+  /// What an approval hook decides about a call.
   public enum Approval: Sendable, Equatable {
     /// Run the call.
     case allow
@@ -100,9 +100,9 @@ public struct SessionPolicy: Sendable {
   public var toolConcurrency: Int
   /// Settings passed to every call (time limit, stdout cap, stderr observer).
   public var toolContext: ToolCallContext
-  /// Asked before each call of a tool annotated destructive (`destructiveHint: true`); `nil` allows them all.
-  /// Calls of one turn are confirmed one after another, before any of them runs.
-  public var confirmDestructiveCall: (@Sendable (Transcript.ToolCall, any Tool) async -> Approval)?
+  /// Asked before every call the model makes (``ToolApprover/decide(_:tool:)`` applies the user's approval rules);
+  /// `nil` allows them all. Calls of one turn are approved one after another, before any of them runs.
+  public var approveCall: (@Sendable (Transcript.ToolCall, any Tool) async -> Approval)?
 
   /// Makes a policy with the defaults above.
   public init(
@@ -110,7 +110,7 @@ public struct SessionPolicy: Sendable {
     maximumRepairs: Int = 3,
     toolOutputLimit: Int = 16_000, toolConcurrency: Int = 8,
     toolContext: ToolCallContext = ToolCallContext(),
-    confirmDestructiveCall: (@Sendable (Transcript.ToolCall, any Tool) async -> Approval)? = nil
+    approveCall: (@Sendable (Transcript.ToolCall, any Tool) async -> Approval)? = nil
   ) {
     self.toolFailures = toolFailures
     self.maximumToolRounds = maximumToolRounds
@@ -118,6 +118,6 @@ public struct SessionPolicy: Sendable {
     self.toolOutputLimit = toolOutputLimit
     self.toolConcurrency = toolConcurrency
     self.toolContext = toolContext
-    self.confirmDestructiveCall = confirmDestructiveCall
+    self.approveCall = approveCall
   }
 }

@@ -320,7 +320,7 @@ public final class LanguageModelSession: Sendable {
     var call: Transcript.ToolCall
   }
 
-  /// Checks, confirms and runs one turn's calls; records come back in the model's order.
+  /// Checks, approves and runs one turn's calls; records come back in the model's order.
   private func runCalls(
     _ calls: [Transcript.ToolCall], choice: ToolChoice, policy: SessionPolicy, content: String,
     sink: (SessionEvent, String) -> Void
@@ -348,15 +348,14 @@ public final class LanguageModelSession: Sendable {
       }
     }
 
-    if let confirm = policy.confirmDestructiveCall {
+    if let approve = policy.approveCall {
       var approved: [Runnable] = []
       for item in runnable {
-        guard let tool = tools.tool(named: item.call.toolName), tool.annotations.isDestructive
-        else {
+        guard let tool = tools.tool(named: item.call.toolName) else {
           approved.append(item)
           continue
         }
-        switch await confirm(item.call, tool) {
+        switch await approve(item.call, tool) {
         case .allow:
           approved.append(item)
         case .refuse(let reason):

@@ -1,4 +1,5 @@
 import Foundation
+import Toolhost
 import ToolhostJSON
 
 /// The record of a session: instructions, prompts, the model's tool calls, the tools' outputs and the model's
@@ -372,13 +373,14 @@ extension Transcript {
 
   /// Writes the transcript as JSONL, replacing the file atomically (a crash leaves the old file or the new one).
   ///
+  /// A conversation may hold anything the user or a tool said, so a new file is readable by the user only (0600)
+  /// and an existing one keeps its mode.
   /// - Throws: ``TranscriptFileError`` when the file cannot be written.
   public func save(to path: String) throws(TranscriptFileError) {
     do {
-      try Data(jsonl().utf8).write(to: URL(fileURLWithPath: path), options: .atomic)
+      try FileSafety.writeSecretFile(path, Array(jsonl().utf8))
     } catch {
-      throw TranscriptFileError(
-        path: path, message: "cannot write the file: \((error as NSError).localizedDescription)")
+      throw TranscriptFileError(path: path, message: "cannot write the file: \(error.localizedDescription)")
     }
   }
 

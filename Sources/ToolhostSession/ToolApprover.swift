@@ -1,0 +1,90 @@
+import Synchronization
+import Toolhost
+
+/// Applies the user's approval rules (``UserConfiguration/approval(for:)``) to the calls a model makes: `auto` runs,
+/// `deny` is refused, `ask` goes to the person through ``ask`` (or runs with ``assumeYes``), and is refused when
+/// there is no one to ask. An "always" answer is remembered in the configuration file.
+///
+/// ```swift
+/// let approver = ToolApprover(configuration: try UserConfiguration.load(), ask: { call, tool, decision in
+///   await prompt("Run \(call.toolName)?")   // .yes, .no or .always
+/// })
+/// var policy = SessionPolicy()
+/// policy.approveCall = { call, tool in await approver.decide(call, tool: tool) }
+/// ```
+public final class ToolApprover: Sendable {
+  /// A person's answer to "may this call run?".
+  public enum Answer: Sendable, Equatable {
+    /// This call runs.
+    case yes
+    /// This call is refused.
+    case no
+    /// This call runs, and the tool's mode becomes `auto` in the configuration file.
+    case always
+  }
+
+  /// Asks the person about one call; `nil` when there is no one to ask.
+  public typealias Ask = @Sendable (Transcript.ToolCall, any Tool, ApprovalDecision) async -> Answer
+
+  private let configuration: Mutex<UserConfiguration>
+  /// Whether `ask` tools run without asking (`--yes`); `deny` tools are refused all the same.
+  public let assumeYes: Bool
+  private let ask: Ask?
+  private let onNote: @Sendable (String) -> Void
+
+  /// Makes an approver.
+  ///
+  /// - Parameters:
+  ///   - assumeYes: run `ask` tools without asking.
+  ///   - ask: asks the person; `nil` when there is no terminal (then `ask` calls are refused unless `assumeYes`).
+  ///   - onNote: told when an "always" answer could not be written to the configuration file.
+  public init(
+    configuration: UserConfiguration, assumeYes: Bool = false, ask: Ask?,
+    onNote: @escaping @Sendable (String) -> Void = { _ in }
+  ) {
+    self.configuration = Mutex(configuration)
+    self.assumeYes = assumeYes
+    self.ask = ask
+    self.onNote = onNote
+  }
+
+  /// The rules in force (with the "always" answers given so far).
+  public var rules: UserConfiguration { configuration.withLock { $0 } }
+
+  /// Decides one call. Never throws; a refusal carries the reason the model is told.
+  public func decide(_ call: Transcript.ToolCall, tool: any Tool) async -> SessionPolicy.Approval {
+    let (decision, path) = configuration.withLock { ($0.approval(for: tool), $0.path) }
+    switch decision.mode {
+    case .auto:
+      return .allow
+    case .deny:
+      return .refuse(reason: "\(tool.name) is not allowed to run (\(decision.reason))")
+    case .ask:
+      if assumeYes { return .allow }
+      guard let ask else {
+        return .refuse(
+          reason:
+            "\(tool.name) needs the user's approval (\(decision.reason)), but there is no terminal to ask on; "
+            + "the user can allow it for one run with --yes, or always with \"\(tool.name)\": \"auto\" under "
+            + "approvals.tools in \(path)")
+      }
+      switch await ask(call, tool, decision) {
+      case .yes:
+        return .allow
+      case .no:
+        return .refuse(reason: "the user declined to run \(tool.name)")
+      case .always:
+        let failure: ConfigurationError? = configuration.withLock { config in
+          do throws(ConfigurationError) {
+            try config.remember(tool: tool.name, mode: .auto)
+            return nil
+          } catch {
+            return error
+          }
+        }
+        if let failure { onNote("could not remember the answer: \(failure)") }
+        return .allow
+      }
+    }
+  }
+}
