@@ -12,6 +12,7 @@ import ToolhostSession
 /// Options shared by `chat` and `ask`.
 struct ChatOptions: ParsableArguments {
   @OptionGroup var plugins: PluginOptions
+  @OptionGroup var output: OutputOptions
 
   @Option(
     help: ArgumentHelp(
@@ -64,7 +65,9 @@ struct ChatOptions: ParsableArguments {
   @Flag(help: "Print the session's events as NDJSON on stdout instead of text.")
   var json = false
 
-  @Flag(name: .customLong("yes"), help: "Run tools marked destructive without asking.")
+  @Flag(
+    name: .customLong("yes"),
+    help: "Run the tools that would ask first (approval `ask`) without asking; `deny` tools still never run.")
   var yes = false
 
   @Flag(
@@ -101,7 +104,8 @@ struct Chat: AsyncParsableCommand {
     abstract: "Chat with a model that can call the plugins' tools.",
     discussion: """
       Streams the answer; each tool call is shown with its arguments, duration and a short result. Ctrl-C cancels \
-      the current answer and its running tools; Ctrl-D (end of input) exits. Destructive tools ask first on a \
+      the current answer and its running tools; Ctrl-D (end of input) exits. Tools whose approval is `ask` (MCP \
+      tools, and tools not marked read-only or non-destructive, unless config.json says otherwise) ask first on a \
       terminal and are refused without one unless --yes. API key: $TOOLHOST_API_KEY or $OPENAI_API_KEY.
       """)
 
@@ -174,8 +178,8 @@ final class ChatRun: Sendable {
   init(options: ChatOptions) throws {
     // A closed stdout then fails writes (ignored) instead of killing toolhost with its plugins still running.
     signal(SIGPIPE, SIG_IGN)
-    MCPPlugins.install()  // MCP servers in plugin folders become tools, as with `toolhost serve`
-    let catalog = options.plugins.catalog()
+    let printer = options.output.printer
+    let catalog = try Self.catalog(options, printer: printer)
     self.catalog = catalog
     var tools: [any Tool] = []
     if !options.noTools {
@@ -192,6 +196,11 @@ final class ChatRun: Sendable {
     }
     let registry: ToolRegistry
     do { registry = try ToolRegistry(tools) } catch { throw ValidationError(error.description) }
+    if !options.json {
+      for tool in tools {
+        for note in catalog.shadowNotes(for: tool.name) { printer.warn("toolhost: note: \(note)") }
+      }
+    }
 
     var resumed: Transcript?
     if let resume = options.resume {
@@ -200,7 +209,7 @@ final class ChatRun: Sendable {
       }
     }
 
-    console = ChatConsole(json: options.json)
+    console = ChatConsole(json: options.json, raw: options.output.raw)
     (model, shutdownModel) = try Self.makeModel(options, console: console)
 
     let terminal = isatty(0) != 0 && isatty(2) != 0
@@ -211,22 +220,16 @@ final class ChatRun: Sendable {
       toolCalling: options.requireTool ? .requiredUntilFirstCall : .allowed,
       temperature: options.temperature)
 
-    let approve = options.yes
     let console = self.console
     let input = self.input
     var policy = SessionPolicy(
       toolFailures: .reportToModel, maximumToolRounds: options.maxToolRounds)
     policy.toolContext.timeout = options.timeout.map { .milliseconds(Int64(($0 * 1000).rounded())) }
-    policy.confirmDestructiveCall = { call, tool in
-      if approve { return .allow }
-      guard terminal else {
-        return .refuse(
-          reason:
-            "\(tool.name) is marked destructive and needs the user's confirmation, but toolhost has no "
-            + "terminal to ask on (the user can allow such tools with --yes)")
-      }
-      return await console.confirm(call, reader: input)
-    }
+    let ask: ToolApprover.Ask = { call, _, decision in await console.confirm(call, decision, reader: input) }
+    let approver = ToolApprover(
+      configuration: catalog.trust.configuration, assumeYes: options.yes, ask: terminal ? ask : nil,
+      onNote: { note in console.note("toolhost: \(note)") })
+    policy.approveCall = { call, tool in await approver.decide(call, tool: tool) }
 
     let instructions = SessionInstructions.preferring(
       tools: options.toolNames, base: options.instructions)
@@ -250,9 +253,20 @@ final class ChatRun: Sendable {
     _ = session.addObserver { [console] event in console.show(event) }
     if catalog.hasErrors && !options.json {
       let n = catalog.diagnostics.filter(\.isError).count
-      warn(
+      printer.warn(
         "toolhost: \(n) broken plugin\(n == 1 ? "" : "s") left out (`toolhost doctor` shows why)")
     }
+  }
+
+  /// The plugins `chat` or `ask` offers: MCP servers are started only when their tools may be offered (not with
+  /// `--no-tools`, nor when every `--tool` is a plugin's).
+  static func catalog(_ options: ChatOptions, printer: Printer) throws -> PluginCatalog {
+    let quick = try options.plugins.catalog(startServers: false, printer: printer)
+    let idle = quick.diagnostics.contains { $0.kind == .notStarted }
+    if options.noTools || !idle { return quick }
+    let names = Set(quick.entries.map(\.tool.name))
+    if !options.toolNames.isEmpty && options.toolNames.allSatisfy(names.contains) { return quick }
+    return try options.plugins.catalog(startServers: true, printer: printer, quiet: true)
   }
 
   /// The model `--model` names: a local model (`local`, `local:PATH`) or an OpenAI-compatible server.
@@ -411,16 +425,26 @@ final class ChatConsole: Sendable {
   let json: Bool
   private let color: Bool
   private let spinning: Bool
+  /// Whether text from models and tools is made visible (``TerminalText``) on stdout / stderr.
+  private let safeOut: Bool
+  private let safeErr: Bool
   private let state = Mutex(State())
 
-  init(json: Bool) {
+  init(json: Bool, raw: Bool) {
     self.json = json
     let environment = ProcessInfo.processInfo.environment
     let noColor = !(environment["NO_COLOR"] ?? "").isEmpty || environment["TERM"] == "dumb"
     let stderrTTY = isatty(2) != 0
     color = stderrTTY && !noColor
     spinning = stderrTTY && !json
+    safeOut = !raw && isatty(1) != 0
+    safeErr = !raw && stderrTTY
   }
+
+  /// Untrusted text (a model's, a tool's) for stdout.
+  private func visibleOut(_ text: String) -> String { safeOut ? TerminalText.visible(text) : text }
+  /// Untrusted text for stderr.
+  private func visibleErr(_ text: String) -> String { safeErr ? TerminalText.visible(text) : text }
 
   private func paint(_ text: String, _ code: String) -> String {
     color ? "\u{1B}[\(code)m\(text)\u{1B}[0m" : text
@@ -489,7 +513,7 @@ final class ChatConsole: Sendable {
     case .textDelta(let text):
       state.withLock { s in
         clearSpinner(&s)
-        Self.out(text)
+        Self.out(visibleOut(text))
         s.textOpen = !text.hasSuffix("\n")
         s.streamedText = true
       }
@@ -499,21 +523,22 @@ final class ChatConsole: Sendable {
         closeText(&s)
         var args = call.argumentsJSON
         if args.count > 200 { args = String(args.prefix(199)) + "…" }
-        Self.err(paint("→ \(call.toolName)", "36") + " " + paint(args, "2") + "\n")
+        Self.err(paint("→ \(visibleErr(call.toolName))", "36") + " " + paint(visibleErr(args), "2") + "\n")
       }
-      startSpinner("running \(call.toolName)…")
+      startSpinner("running \(visibleErr(call.toolName))…")
     case .toolCallFinished(let record):
       state.withLock { s in
         clearSpinner(&s)
         let mark = record.succeeded ? paint("✓", "32") : paint("✗", "31")
         let took = record.ran ? " " + paint("(\(Self.format(record.duration)))", "2") : ""
-        Self.err("\(mark) \(record.call.toolName)\(took): \(record.summary(width: 110))\n")
+        Self.err(
+          "\(mark) \(visibleErr(record.call.toolName))\(took): \(visibleErr(record.summary(width: 110)))\n")
       }
     case .response(let response):
       state.withLock { s in
         clearSpinner(&s)
         if !s.streamedText && !response.content.isEmpty {
-          Self.out(response.content)
+          Self.out(visibleOut(response.content))
           s.textOpen = !response.content.hasSuffix("\n")
         }
         closeText(&s)
@@ -560,7 +585,7 @@ final class ChatConsole: Sendable {
     state.withLock { s in
       clearSpinner(&s)
       closeText(&s)
-      Self.err(paint("toolhost: \(message)", "31") + "\n")
+      Self.err(paint("toolhost: \(visibleErr(message))", "31") + "\n")
     }
   }
 
@@ -583,7 +608,7 @@ final class ChatConsole: Sendable {
 
   /// A line for people on stderr.
   func note(_ text: String) {
-    state.withLock { _ in Self.err(paint(text, "2") + "\n") }
+    state.withLock { _ in Self.err(paint(visibleErr(text), "2") + "\n") }
   }
 
   /// The chat's input prompt.
@@ -591,18 +616,26 @@ final class ChatConsole: Sendable {
     state.withLock { _ in Self.err(paint("you› ", "1")) }
   }
 
-  /// Asks on the terminal whether a destructive call may run.
-  func confirm(_ call: Transcript.ToolCall, reader: LineReader) async -> SessionPolicy.Approval {
+  /// Asks on the terminal whether a call may run: yes, no, or always (remembered in config.json).
+  func confirm(_ call: Transcript.ToolCall, _ decision: ApprovalDecision, reader: LineReader) async
+    -> ToolApprover.Answer
+  {
     state.withLock { s in
       clearSpinner(&s)
       closeText(&s)
+      // The name and arguments come from the model: any control or bidi character in them is shown, not obeyed,
+      // so what the user reads is what would run.
       Self.err(
-        paint("\(call.toolName) is marked destructive.", "33")
-          + " Run it with \(call.argumentsJSON)? [y/N] ")
+        paint("\(TerminalText.visible(call.toolName)) asks before it runs", "33")
+          + " (\(TerminalText.visible(decision.reason))). Run it with "
+          + "\(TerminalText.visible(call.argumentsJSON))? [y]es, [n]o, [a]lways: ")
     }
     let answer = await reader.nextLine()?.trimmingCharacters(in: .whitespaces).lowercased() ?? ""
-    if answer == "y" || answer == "yes" { return .allow }
-    return .refuse(reason: "the user declined to run \(call.toolName)")
+    switch answer {
+    case "y", "yes": return .yes
+    case "a", "always": return .always
+    default: return .no
+    }
   }
 
   static func format(_ d: Duration) -> String {

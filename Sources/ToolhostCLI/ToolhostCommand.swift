@@ -7,37 +7,48 @@ import ToolhostMCP
 /// Exit statuses of `toolhost` (the library's ``ExitStatus``; `doctor` uses `toolFailed` for broken plugins).
 typealias Status = ExitStatus
 
-/// Prints to stderr.
-func warn(_ text: String) {
-  try? FileHandle.standardError.write(contentsOf: Data((text + "\n").utf8))
-}
-
-/// Prints to stdout without buffering surprises.
-func say(_ text: String) {
-  try? FileHandle.standardOutput.write(contentsOf: Data((text + "\n").utf8))
-}
-
 struct PluginOptions: ParsableArguments {
   @Option(
     name: .customLong("plugins"),
     help: ArgumentHelp("A plugin folder to search first (repeatable).", valueName: "dir"))
   var folders: [String] = []
 
-  /// Discovers the plugins; MCP servers are started only when `loadMCP` is set (they take a second or two).
-  func catalog(loadMCP: Bool = true) -> PluginCatalog {
+  /// Discovers the user's plugins (``PluginCatalog/forUser(explicit:environment:currentDirectory:startServers:mcp:)``);
+  /// MCP servers are started only when `startServers` is set (they take a second or two, and run code). Says on
+  /// stderr which project folders were left out untrusted, unless `quiet`.
+  ///
+  /// - Throws: `ExitCode(64)` after printing why, when `config.json` or `trust.json` cannot be used.
+  func catalog(startServers: Bool, printer: Printer, quiet: Bool = false) throws -> PluginCatalog {
     MCPPlugins.install()
-    let folders = PluginCatalog.searchFolders(explicit: self.folders)
-    let required = Set(PluginCatalog.searchFolders(explicit: self.folders, environment: [:]).prefix(self.folders.count))
-    return PluginCatalog.discover(
-      folders: folders, required: required, mcp: loadMCP ? PluginCatalog.mcpLoader : nil)
+    let catalog: PluginCatalog
+    do { catalog = try PluginCatalog.forUser(explicit: folders, startServers: startServers) } catch {
+      printer.warn("toolhost: \(error.description)")
+      throw ExitCode(Status.usage)
+    }
+    if !quiet {
+      for line in Report.untrustedNotices(catalog) { printer.warn("toolhost: \(line)") }
+    }
+    return catalog
   }
 
   /// The catalog holding `tool`: plugins first, and MCP servers started only when no plugin provides it.
-  func catalog(providing tool: String) -> PluginCatalog {
-    let quick = catalog(loadMCP: false)
-    if quick.entries.contains(where: { $0.tool.name == tool }) { return quick }
-    return catalog()
+  func catalog(providing tool: String, printer: Printer) throws -> PluginCatalog {
+    let quick = try catalog(startServers: false, printer: printer)
+    if quick.entries.contains(where: { $0.tool.name == tool })
+      || !quick.diagnostics.contains(where: { $0.kind == .notStarted })
+    {
+      return quick
+    }
+    return try catalog(startServers: true, printer: printer, quiet: true)
   }
+}
+
+/// `--start-servers`, for the commands that otherwise start nothing.
+struct ServerOptions: ParsableArguments {
+  @Flag(
+    name: .customLong("start-servers"),
+    help: "Start the MCP servers of the plugin folders to list their tools (otherwise nothing is started).")
+  var startServers = false
 }
 
 @main
@@ -46,45 +57,64 @@ struct ToolhostCommand: AsyncParsableCommand {
     commandName: "toolhost",
     abstract: "Gives language models tools: plugins in any language, run as subprocesses.",
     discussion: """
-      Plugins are found in: --plugins DIR, $TOOLHOST_PLUGIN_PATH, ./plugins, $XDG_CONFIG_HOME/toolhost/plugins.
+      Plugins are found in: --plugins DIR, $TOOLHOST_PLUGIN_PATH, $XDG_CONFIG_HOME/toolhost/plugins, then ./plugins \
+      once trusted (toolhost trust).
       Exit status: 0 success, 1 tool failure (or broken plugins for doctor), 64 usage error, 124 timeout,
       126 plugin cannot start, 130 interrupted.
       """,
-    subcommands: [List.self, Describe.self, Doctor.self, Call.self, Batch.self] + extraSubcommands)
+    subcommands: [List.self, Describe.self, Doctor.self, Call.self, Batch.self, Trust.self] + extraSubcommands)
 }
 
 struct List: AsyncParsableCommand {
   static let configuration = CommandConfiguration(abstract: "List the tools, where they come from, and broken plugins.")
   @OptionGroup var plugins: PluginOptions
+  @OptionGroup var servers: ServerOptions
+  @OptionGroup var output: OutputOptions
   @Flag(help: "Print machine-readable JSON.") var json = false
 
   func run() async throws {
-    let catalog = plugins.catalog()
+    let printer = output.printer
+    let catalog = try plugins.catalog(startServers: servers.startServers, printer: printer)
     if json {
-      say(try Report.catalogJSON(catalog).serialized(.pretty))
-      return
+      printer.sayExactly(try Report.catalogJSON(catalog).serialized(.pretty))
+    } else {
+      printer.say(Report.catalogTable(catalog))
     }
-    say(Report.catalogTable(catalog))
+    await catalog.shutdown()
   }
 }
 
 struct Describe: AsyncParsableCommand {
   static let configuration = CommandConfiguration(abstract: "Show a tool's description and every argument.")
   @OptionGroup var plugins: PluginOptions
+  @OptionGroup var servers: ServerOptions
+  @OptionGroup var output: OutputOptions
   @Flag(help: "Print the tool's definition as JSON.") var json = false
   @Argument(help: "The tool's name.") var name: String
 
   func run() async throws {
-    let catalog = plugins.catalog(providing: name)
+    let printer = output.printer
+    let catalog = try plugins.catalog(startServers: servers.startServers, printer: printer)
     guard let entry = catalog.entries.first(where: { $0.tool.name == name }) else {
-      throw ValidationError(Report.unknownTool(name, in: catalog))
+      await catalog.shutdown()
+      var message = Report.unknownTool(name, in: catalog)
+      let idle = catalog.diagnostics.filter { $0.kind == .notStarted }.count
+      if idle > 0 {
+        message +=
+          " (\(idle) MCP server\(idle == 1 ? " was" : "s were") not started: --start-servers lists their tools)"
+      }
+      printer.warn("Error: \(message)")
+      throw ExitCode(Status.usage)
     }
     if json {
-      say(try Report.toolJSON(entry).serialized(.pretty))
+      printer.sayExactly(try Report.toolJSON(entry, configuration: catalog.trust.configuration).serialized(.pretty))
     } else {
-      say(SchemaSummary.describe(entry.tool, origin: entry.tool.manifest.path))
-      say("USAGE: " + ToolCommandLine(toolName: name, schema: entry.tool.parameters).usageLine())
+      printer.say(
+        SchemaSummary.describe(
+          entry.tool, origin: entry.tool.manifest.path, configuration: catalog.trust.configuration))
+      printer.say("USAGE: " + ToolCommandLine(toolName: name, schema: entry.tool.parameters).usageLine())
     }
+    await catalog.shutdown()
   }
 }
 
@@ -124,16 +154,24 @@ struct Doctor: AsyncParsableCommand {
   static let configuration = CommandConfiguration(
     abstract: "Check every plugin; exit 1 when any is broken.")
   @OptionGroup var plugins: PluginOptions
+  @OptionGroup var servers: ServerOptions
+  @OptionGroup var output: OutputOptions
 
   func run() async throws {
-    let catalog = plugins.catalog()
-    say("searched: " + catalog.folders.joined(separator: ", "))
-    say("\(catalog.entries.count) tools ok")
-    say("containment: " + ProcessRunner.shared.containment.summary)
-    say("default limits per call: \(ResourceLimits.pluginDefaults)")
-    for d in catalog.diagnostics { say("\(d.isError ? "error" : "note "): \(d)") }
+    let printer = output.printer
+    let catalog = try plugins.catalog(startServers: servers.startServers, printer: printer, quiet: true)
+    await catalog.shutdown()
+    printer.say("searched: " + catalog.folders.joined(separator: ", "))
+    printer.say("\(catalog.entries.count) tools ok")
+    printer.say("containment: " + ProcessRunner.shared.containment.summary)
+    printer.say("default limits per call: \(ResourceLimits.pluginDefaults)")
+    printer.say(
+      "ownership checks (StrictModes): "
+        + (catalog.trust.configuration.strictModes ? "on" : "off (\"strictModes\": false in config.json)"))
+    for line in Report.untrustedNotices(catalog) { printer.say("note : \(line)") }
+    for d in catalog.diagnostics { printer.say("\(d.isError ? "error" : "note "): \(d)") }
     if catalog.hasErrors {
-      say("\(catalog.diagnostics.filter(\.isError).count) problems: fix them or remove the plugins")
+      printer.say("\(catalog.diagnostics.filter(\.isError).count) problems: fix them or remove the plugins")
       throw ExitCode(Status.toolFailed)
     }
   }
@@ -148,6 +186,7 @@ struct Call: AsyncParsableCommand {
   @Option(name: .customLong("max-output"), help: "Most stdout bytes a plugin may print.") var maxOutput: Int?
   @Flag(name: .shortAndLong, help: "Show the plugin's stderr as it runs.") var verbose = false
   @Flag(help: "Print the full reply as JSON instead of the tool's text.") var json = false
+  @OptionGroup var output: OutputOptions
   @OptionGroup(title: "Resource limits (over the manifest's)") var limits: LimitOptions
   @Argument(help: "The tool's name.") var tool: String
   @Argument(parsing: .captureForPassthrough, help: "The tool's flags (see toolhost call TOOL --help).")
@@ -159,18 +198,37 @@ struct Call: AsyncParsableCommand {
   }
 
   func run() async throws {
-    let catalog = plugins.catalog(providing: tool)
-    guard let entry = catalog.entries.first(where: { $0.tool.name == tool }) else {
-      throw ValidationError(Report.unknownTool(tool, in: catalog))
+    let printer = output.printer
+    let catalog = try plugins.catalog(providing: tool, printer: printer)
+    let result = try await call(in: catalog, printer: printer)
+    await catalog.shutdown()
+    try result.get()
+  }
+
+  /// Runs the call; the catalog's servers are stopped by the caller whatever happens.
+  private func call(in catalog: PluginCatalog, printer: Printer) async -> Result<Void, any Error> {
+    do {
+      try await callThrowing(in: catalog, printer: printer)
+      return .success(())
+    } catch {
+      return .failure(error)
     }
+  }
+
+  private func callThrowing(in catalog: PluginCatalog, printer: Printer) async throws {
+    guard let entry = catalog.entries.first(where: { $0.tool.name == tool }) else {
+      printer.warn("Error: \(Report.unknownTool(tool, in: catalog))")
+      throw ExitCode(Status.usage)
+    }
+    for note in catalog.shadowNotes(for: tool) { printer.warn("toolhost: note: \(note)") }
     let commandLine = ToolCommandLine(toolName: tool, schema: entry.tool.parameters)
     if toolArguments.contains("--help") || toolArguments.contains("-h") {
-      say(commandLine.help(description: entry.tool.description))
+      printer.say(commandLine.help(description: entry.tool.description))
       return
     }
     let arguments: JSONValue
     do { arguments = try commandLine.parse(toolArguments) } catch {
-      warn("Error: \(error.message)\nUsage: \(commandLine.usageLine())")
+      printer.warn("Error: \(error.message)\nUsage: \(commandLine.usageLine())")
       throw ExitCode(Status.usage)
     }
     let registry = catalog.registry()
@@ -179,8 +237,12 @@ struct Call: AsyncParsableCommand {
     context.outputLimit = maxOutput
     context.limits = limits.limits
     if verbose {
+      let visible = printer.safeStderr
       context.onStderr = { name, chunk in
-        try? FileHandle.standardError.write(contentsOf: Data("[\(name)] ".utf8) + Data(chunk))
+        // Chunks may split a character; the bytes that are not text are shown as U+FFFD.
+        let text = String(decoding: chunk, as: UTF8.self)
+        let shown = visible ? Data(TerminalText.visible(text).utf8) : Data(chunk)
+        try? FileHandle.standardError.write(contentsOf: Data("[\(name)] ".utf8) + shown)
       }
     }
     let toolName = self.tool
@@ -198,13 +260,13 @@ struct Call: AsyncParsableCommand {
         var reply = JSONObject()
         reply["result"] = output.value ?? .null
         if let text = output.text { reply["text"] = .string(text) }
-        say(try JSONValue.object(reply).serialized(.pretty))
+        printer.sayExactly(try JSONValue.object(reply).serialized(.pretty))
       } else {
-        say(output.displayText)
+        printer.say(output.displayText)
       }
     case .failure(let error):
-      if json { say(try Report.errorJSON(error).serialized(.pretty)) }
-      warn("toolhost: \(error.description)")
+      if json { printer.sayExactly(try Report.errorJSON(error).serialized(.pretty)) }
+      printer.warn("toolhost: \(error.description)")
       if signal != nil { throw ExitCode(Status.interrupted) }
       throw ExitCode(Report.exitStatus(error))
     }
@@ -230,7 +292,8 @@ struct Batch: AsyncParsableCommand {
       .filter { !$0.trimmingCharacters(in: .whitespaces).isEmpty }
     let parsed = lines.map { BatchRequest.parse($0) }
     let requests = parsed.compactMap { try? $0.request.get() }
-    let registry = plugins.catalog().registry()
+    let catalog = try plugins.catalog(startServers: true, printer: Printer(raw: false))
+    let registry = catalog.registry()
     var context = ToolCallContext()
     context.timeout = timeout.map { .milliseconds(Int64(($0 * 1000).rounded())) }
     context.limits = limits.limits
@@ -263,8 +326,9 @@ struct Batch: AsyncParsableCommand {
           out["error"] = Report.errorJSON(error)["error"]
         }
       }
-      say(JSONValue.object(out).serialized())
+      Printer(raw: true).sayExactly(JSONValue.object(out).serialized())
     }
+    await catalog.shutdown()
     if signal != nil { throw ExitCode(Status.interrupted) }
     if failed { throw ExitCode(Status.toolFailed) }
   }

@@ -15,13 +15,14 @@ let toolhostBinary: URL = {
   return PluginProcess.packageRoot.appendingPathComponent(".build/debug/toolhost")
 }()
 
-/// Runs `toolhost ARGS` in the package root with the example plugins only.
+/// Runs `toolhost ARGS` in the package root with the example plugins only (through `$TOOLHOST_PLUGIN_PATH`: the
+/// package's `./plugins` is a project folder, which toolhost uses only once trusted).
 func toolhost(
   _ arguments: [String], input: String = "", environment extra: [String: String] = [:], timeout: TimeInterval = 60
 ) throws -> PluginProcess.Output {
   try PluginProcess.ensureBuilt()
   var env = ProcessInfo.processInfo.environment
-  env["TOOLHOST_PLUGIN_PATH"] = nil
+  env["TOOLHOST_PLUGIN_PATH"] = PluginProcess.pluginsDirectory.path
   env["XDG_CONFIG_HOME"] = NSTemporaryDirectory() + "toolhost-cli-test-empty-config"
   for (k, v) in extra { env[k] = v }
   return try PluginProcess.run(

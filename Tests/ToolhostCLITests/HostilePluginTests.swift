@@ -345,7 +345,7 @@ extension Hostile {
       let stdinPipe = Pipe()
       let stdoutPipe = Pipe()
       process.executableURL = toolhostBinary
-      process.arguments = ["serve", "--mcp", "--plugins", plugins]
+      process.arguments = ["serve", "--mcp", "--yes", "--plugins", plugins]  // unannotated tools ask
       process.environment = fixture.environment
       process.currentDirectoryURL = URL(fileURLWithPath: fixture.work)
       process.standardInput = stdinPipe
