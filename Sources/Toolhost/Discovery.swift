@@ -469,24 +469,20 @@ public struct PluginCatalog: Sendable {
     return bytes
   }
 
-  /// Notes for the environment variables a manifest asks for that look like secrets and that the user has not
+  /// A note for each environment variable a manifest asks for that looks like a secret and that the user has not
   /// approved for the plugin.
   static func secretEnvironmentNotes(_ manifest: PluginManifest, trust: DiscoveryTrust) -> [PluginDiagnostic] {
     let approved = trust.configuration.approvedEnvironment(plugin: manifest.name)
-    let secret = manifest.environment.filter { SecretNames.looksSecret($0) && !approved.contains($0) }
-    guard !secret.isEmpty else { return [] }
     let file = trust.configuration.path.isEmpty ? "toolhost's config.json" : trust.configuration.path
-    let list = secret.joined(separator: ", ")
-    return [
+    return manifest.environment.filter { SecretNames.looksSecret($0) && !approved.contains($0) }.map { name in
       PluginDiagnostic(
         kind: .secretEnvironment, path: manifest.path,
         message:
-          "asks for \(list), which look\(secret.count == 1 ? "s" : "") like "
-          + "\(secret.count == 1 ? "a secret" : "secrets"); the plugin gets \(secret.count == 1 ? "it" : "them") "
-          + "on every call (approve with \"environment\": {\"\(manifest.name)\": [\(secret.map { "\"\($0)\"" }.joined(separator: ", "))]} "
-          + "in \(file), or remove \(secret.count == 1 ? "it" : "them") from the manifest's \"env\")",
+          "asks for \(name), which looks like a secret; the plugin gets it on every call (approve it with "
+          + "\"environment\": {\"\(manifest.name)\": [\"\(name)\"]} in \(file), or remove it from the manifest's "
+          + "\"env\")",
         isError: false)
-    ]
+    }
   }
 
   /// A registry of the catalog's tools.

@@ -62,7 +62,7 @@ public enum Report {
   public static func untrustedNotices(_ catalog: PluginCatalog) -> [String] {
     catalog.untrusted.map { folder in
       let cwd = FileManager.default.currentDirectoryPath + "/"
-      let shown = folder.path.hasPrefix(cwd) ? String(folder.path.dropFirst(cwd.count)) : folder.path
+      let shown = folder.path.hasPrefix(cwd) ? "./" + folder.path.dropFirst(cwd.count) : folder.path
       let n = folder.manifests
       return "\(shown) is not trusted, so its \(n) plugin\(n == 1 ? "" : "s") \(n == 1 ? "was" : "were") not loaded "
         + "(`toolhost trust \(shown)` shows \(n == 1 ? "it" : "them") and trusts the folder)"

@@ -159,7 +159,7 @@ struct Doctor: AsyncParsableCommand {
 
   func run() async throws {
     let printer = output.printer
-    let catalog = try plugins.catalog(startServers: servers.startServers, printer: printer, quiet: true)
+    let catalog = try plugins.catalog(startServers: servers.startServers, printer: printer)
     await catalog.shutdown()
     printer.say("searched: " + catalog.folders.joined(separator: ", "))
     printer.say("\(catalog.entries.count) tools ok")

@@ -58,15 +58,14 @@ public final class ToolApprover: Sendable {
     case .auto:
       return .allow
     case .deny:
-      return .refuse(reason: "\(tool.name) is not allowed to run (\(decision.reason))")
+      return .refuse(reason: "\(tool.name) is denied by config.json (\(decision.reason))")
     case .ask:
       if assumeYes { return .allow }
       guard let ask else {
         return .refuse(
           reason:
-            "\(tool.name) needs the user's approval (\(decision.reason)), but there is no terminal to ask on; "
-            + "the user can allow it for one run with --yes, or always with \"\(tool.name)\": \"auto\" under "
-            + "approvals.tools in \(path)")
+            "\(tool.name) needs approval and there is no terminal to ask on (allow it with --yes, or always with "
+            + "\"\(tool.name)\": \"auto\" under approvals.tools in \(path)); why it asks: \(decision.reason)")
       }
       switch await ask(call, tool, decision) {
       case .yes:

@@ -100,7 +100,7 @@ struct DiscoveryTests {
     #expect(xdg.map(\.origin) == [.user, .project])
     // A project folder named on the command line is the user's explicit choice.
     let named = PluginCatalog.pluginFolders(explicit: ["plugins"], environment: ["HOME": "/h"], currentDirectory: "/w")
-    #expect(named.first == PluginFolder(path: "/w/plugins", origin: .explicit))
+    #expect(named[0] == Toolhost.PluginFolder(path: "/w/plugins", origin: .explicit))
     #expect(named.count == 2)
   }
 

@@ -162,7 +162,7 @@ struct ToolCallTests {
     let dir = folder.shTool(
       "envdump",
       body: #"printf '{"result": {"pwd": "%s", "env": "%s"}}' "$(pwd)" "$(env | cut -d= -f1 | sort | tr '\n' ' ')""#,
-      extra: #""env": ["ALLOWED_VAR"]"#)
+      schema: #"{"type": "object", "properties": {"q": {"type": "string"}}}"#, extra: #""env": ["ALLOWED_VAR"]"#)
     var env = ProcessInfo.processInfo.environment
     env["OPENAI_API_KEY"] = "sk-secret"
     env["ALLOWED_VAR"] = "yes"

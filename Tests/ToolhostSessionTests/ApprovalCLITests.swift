@@ -1,0 +1,515 @@
+/// Approvals and secret files (issue 11), through the real binary: which tool calls a model (`toolhost ask`, against
+/// fakellm) or an MCP client (`toolhost serve --mcp`) may make without a person saying yes, how config.json's
+/// `approvals` decide it, and that `--save` transcripts are 0600 and keep their mode when rewritten.
+import Foundation
+import Synchronization
+import Testing
+import ToolhostJSON
+
+#if canImport(Glibc)
+  import Glibc
+#elseif canImport(Darwin)
+  import Darwin
+#endif
+
+/// A scratch folder for one test: `$HOME` (so config.json is `HOME/.config/toolhost/config.json`) and a plugin folder
+/// `tools` with two text plugins: appender (tool appendNote, no annotations, so it asks; appends its `text` to
+/// notes.txt) and reader (tool readNote, `readOnlyHint: true`, so it runs; appends a line to read.txt). Folders are
+/// 0755 and files 0644 (scripts 0755) whatever the umask. The caller removes it.
+struct ApprovalFixture: Sendable {
+  let work: URL
+
+  var tools: String { path("tools") }
+  var notes: String { path("notes.txt") }
+  var reads: String { path("read.txt") }
+  var notesText: String? { try? String(contentsOfFile: notes, encoding: .utf8) }
+  var readerRan: Bool { FileManager.default.fileExists(atPath: reads) }
+
+  init() throws {
+    work = try TestEnvironment.temporaryDirectory()
+    chmod(work.path, 0o755)
+    try write("tools/appender/toolhost.json", Self.manifest(tool: "appendNote", annotations: nil))
+    try write(
+      "tools/appender/run", "#!/bin/sh\nprintf '%s\\n' \"$TOOLHOST_ARG_TEXT\" >> '\(notes)'\necho appended\n",
+      mode: 0o755)
+    try write("tools/reader/toolhost.json", Self.manifest(tool: "readNote", annotations: ["readOnlyHint": true]))
+    try write("tools/reader/run", "#!/bin/sh\necho read >> '\(reads)'\necho 'nothing to read'\n", mode: 0o755)
+  }
+
+  func path(_ relative: String) -> String { work.path + "/" + relative }
+
+  func remove() { try? FileManager.default.removeItem(at: work) }
+
+  /// A text plugin manifest with one tool taking an optional string `text`.
+  static func manifest(tool: String, annotations: JSONValue?) -> String {
+    var entry: JSONObject = [
+      "name": .string(tool), "description": "A tool of the approval tests.",
+      "inputSchema": ["type": "object", "properties": ["text": ["type": "string"]]],
+    ]
+    if let annotations { entry["annotations"] = annotations }
+    return JSONValue.object([
+      "manifestVersion": 1, "command": "./run", "output": "text", "tools": .array([.object(entry)]),
+    ]).serialized()
+  }
+
+  /// Writes a file (replacing it) with exactly this mode; missing folders are made 0755.
+  func write(_ relative: String, _ text: String, mode: mode_t = 0o644) throws {
+    var current = work.path
+    for part in (relative as NSString).deletingLastPathComponent.split(separator: "/") {
+      current += "/" + part
+      if !FileManager.default.fileExists(atPath: current) {
+        try FileManager.default.createDirectory(atPath: current, withIntermediateDirectories: false)
+        chmod(current, 0o755)
+      }
+    }
+    let full = path(relative)
+    try Data(text.utf8).write(to: URL(fileURLWithPath: full))
+    chmod(full, mode)
+  }
+
+  /// Writes `HOME/.config/toolhost/config.json`, 0600.
+  func writeConfig(_ json: String) throws {
+    try write(".config/toolhost/config.json", json, mode: 0o600)
+  }
+
+  func removeOutputs() {
+    try? FileManager.default.removeItem(atPath: notes)
+    try? FileManager.default.removeItem(atPath: reads)
+  }
+
+  /// The permission bits of a file, nil when it does not exist.
+  static func mode(_ path: String) -> mode_t? {
+    var info = stat()
+    guard lstat(path, &info) == 0 else { return nil }
+    return mode_t(info.st_mode) & 0o7777
+  }
+
+  /// toolhost's environment: a clean one (no colours, no terminal), HOME the scratch folder.
+  var environment: [String: String] {
+    let host = ProcessInfo.processInfo.environment
+    return [
+      "PATH": host["PATH"] ?? "/usr/bin:/bin", "HOME": work.path, "NO_COLOR": "1", "LANG": "C.UTF-8",
+      "TOOLHOST_API_KEY": "cli-key",
+    ]
+  }
+
+  static func binary() throws -> String {
+    guard let binary = CLITests.binary else {
+      throw TestFailure("the toolhost binary is not built beside the tests; build it or set TOOLHOST_BIN")
+    }
+    return binary
+  }
+
+  /// Runs toolhost in the scratch folder, stdin a file (not a terminal), against `server` when given.
+  func toolhost(_ arguments: [String], server: FakeLLM? = nil) async throws -> TestEnvironment.Finished {
+    var args = arguments
+    if let server { args += ["--base-url", server.baseURL, "--model", "cli-model"] }
+    return try await TestEnvironment.run(
+      ["/usr/bin/env", "-C", work.path, try Self.binary()] + args, environment: environment, stdin: "",
+      timeout: 120)
+  }
+
+  /// Runs `body` with `toolhost ARGUMENTS` (a `serve --mcp`) started and initialized; stops it afterwards, also when
+  /// `body` throws.
+  func withServe(_ arguments: [String], _ body: (ServeSession) async throws -> Void) async throws {
+    let server = try ServeSession(
+      binary: try Self.binary(), arguments: arguments, environment: environment, workingDirectory: work,
+      logPath: path("serve-\(UUID().uuidString).log"))
+    do {
+      try await server.initialize()
+      try await body(server)
+    } catch {
+      await server.stop()
+      throw error
+    }
+    await server.stop()
+  }
+
+  /// Whether `mcp-server-time` (PyPI mcp-server-time, plugins/time-mcp) is on PATH.
+  static let hasTimeServer: Bool = {
+    let path = ProcessInfo.processInfo.environment["PATH"] ?? ""
+    return path.split(separator: ":").contains {
+      FileManager.default.isExecutableFile(atPath: String($0) + "/mcp-server-time")
+    }
+  }()
+}
+
+/// `toolhost serve --mcp` as a child process, spoken to in JSON-RPC lines; a reader thread collects the responses by
+/// id, and the test polls for them without blocking a thread of the cooperative pool.
+final class ServeSession: @unchecked Sendable {
+  private let process: Process
+  private let input: FileHandle
+  private let output: FileHandle
+  private let logPath: String
+  private let responses = Mutex<[Int64: JSONValue]>([:])
+
+  init(binary: String, arguments: [String], environment: [String: String], workingDirectory: URL, logPath: String)
+    throws
+  {
+    _ = signal(SIGPIPE, SIG_IGN)  // a server that died makes writes fail instead of killing the tests
+    _ = FileManager.default.createFile(atPath: logPath, contents: nil)
+    let process = Process()
+    let stdinPipe = Pipe()
+    let stdoutPipe = Pipe()
+    process.executableURL = URL(fileURLWithPath: binary)
+    process.arguments = arguments
+    process.environment = environment
+    process.currentDirectoryURL = workingDirectory
+    process.standardInput = stdinPipe
+    process.standardOutput = stdoutPipe
+    process.standardError = FileHandle(forWritingAtPath: logPath)
+    try TestEnvironment.withUnblockedSignals { try process.run() }
+    self.process = process
+    self.logPath = logPath
+    input = stdinPipe.fileHandleForWriting
+    output = stdoutPipe.fileHandleForReading
+    Thread.detachNewThread { [self] in readResponses() }
+  }
+
+  private func readResponses() {
+    var pending: [UInt8] = []
+    var chunk = [UInt8](repeating: 0, count: 1 << 16)
+    while true {
+      let count = read(output.fileDescriptor, &chunk, chunk.count)
+      if count < 0, errno == EINTR { continue }
+      if count <= 0 { break }
+      pending += chunk[0..<count]
+      while let newline = pending.firstIndex(of: 0x0A) {
+        let line = Array(pending[..<newline])
+        pending.removeSubrange(...newline)
+        guard let message = try? JSONValue.parse(line), let id = message["id"]?.integerValue else { continue }
+        responses.withLock { $0[id] = message }
+      }
+    }
+  }
+
+  func send(_ message: JSONValue) throws {
+    try input.write(contentsOf: Data((message.serialized() + "\n").utf8))
+  }
+
+  /// The response to request `id`, or nil when none came within `seconds`.
+  func response(to id: Int64, within seconds: Double = 30) async -> JSONValue? {
+    let deadline = ContinuousClock.now + .seconds(seconds)
+    while ContinuousClock.now < deadline {
+      if let reply = responses.withLock({ $0.removeValue(forKey: id) }) { return reply }
+      try? await Task.sleep(for: .milliseconds(20))
+    }
+    return nil
+  }
+
+  /// `initialize` (id 0), then `notifications/initialized`.
+  func initialize() async throws {
+    try send([
+      "jsonrpc": "2.0", "id": 0, "method": "initialize",
+      "params": [
+        "protocolVersion": "2025-11-25", "capabilities": [:], "clientInfo": ["name": "t", "version": "1"],
+      ],
+    ])
+    guard let reply = await response(to: 0), reply["result"]?["protocolVersion"] != nil else {
+      throw TestFailure("serve --mcp did not answer initialize; its log: \(log)")
+    }
+    try send(["jsonrpc": "2.0", "method": "notifications/initialized"])
+  }
+
+  /// The names `tools/list` (request `id`) offers.
+  func toolNames(id: Int64) async throws -> [String] {
+    try send(["jsonrpc": "2.0", "id": .integer(id), "method": "tools/list"])
+    guard let reply = await response(to: id), let tools = reply["result"]?["tools"]?.arrayValue else {
+      throw TestFailure("serve --mcp did not answer tools/list; its log: \(log)")
+    }
+    return tools.compactMap { $0["name"]?.stringValue }
+  }
+
+  /// The `result` of a `tools/call` (request `id`).
+  func call(id: Int64, _ tool: String, _ arguments: JSONValue) async throws -> JSONValue {
+    try send([
+      "jsonrpc": "2.0", "id": .integer(id), "method": "tools/call",
+      "params": ["name": .string(tool), "arguments": arguments],
+    ])
+    guard let reply = await response(to: id) else {
+      throw TestFailure("serve --mcp did not answer tools/call \(tool); its log: \(log)")
+    }
+    guard let result = reply["result"] else {
+      throw TestFailure("tools/call \(tool) got no result: \(reply.serialized())")
+    }
+    return result
+  }
+
+  /// The end of the server's stderr.
+  var log: String { String(((try? String(contentsOfFile: logPath, encoding: .utf8)) ?? "").suffix(2000)) }
+
+  /// Closes stdin and waits up to 5 s for the server to exit; then kills it by its pid.
+  func stop() async {
+    try? input.close()
+    let deadline = ContinuousClock.now + .seconds(5)
+    while process.isRunning, ContinuousClock.now < deadline { try? await Task.sleep(for: .milliseconds(20)) }
+    if process.isRunning {
+      kill(process.processIdentifier, SIGKILL)
+      while process.isRunning { try? await Task.sleep(for: .milliseconds(20)) }
+    }
+  }
+}
+
+// MARK: - toolhost ask
+
+@Suite(
+  "approvals: toolhost ask",
+  .enabled(
+    if: TestEnvironment.hasFakeLLM,
+    "fakellm 0.3.5 is not installed for \(TestEnvironment.python): \(TestEnvironment.pipCommand)"))
+struct ApprovalCLITests {
+  /// Turn 1: readNote when the prompt says PLEASE-READ, else appendNote with text "hello". Turn 2: whether the tool
+  /// ran, from its result.
+  static let rules = """
+    rules:
+      - name: read
+        when: {turn: 1, messages_contain: "PLEASE-READ"}
+        respond:
+          tool_calls:
+            - {name: readNote, arguments: {}}
+      - name: append
+        when: {turn: 1}
+        respond:
+          tool_calls:
+            - {name: appendNote, arguments: {text: hello}}
+      - name: saved
+        when: {turn: 2, tool_result_contains: "appended"}
+        respond: {content: "The note is saved."}
+      - name: read
+        when: {turn: 2, tool_result_contains: "nothing to read"}
+        respond: {content: "Nothing to read."}
+      - name: not-saved
+        when: {turn: 2}
+        respond: {content: "The note was not saved."}
+    """
+
+  @Test func anUnannotatedToolIsRefusedWithoutATerminalUnlessYes() async throws {
+    let fixture = try ApprovalFixture()
+    defer { fixture.remove() }
+    try await FakeLLM.with(rules: Self.rules) { server in
+      let refused = try await fixture.toolhost(
+        ["ask", "--plugins", fixture.tools, "Note one: hello"], server: server)
+      #expect(refused.status == 0, "\(refused.output)\nserver:\n\(server.log)")
+      #expect(refused.stdout == "The note was not saved.\n", "\(refused.output)")
+      #expect(refused.stderr.contains("--yes"), "the refusal does not name --yes: \(refused.stderr)")
+      #expect(fixture.notesText == nil, "appendNote ran without approval")
+
+      let allowed = try await fixture.toolhost(
+        ["ask", "--yes", "--plugins", fixture.tools, "Note two: hello"], server: server)
+      #expect(allowed.status == 0, "\(allowed.output)")
+      #expect(allowed.stdout == "The note is saved.\n", "\(allowed.output)")
+      #expect(fixture.notesText == "hello\n", "notes: \(fixture.notesText ?? "none")")
+    }
+    // toolhost call is the user's own: it never asks.
+    fixture.removeOutputs()
+    let call = try await fixture.toolhost(["call", "--plugins", fixture.tools, "appendNote", "--text", "by hand"])
+    #expect(call.status == 0, "\(call.output)")
+    #expect(fixture.notesText == "by hand\n", "notes: \(fixture.notesText ?? "none")")
+  }
+
+  @Test func aReadOnlyToolRunsWithoutYes() async throws {
+    let fixture = try ApprovalFixture()
+    defer { fixture.remove() }
+    try await FakeLLM.with(rules: Self.rules) { server in
+      let result = try await fixture.toolhost(
+        ["ask", "--plugins", fixture.tools, "PLEASE-READ my notes"], server: server)
+      #expect(result.status == 0, "\(result.output)\nserver:\n\(server.log)")
+      #expect(result.stdout == "Nothing to read.\n", "\(result.output)")
+      #expect(fixture.readerRan, "readNote (readOnlyHint) did not run")
+      #expect(!result.stderr.contains("refused"), "\(result.stderr)")
+    }
+  }
+
+  /// A config.json, whether `--yes` is given, and whether appendNote then runs.
+  struct RuleCase: Sendable, CustomTestStringConvertible {
+    var config: String
+    var yes: Bool
+    var runs: Bool
+    var testDescription: String { "\(config)\(yes ? " --yes" : "")" }
+  }
+
+  static let ruleCases: [RuleCase] = [
+    // deny beats --yes.
+    RuleCase(config: #"{"approvals": {"tools": {"appendNote": "deny"}}}"#, yes: true, runs: false),
+    // auto needs no --yes.
+    RuleCase(config: #"{"approvals": {"tools": {"appendNote": "auto"}}}"#, yes: false, runs: true),
+    // A plugin rule (the plugin folder's name).
+    RuleCase(config: #"{"approvals": {"plugins": {"appender": "auto"}}}"#, yes: false, runs: true),
+    RuleCase(config: #"{"approvals": {"plugins": {"appender": "deny"}}}"#, yes: true, runs: false),
+    // A tool rule beats a plugin rule, a glob too.
+    RuleCase(
+      config: #"{"approvals": {"tools": {"append*": "deny"}, "plugins": {"appender": "auto"}}}"#, yes: false,
+      runs: false),
+    // The exact name beats a glob.
+    RuleCase(
+      config: #"{"approvals": {"tools": {"append*": "auto", "appendNote": "deny"}}}"#, yes: true, runs: false),
+    // The longest matching glob wins.
+    RuleCase(config: #"{"approvals": {"tools": {"*": "deny", "append*": "auto"}}}"#, yes: false, runs: true),
+    RuleCase(config: #"{"approvals": {"tools": {"app?ndNote": "auto"}}}"#, yes: false, runs: true),
+    // ask: as without a rule, refused without a terminal.
+    RuleCase(config: #"{"approvals": {"tools": {"appendNote": "ask"}}}"#, yes: false, runs: false),
+  ]
+
+  @Test(arguments: ApprovalCLITests.ruleCases)
+  func configRulesDecide(_ rule: RuleCase) async throws {
+    let fixture = try ApprovalFixture()
+    defer { fixture.remove() }
+    try fixture.writeConfig(rule.config)
+    try await FakeLLM.with(rules: Self.rules) { server in
+      let result = try await fixture.toolhost(
+        ["ask"] + (rule.yes ? ["--yes"] : []) + ["--plugins", fixture.tools, "Note this: hello"], server: server)
+      #expect(result.status == 0, "\(result.output)\nserver:\n\(server.log)")
+      if rule.runs {
+        #expect(result.stdout == "The note is saved.\n", "\(result.output)")
+        #expect(fixture.notesText == "hello\n", "notes: \(fixture.notesText ?? "none")")
+      } else {
+        #expect(result.stdout == "The note was not saved.\n", "\(result.output)")
+        #expect(fixture.notesText == nil, "appendNote ran")
+        let denied = rule.config.contains("deny")
+        #expect(
+          result.stderr.contains(denied ? "config.json" : "--yes"), "the refusal does not say why: \(result.stderr)")
+      }
+    }
+  }
+
+  @Test(.enabled(if: ApprovalFixture.hasTimeServer, "mcp-server-time is not on PATH (pip install mcp-server-time)"))
+  func mcpToolsAskWhateverTheirAnnotations() async throws {
+    let fixture = try ApprovalFixture()
+    defer { fixture.remove() }
+    // plugins/time-mcp's manifest, in a folder of its own (the server declares readOnlyHint: true, which toolhost
+    // must not trust).
+    let manifest = try String(
+      contentsOf: TestEnvironment.plugins.appendingPathComponent("time-mcp/toolhost.json"), encoding: .utf8)
+    try fixture.write("time-plugins/time-mcp/toolhost.json", manifest)
+    let plugins = fixture.path("time-plugins")
+    let rules = """
+      rules:
+        - name: call
+          when: {turn: 1}
+          respond:
+            tool_calls:
+              - {name: get_current_time, arguments: {timezone: UTC}}
+        - name: ran
+          when: {turn: 2, tool_result_contains: "datetime"}
+          respond: {content: "It ran."}
+        - name: refused
+          when: {turn: 2}
+          respond: {content: "It did not run."}
+      """
+    try await FakeLLM.with(rules: rules) { server in
+      let refused = try await fixture.toolhost(["ask", "--plugins", plugins, "What time is it? (1)"], server: server)
+      #expect(refused.status == 0, "\(refused.output)\nserver:\n\(server.log)")
+      #expect(refused.stdout == "It did not run.\n", "\(refused.output)")
+      #expect(refused.stderr.contains("--yes"), "\(refused.stderr)")
+
+      let allowed = try await fixture.toolhost(
+        ["ask", "--yes", "--plugins", plugins, "What time is it? (2)"], server: server)
+      #expect(allowed.stdout == "It ran.\n", "\(allowed.output)")
+
+      try fixture.writeConfig(#"{"approvals": {"plugins": {"time": "auto"}}}"#)
+      let auto = try await fixture.toolhost(["ask", "--plugins", plugins, "What time is it? (3)"], server: server)
+      #expect(auto.stdout == "It ran.\n", "\(auto.output)")
+    }
+  }
+
+  // MARK: 5. Secret files
+
+  @Test func transcriptsAreSavedPrivateAndKeepTheirMode() async throws {
+    let fixture = try ApprovalFixture()
+    defer { fixture.remove() }
+    let rules = """
+      rules:
+        - name: one
+          when: {turn: 1}
+          respond: {content: "First answer."}
+        - name: two
+          when: {turn: 2}
+          respond: {content: "Second answer."}
+        - name: three
+          when: {turn: 3}
+          respond: {content: "Third answer."}
+      """
+    let saved = fixture.path("chat.jsonl")
+    func size() -> Int { (try? Data(contentsOf: URL(fileURLWithPath: saved)).count) ?? 0 }
+    try await FakeLLM.with(rules: rules) { server in
+      let first = try await fixture.toolhost(
+        ["chat", "--no-tools", "--no-stream", "--save", saved, "-p", "first question"], server: server)
+      #expect(first.status == 0, "\(first.output)\nserver:\n\(server.log)")
+      #expect(first.stdout == "First answer.\n")
+      #expect(
+        ApprovalFixture.mode(saved) == 0o600, "a new transcript is \(String(describing: ApprovalFixture.mode(saved)))")
+      let afterFirst = size()
+
+      let second = try await fixture.toolhost(
+        ["chat", "--no-tools", "--no-stream", "--resume", saved, "-p", "second question"], server: server)
+      #expect(second.status == 0, "\(second.output)")
+      #expect(second.stdout == "Second answer.\n")
+      #expect(ApprovalFixture.mode(saved) == 0o600)
+      let afterSecond = size()
+      #expect(afterSecond > afterFirst, "--resume did not save the conversation back")
+
+      chmod(saved, 0o640)
+      let third = try await fixture.toolhost(
+        ["chat", "--no-tools", "--no-stream", "--resume", saved, "-p", "third question"], server: server)
+      #expect(third.status == 0, "\(third.output)")
+      #expect(third.stdout == "Third answer.\n")
+      #expect(
+        ApprovalFixture.mode(saved) == 0o640,
+        "a 0640 transcript became \(String(describing: ApprovalFixture.mode(saved)))")
+      #expect(size() > afterSecond, "--resume did not save the conversation back")
+    }
+  }
+}
+
+// MARK: - toolhost serve --mcp
+
+@Suite("approvals: toolhost serve --mcp")
+struct ServeApprovalTests {
+  /// The text of an MCP tool result.
+  static func text(_ result: JSONValue) -> String { result["content"]?[0]?["text"]?.stringValue ?? result.serialized() }
+
+  @Test func askModeToolsAreWithheldWithoutYes() async throws {
+    let fixture = try ApprovalFixture()
+    defer { fixture.remove() }
+    try await fixture.withServe(["serve", "--mcp", "--plugins", fixture.tools]) { server in
+      let names = try await server.toolNames(id: 1)
+      #expect(names.contains("readNote"), "\(names); log: \(server.log)")
+      #expect(!names.contains("appendNote"), "an ask-mode tool is listed: \(names)")
+
+      let refused = try await server.call(id: 2, "appendNote", ["text": "hello"])
+      #expect(refused["isError"] == true, "\(refused.serialized())")
+      #expect(Self.text(refused).contains("--yes"), "\(Self.text(refused))")
+      #expect(fixture.notesText == nil, "appendNote ran without approval")
+
+      let read = try await server.call(id: 3, "readNote", [:])
+      #expect(read["isError"] != true, "\(read.serialized()); log: \(server.log)")
+      #expect(fixture.readerRan, "readNote did not run")
+    }
+  }
+
+  @Test func yesServesAskModeTools() async throws {
+    let fixture = try ApprovalFixture()
+    defer { fixture.remove() }
+    try await fixture.withServe(["serve", "--mcp", "--yes", "--plugins", fixture.tools]) { server in
+      let names = try await server.toolNames(id: 1)
+      #expect(names.contains("appendNote") && names.contains("readNote"), "\(names); log: \(server.log)")
+      let result = try await server.call(id: 2, "appendNote", ["text": "hello"])
+      #expect(result["isError"] != true, "\(result.serialized()); log: \(server.log)")
+      #expect(fixture.notesText == "hello\n", "notes: \(fixture.notesText ?? "none")")
+    }
+  }
+
+  @Test func denyToolsAreNeverServed() async throws {
+    let fixture = try ApprovalFixture()
+    defer { fixture.remove() }
+    try fixture.writeConfig(#"{"approvals": {"tools": {"appendNote": "deny"}}}"#)
+    try await fixture.withServe(["serve", "--mcp", "--yes", "--plugins", fixture.tools]) { server in
+      let names = try await server.toolNames(id: 1)
+      #expect(names.contains("readNote"), "\(names); log: \(server.log)")
+      #expect(!names.contains("appendNote"), "a deny tool is listed: \(names)")
+      let refused = try await server.call(id: 2, "appendNote", ["text": "hello"])
+      #expect(refused["isError"] == true, "\(refused.serialized())")
+      #expect(fixture.notesText == nil, "a deny tool ran")
+    }
+  }
+}
