@@ -167,7 +167,8 @@ public struct PluginCatalog: Sendable {
   /// Whether any diagnostic is an error (shadowing is not).
   public var hasErrors: Bool { diagnostics.contains { $0.isError } }
 
-  /// The plugin folders in search order: each `explicit` folder, then `$TOOLHOST_PLUGIN_PATH` (colon-separated),
+  /// The plugin folders in search order: each `explicit` folder, then `$TOOLHOST_PLUGIN_PATH` (colon-separated;
+  /// relative entries are project folders),
   /// then `$XDG_CONFIG_HOME/toolhost/plugins` (default `~/.config/toolhost/plugins`), then `./plugins` of
   /// `currentDirectory`, which is a ``PluginFolder/Origin/project`` folder: used only once trusted. A folder is
   /// listed once, with its first origin.
@@ -181,8 +182,9 @@ public struct PluginCatalog: Sendable {
       return (full as NSString).standardizingPath
     }
     var folders = explicit.map { PluginFolder(path: absolute($0), origin: .explicit) }
+    // A relative entry names a folder of whatever directory toolhost runs in: a project folder, trusted or not.
     folders += (environment["TOOLHOST_PLUGIN_PATH"] ?? "").split(separator: ":").map {
-      PluginFolder(path: absolute(String($0)), origin: .environment)
+      PluginFolder(path: absolute(String($0)), origin: $0.hasPrefix("/") || $0.hasPrefix("~") ? .environment : .project)
     }
     let config = UserConfiguration.folder(environment: environment)
     folders.append(PluginFolder(path: absolute((config as NSString).appendingPathComponent("plugins")), origin: .user))
@@ -297,7 +299,7 @@ public struct PluginCatalog: Sendable {
         let bytes = try readManifest(path, in: folder, trust: trust)
         let manifest = try PluginManifest.parse(bytes, path: path)
         let executable = try manifest.resolveExecutable(searchPath: searchPath)
-        if strict, let problem = FileSafety.pathProblem(executable, user: trust.user) {
+        if strict, let problem = FileSafety.programProblem(executable, user: trust.user) {
           throw ManifestError(
             path: path, kind: .unsafePermissions, message: "its command is refused: \(problem); \(trust.override)")
         }

@@ -182,20 +182,26 @@ final class ChatRun: Sendable {
     let catalog = try Self.catalog(options, printer: printer)
     self.catalog = catalog
     var tools: [any Tool] = []
+    let rules = catalog.trust.configuration
     if !options.noTools {
       if options.toolNames.isEmpty {
-        tools = catalog.tools
+        // A tool that may never run is not offered: the model would only spend a round on a refusal.
+        tools = catalog.tools.filter { rules.approval(for: $0).mode != .deny }
       } else {
         for name in options.toolNames {
           guard let entry = catalog.entries.first(where: { $0.tool.name == name }) else {
-            throw ValidationError(Report.unknownTool(name, in: catalog))
+            throw printer.usageError(Report.unknownTool(name, in: catalog))
+          }
+          let approval = rules.approval(for: entry.tool)
+          if approval.mode == .deny {
+            throw printer.usageError("\(name) is denied by config.json (\(approval.reason))")
           }
           tools.append(entry.tool)
         }
       }
     }
     let registry: ToolRegistry
-    do { registry = try ToolRegistry(tools) } catch { throw ValidationError(error.description) }
+    do { registry = try ToolRegistry(tools) } catch { throw printer.usageError(error.description) }
     if !options.json {
       for tool in tools {
         for note in catalog.shadowNotes(for: tool.name) { printer.warn("toolhost: note: \(note)") }
@@ -205,12 +211,12 @@ final class ChatRun: Sendable {
     var resumed: Transcript?
     if let resume = options.resume {
       do { resumed = try Transcript.load(from: resume) } catch {
-        throw ValidationError("\(error.description) (start a conversation with --save FILE)")
+        throw printer.usageError("\(error.description) (start a conversation with --save FILE)")
       }
     }
 
     console = ChatConsole(json: options.json, raw: options.output.raw)
-    (model, shutdownModel) = try Self.makeModel(options, console: console)
+    (model, shutdownModel) = try Self.makeModel(options, console: console, printer: printer)
 
     let terminal = isatty(0) != 0 && isatty(2) != 0
     input = LineReader()
@@ -225,7 +231,9 @@ final class ChatRun: Sendable {
     var policy = SessionPolicy(
       toolFailures: .reportToModel, maximumToolRounds: options.maxToolRounds)
     policy.toolContext.timeout = options.timeout.map { .milliseconds(Int64(($0 * 1000).rounded())) }
-    let ask: ToolApprover.Ask = { call, _, decision in await console.confirm(call, decision, reader: input) }
+    let ask: ToolApprover.Ask = { call, tool, decision in
+      await console.confirm(call, tool, decision, reader: input)
+    }
     let approver = ToolApprover(
       configuration: catalog.trust.configuration, assumeYes: options.yes, ask: terminal ? ask : nil,
       onNote: { note in console.note("toolhost: \(note)") })
@@ -270,7 +278,7 @@ final class ChatRun: Sendable {
   }
 
   /// The model `--model` names: a local model (`local`, `local:PATH`) or an OpenAI-compatible server.
-  static func makeModel(_ options: ChatOptions, console: ChatConsole) throws -> (
+  static func makeModel(_ options: ChatOptions, console: ChatConsole, printer: Printer) throws -> (
     any LanguageModel, @Sendable () async -> Void
   ) {
     let environment = ProcessInfo.processInfo.environment
@@ -281,7 +289,7 @@ final class ChatRun: Sendable {
       }
       var configuration: LocalModelConfiguration
       do { configuration = try LocalModelConfiguration.named(name, environment: environment) } catch {
-        throw ValidationError(error.description)
+        throw printer.usageError(error.description)
       }
       if let strategy = options.toolCalling { configuration.toolCalling = strategy }
       let local = LocalModel(configuration: configuration) { event in console.show(event) }
@@ -291,7 +299,7 @@ final class ChatRun: Sendable {
     if let strategy = options.toolCalling { configuration.toolCalling = strategy }
     let remote: OpenAIModel
     do { remote = try OpenAIModel(configuration: configuration) } catch {
-      throw ValidationError(error.description)
+      throw printer.usageError(error.description)
     }
     return (remote, { try? await remote.shutdown() })
   }
@@ -617,7 +625,7 @@ final class ChatConsole: Sendable {
   }
 
   /// Asks on the terminal whether a call may run: yes, no, or always (remembered in config.json).
-  func confirm(_ call: Transcript.ToolCall, _ decision: ApprovalDecision, reader: LineReader) async
+  func confirm(_ call: Transcript.ToolCall, _ tool: any Tool, _ decision: ApprovalDecision, reader: LineReader) async
     -> ToolApprover.Answer
   {
     state.withLock { s in
@@ -625,8 +633,9 @@ final class ChatConsole: Sendable {
       closeText(&s)
       // The name and arguments come from the model: any control or bidi character in them is shown, not obeyed,
       // so what the user reads is what would run.
+      let origin = (tool as? PluginTool).map { " from \($0.manifest.directory)" } ?? ""
       Self.err(
-        paint("\(TerminalText.visible(call.toolName)) asks before it runs", "33")
+        paint("\(TerminalText.visible(call.toolName))\(TerminalText.visible(origin)) asks before it runs", "33")
           + " (\(TerminalText.visible(decision.reason))). Run it with "
           + "\(TerminalText.visible(call.argumentsJSON))? [y]es, [n]o, [a]lways: ")
     }

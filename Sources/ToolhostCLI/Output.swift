@@ -39,6 +39,13 @@ struct Printer: Sendable {
     write(2, safeStderr ? TerminalText.visible(text) : text)
   }
 
+  /// Prints `Error: message` on stderr and returns the usage exit status to throw. For messages that may carry
+  /// untrusted text (ArgumentParser prints a `ValidationError` as it is).
+  func usageError(_ message: String) -> ExitCode {
+    warn("Error: \(message)")
+    return ExitCode(ExitStatus.usage)
+  }
+
   /// Writes `text` and a newline; a closed pipe is ignored (the rest is dropped), never fatal.
   private func write(_ fd: Int32, _ text: String) {
     let handle = fd == 1 ? FileHandle.standardOutput : FileHandle.standardError

@@ -70,16 +70,33 @@ struct Trust: AsyncParsableCommand {
         "toolhost: not trusted: \(problem); or, to turn the check off, set \"strictModes\": false in \(config.path)")
       throw ExitCode(Status.toolFailed)
     }
+    // The checks discovery makes (StrictModes for plugin folders, manifests and commands; small regular files),
+    // run the same way, starting nothing: a folder that would be refused is not trusted.
+    let checked = PluginCatalog.discover(
+      in: [PluginFolder(path: path, origin: .explicit)], trust: DiscoveryTrust(configuration: config),
+      environment: ProcessInfo.processInfo.environment, mcp: nil, startServers: false)
+    let refusals = checked.diagnostics.filter { $0.kind == .unsafePermissions || $0.kind == .unreadable }
     var contents: [(path: String, bytes: [UInt8])] = []
     for manifest in manifests {
       printer.say(manifest)
+      if let refusal = refusals.first(where: { $0.path == manifest }) {
+        printer.say("  refused: \(refusal.message)")
+        continue
+      }
       let bytes: [UInt8]
       do { bytes = try FileSafety.readRegularFile(manifest, user: config.strictModes ? getuid() : nil) } catch {
-        printer.say("  not trusted: \(error.description)")
+        printer.say("  refused: \(error.description)")
         continue
       }
       contents.append((manifest, bytes))
       for line in Self.summary(of: bytes, path: manifest, config: config) { printer.say("  " + line) }
+    }
+    guard contents.count == manifests.count else {
+      let n = manifests.count - contents.count
+      printer.warn(
+        "toolhost: \(path) is not trusted: \(n) of its manifests \(n == 1 ? "is" : "are") refused (above); fix "
+          + "\(n == 1 ? "it" : "them") or remove \(n == 1 ? "it" : "them"), then trust the folder again")
+      throw ExitCode(Status.toolFailed)
     }
     let record = store.trust(folder: path, contents: contents)
     try save(store, printer: printer)
@@ -96,7 +113,10 @@ struct Trust: AsyncParsableCommand {
       return ["problem: \(error.message) (it is pinned as it is, and stays broken until fixed and trusted again)"]
     }
     var lines: [String] = []
-    let command = ([manifest.command] + manifest.arguments).joined(separator: " ")
+    // The program as it resolves now (a bare name is looked for in the plugin's folder before PATH).
+    let program =
+      (try? manifest.resolveExecutable(searchPath: ProcessInfo.processInfo.environment["PATH"])) ?? manifest.command
+    let command = ([program] + manifest.arguments).joined(separator: " ")
     if let server = manifest.mcp {
       lines.append("MCP server \(server.name): runs \(command); its tools are listed when it starts")
     } else {

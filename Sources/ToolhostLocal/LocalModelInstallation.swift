@@ -1,4 +1,5 @@
 import Foundation
+import Toolhost
 import ToolhostSession
 
 /// Where `scripts/install-local-model` put llama.cpp (a Python environment with llama-cpp-python's server) and the
@@ -37,7 +38,9 @@ public struct LocalModelInstallation: Sendable, Equatable {
   }
 
   /// Finds the installation: `$TOOLHOST_LOCAL_DIR` when set, else `.toolhost/local-model` in the closest folder
-  /// above toolhost's executable (a checkout's `.build/…/toolhost`) or above the current directory that has one.
+  /// above toolhost's executable (a checkout's `.build/…/toolhost`) that has one. The current directory is not
+  /// searched: a cloned repository could bring a `.toolhost/local-model` whose Python toolhost would run. An
+  /// installation another user could change (StrictModes, see ``FileSafety``) is refused.
   ///
   /// - Throws: ``LanguageModelError`` of kind `.configuration` naming ``setupCommand`` when there is no finished
   ///   installation.
@@ -63,7 +66,13 @@ public struct LocalModelInstallation: Sendable, Equatable {
         let path = dir.path
         if !seen.insert(path).inserted { break }
         let candidate = LocalModelInstallation(directory: dir.appendingPathComponent(folderInCheckout).path)
-        if candidate.isReady { return candidate }
+        if candidate.isReady {
+          if let problem = FileSafety.folderProblem(candidate.directory) ?? FileSafety.pathProblem(candidate.python) {
+            throw LanguageModelError(
+              kind: .configuration, message: "the local model's set-up is refused: \(problem)")
+          }
+          return candidate
+        }
         let parent = dir.deletingLastPathComponent()
         if parent.path == path { break }
         dir = parent
@@ -78,7 +87,7 @@ public struct LocalModelInstallation: Sendable, Equatable {
   }
 
   /// Where ``locate(environment:searchingFrom:)`` looks: the folder of the running executable (symbolic links
-  /// resolved), then the current directory.
+  /// resolved), and nothing else.
   public static func defaultSearchStarts() -> [String] {
     var starts: [String] = []
     if let exe = try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe") {
@@ -86,7 +95,6 @@ public struct LocalModelInstallation: Sendable, Equatable {
     } else if let exe = Bundle.main.executableURL {
       starts.append(exe.resolvingSymlinksInPath().deletingLastPathComponent().path)
     }
-    starts.append(FileManager.default.currentDirectoryPath)
     return starts
   }
 }

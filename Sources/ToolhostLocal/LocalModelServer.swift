@@ -350,7 +350,9 @@ final class LogFile: Sendable {
   init(path: String) throws(LanguageModelError) {
     let dir = URL(fileURLWithPath: path).deletingLastPathComponent().path
     try? FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
-    let fd = open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0o600)  // prompts and answers: the user's only
+    // Prompts and answers: the user's only, also when an older toolhost made the file readable by others.
+    let fd = open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC | O_NOFOLLOW, 0o600)
+    if fd >= 0 { fchmod(fd, 0o600) }
     guard fd >= 0 else {
       throw LanguageModelError(
         kind: .configuration,

@@ -160,7 +160,7 @@ public final class MCPServer: Sendable {
           return
         }
         guard registry.tool(named: name) != nil else {
-          let near = registry.suggestions(for: name)
+          let near = registry.suggestions(for: name).filter { options.withheld[$0] == nil }
           let hint = near.isEmpty ? "" : " (did you mean \(near.joined(separator: ", "))?)"
           fail(
             JSONRPCError.invalidParams, "unknown tool: \(name)\(hint); tools/list shows the tools")

@@ -365,9 +365,16 @@ struct ApprovalCLITests {
       } else {
         #expect(result.stdout == "The note was not saved.\n", "\(result.output)")
         #expect(fixture.notesText == nil, "appendNote ran")
-        let denied = rule.config.contains("deny")
-        #expect(
-          result.stderr.contains(denied ? "config.json" : "--yes"), "the refusal does not say why: \(result.stderr)")
+        if rule.config.contains("deny") {
+          // A denied tool is not even offered: the model's request lists no appendNote, and its call of it is an
+          // unknown tool.
+          let offered = try server.requests().first?["tools"] as? [[String: Any]] ?? []
+          let names = offered.compactMap { ($0["function"] as? [String: Any])?["name"] as? String }
+          #expect(!names.contains("appendNote"), "a denied tool was offered: \(names)")
+          #expect(names.contains("readNote"), "\(names)")
+        } else {
+          #expect(result.stderr.contains("--yes"), "the refusal does not say why: \(result.stderr)")
+        }
       }
     }
   }
@@ -457,6 +464,88 @@ struct ApprovalCLITests {
         ApprovalFixture.mode(saved) == 0o640,
         "a 0640 transcript became \(String(describing: ApprovalFixture.mode(saved)))")
       #expect(size() > afterSecond, "--resume did not save the conversation back")
+    }
+  }
+
+  /// Answers the approval prompt on a pseudo-terminal: starts argv[2:] on a new terminal, copies what it shows to
+  /// stdout, and types argv[1] and a newline once "[a]lways: " appears.
+  static let answeringTerminal = #"""
+    import os, pty, sys
+    answer = sys.argv[1].encode() + b"\n"
+    pid, fd = pty.fork()
+    if pid == 0:
+        os.execv(sys.argv[2], sys.argv[2:])
+    seen = b""
+    answered = False
+    while True:
+        try:
+            data = os.read(fd, 65536)
+        except OSError:
+            break
+        if not data:
+            break
+        seen += data
+        if not answered and b"[a]lways: " in seen:
+            os.write(fd, answer)
+            answered = True
+    _, status = os.waitpid(pid, 0)
+    sys.stdout.buffer.write(seen)
+    sys.stdout.flush()
+    sys.exit(os.waitstatus_to_exitcode(status) & 0xFF)
+    """#
+
+  @Test func aTerminalAsksShowsWhatWouldRunAndRemembersAlways() async throws {
+    let fixture = try ApprovalFixture()
+    defer { fixture.remove() }
+    // The model's arguments carry an escape sequence and a right-to-left override: the prompt shows them, never
+    // obeys them.
+    let rules = """
+      rules:
+        - name: append
+          when: {turn: 1}
+          respond:
+            tool_calls:
+              - {name: appendNote, arguments: {text: "hi \\u001b[2J \\u202e"}}
+        - name: saved
+          when: {turn: 2, tool_result_contains: "appended"}
+          respond: {content: "The note is saved."}
+        - name: not-saved
+          when: {turn: 2}
+          respond: {content: "The note was not saved."}
+      """
+    try await FakeLLM.with(rules: rules) { server in
+      func onTerminal(answer: String, _ prompt: String) async throws -> TestEnvironment.Finished {
+        try await TestEnvironment.run(
+          [
+            "/usr/bin/env", "-C", fixture.work.path, "python3", "-c", Self.answeringTerminal, answer,
+            try ApprovalFixture.binary(), "ask", "--plugins", fixture.tools, "--base-url", server.baseURL,
+            "--model", "cli-model", prompt,
+          ], environment: fixture.environment, stdin: "", timeout: 120)
+      }
+      let declined = try await onTerminal(answer: "n", "Note one")
+      #expect(declined.stdout.contains("[y]es, [n]o, [a]lways"), "\(declined.output)")
+      #expect(
+        declined.stdout.contains("appendNote from \(fixture.tools)/appender asks before it runs"), "\(declined.output)")
+      // The arguments are shown as JSON (ESC escaped as \u001B) with the bidi override made visible.
+      #expect(declined.stdout.contains("<U+202E>"), "\(declined.output)")
+      #expect(!declined.stdout.contains("\u{1B}[2J") && !declined.stdout.contains("\u{202E}"), "\(declined.output)")
+      #expect(declined.stdout.contains("The note was not saved."), "\(declined.output)")
+      #expect(fixture.notesText == nil, "the tool ran although the user said no")
+
+      let always = try await onTerminal(answer: "a", "Note two")
+      #expect(always.stdout.contains("The note is saved."), "\(always.output)")
+      #expect(fixture.notesText != nil)
+      let config = fixture.path(".config/toolhost/config.json")
+      #expect(ApprovalFixture.mode(config) == 0o600)
+      let saved = try JSONValue.parse(String(contentsOfFile: config, encoding: .utf8))
+      #expect(saved["approvals"]?["tools"]?["appendNote"] == "auto", "\(saved)")
+
+      // Remembered: the next conversation runs it without asking, even without a terminal.
+      fixture.removeOutputs()
+      let remembered = try await fixture.toolhost(
+        ["ask", "--plugins", fixture.tools, "Note three"], server: server)
+      #expect(remembered.stdout == "The note is saved.\n", "\(remembered.output)")
+      #expect(!remembered.output.contains("[a]lways"))
     }
   }
 }

@@ -102,6 +102,10 @@ struct DiscoveryTests {
     let named = PluginCatalog.pluginFolders(explicit: ["plugins"], environment: ["HOME": "/h"], currentDirectory: "/w")
     #expect(named[0] == Toolhost.PluginFolder(path: "/w/plugins", origin: .explicit))
     #expect(named.count == 2)
+    // A relative $TOOLHOST_PLUGIN_PATH entry depends on where toolhost runs: a project folder, used once trusted.
+    let relative = PluginCatalog.pluginFolders(
+      explicit: [], environment: ["TOOLHOST_PLUGIN_PATH": "tools:/abs", "HOME": "/h"], currentDirectory: "/w")
+    #expect(relative.prefix(2).map(\.origin) == [.project, .environment])
   }
 
   @Test func aNamedFolderThatDoesNotExistIsADiagnostic() {

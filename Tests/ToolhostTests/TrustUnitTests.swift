@@ -65,9 +65,17 @@ struct ApprovalTests {
     #expect(c.approval(for: Fake(name: "todoRemove")).reason.contains("\"todo*\" in /c/config.json"))
     // A tool rule, even "*", comes before a plugin rule.
     #expect(c.approval(for: Fake(name: "getWeather", pluginName: "weather")).mode == .ask)
+    // Of equally long globs the strictest wins, whatever the order of the file.
+    let tie = try config(#"{"approvals": {"tools": {"get*": "auto", "*ete": "deny"}}}"#)
+    #expect(tie.approval(for: Fake(name: "getDelete")).mode == .deny)
     let p = try config(#"{"approvals": {"plugins": {"weath*": "auto"}}}"#)
     #expect(p.approval(for: Fake(name: "getWeather", pluginName: "weather")).mode == .auto)
     #expect(p.approval(for: Fake(name: "getWeather", pluginName: "weather")).isUserRule)
+  }
+
+  @Test func aRelativeConfigHomeIsIgnored() {
+    #expect(UserConfiguration.folder(environment: ["XDG_CONFIG_HOME": "cfg", "HOME": "/h"]) == "/h/.config/toolhost")
+    #expect(UserConfiguration.folder(environment: ["XDG_CONFIG_HOME": "/x", "HOME": "/h"]) == "/x/toolhost")
   }
 
   @Test func badConfigurationsSayWhatIsWrong() {
@@ -94,7 +102,8 @@ struct ApprovalTests {
     for name in ["OPENAI_API_KEY", "GITHUB_TOKEN", "DB_PASSWORD", "SSH_AUTH_SOCK", "aws_secret"] {
       #expect(SecretNames.looksSecret(name), "\(name)")
     }
-    for name in ["LANG", "WEATHER_UNITS", "KEYBOARD_LAYOUT", "TOKENIZERS_PARALLELISM"] {
+    for name in ["OPENAI_APIKEY", "DB_PASS", "KEY"] { #expect(SecretNames.looksSecret(name), "\(name)") }
+    for name in ["LANG", "WEATHER_UNITS", "KEYBOARD_LAYOUT", "TOKENIZERS_PARALLELISM", "MONKEY", "BYPASS"] {
       #expect(!SecretNames.looksSecret(name), "\(name)")
     }
   }
@@ -149,6 +158,8 @@ struct TrustStoreTests {
     try FileSafety.writeSecretFile(path, Array("two".utf8))
     #expect(mode(path) == 0o640)
     #expect(try String(contentsOfFile: path, encoding: .utf8) == "two")
+    // No temporary file is left beside it.
+    #expect(try FileManager.default.contentsOfDirectory(atPath: folder).filter { $0.hasSuffix(".tmp") }.isEmpty)
   }
 
   @Test func onlySmallRegularFilesAreRead() throws {
@@ -172,6 +183,20 @@ struct TrustStoreTests {
     }
     chmod(manifest, 0o644)
     #expect(try FileSafety.readRegularFile(manifest, user: getuid()).count > 0)
+  }
+
+  @Test func aProgramIsCheckedWhereItReallyIs() throws {
+    defer { try? FileManager.default.removeItem(atPath: folder) }
+    let shared = folder + "/shared"
+    try FileManager.default.createDirectory(atPath: shared, withIntermediateDirectories: true)
+    FileManager.default.createFile(atPath: shared + "/tool", contents: Data("#!/bin/sh\n".utf8))
+    chmod(shared + "/tool", 0o755)
+    try FileManager.default.createSymbolicLink(atPath: folder + "/plugins/a/run", withDestinationPath: shared + "/tool")
+    #expect(FileSafety.programProblem(folder + "/plugins/a/run") == nil)
+    chmod(shared, 0o777)  // anyone could swap the file the link points to
+    #expect(
+      FileSafety.programProblem(folder + "/plugins/a/run")?.contains("\(shared) is writable by every user") == true)
+    #expect(FileSafety.programProblem("/bin/sh") == nil)
   }
 
   @Test func foldersAboveAreCheckedButStickyOnesPass() throws {

@@ -58,6 +58,16 @@ public enum FileSafety {
     return ownershipProblem(path, info, user: user)
   }
 
+  /// The problem of a program toolhost would run: the file (links followed to the real file), then the folder it
+  /// is really in and each folder above it (sticky ones excepted), or `nil`.
+  public static func programProblem(_ path: String, user: uid_t = getuid()) -> String? {
+    guard let real = realpath(path, nil) else { return pathProblem(path, user: user) }
+    defer { free(real) }
+    let resolved = String(cString: real)
+    return pathProblem(resolved, user: user)
+      ?? folderProblem((resolved as NSString).deletingLastPathComponent, user: user)
+  }
+
   /// What a file read by ``readRegularFile(_:limit:user:)`` was found to be.
   public struct ReadProblem: Error, Sendable, Equatable, CustomStringConvertible {
     /// Whether the problem is who may change the file (rather than what it is).
@@ -74,6 +84,13 @@ public enum FileSafety {
   public static func readRegularFile(_ path: String, limit: Int = manifestSizeLimit, user: uid_t?) throws(ReadProblem)
     -> [UInt8]
   {
+    // A look before opening, so that no device is ever opened (opening some has effects); fstat below decides.
+    var before = stat()
+    if stat(path, &before) == 0, before.st_mode & S_IFMT != S_IFREG {
+      throw ReadProblem(
+        isOwnership: false,
+        description: "not a regular file (it is \(kindName(before.st_mode))); toolhost reads only files")
+    }
     let fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY)
     guard fd >= 0 else {
       throw ReadProblem(isOwnership: false, description: "cannot read the file: \(String(cString: strerror(errno)))")
@@ -121,11 +138,18 @@ public enum FileSafety {
   public static func writeSecretFile(_ path: String, _ bytes: [UInt8]) throws(POSIXError) {
     var mode: mode_t = 0o600
     var existing = stat()
-    if stat(path, &existing) == 0 { mode = existing.st_mode & 0o7777 }
+    if stat(path, &existing) == 0 { mode = existing.st_mode & 0o777 }
     let folder = (path as NSString).deletingLastPathComponent
-    let temporary =
-      (folder.isEmpty ? "." : folder) + "/." + (path as NSString).lastPathComponent + ".\(getpid()).tmp"
-    let fd = open(temporary, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0o600)
+    // A fresh name made with O_EXCL: in a shared folder nobody can have made the file first and read along.
+    var fd: Int32 = -1
+    var temporary = ""
+    for _ in 0..<16 {
+      temporary =
+        (folder.isEmpty ? "." : folder) + "/." + (path as NSString).lastPathComponent + "."
+        + String(UInt64.random(in: 0...UInt64.max), radix: 36) + ".tmp"
+      fd = open(temporary, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0o600)
+      if fd >= 0 || errno != EEXIST { break }
+    }
     guard fd >= 0 else { throw POSIXError(POSIXErrorCode(rawValue: errno) ?? .EIO) }
     var failure: Int32 = 0
     var written = 0

@@ -45,7 +45,7 @@ public struct UserConfiguration: Sendable {
   public var environmentRules: [Rule<[String]>] = []
   /// `strictModes` (default `true`): refuse plugin folders, manifests and commands others could change.
   public var strictModes = true
-  /// The whole file as read, so that writing keeps what this version does not know.
+  /// The whole file as read, so that writing one rule keeps the user's other settings as they are.
   private var document: JSONObject = [:]
 
   /// An empty configuration that would be written to `path`.
@@ -53,10 +53,12 @@ public struct UserConfiguration: Sendable {
     self.path = path
   }
 
-  /// toolhost's configuration folder: `$XDG_CONFIG_HOME/toolhost`, else `~/.config/toolhost`.
+  /// toolhost's configuration folder: `$XDG_CONFIG_HOME/toolhost`, else `~/.config/toolhost`. A relative
+  /// `XDG_CONFIG_HOME` is ignored, as the XDG specification says (it would make the current directory, perhaps a
+  /// cloned repository, the home of toolhost's trust and approvals).
   public static func folder(environment: [String: String] = ProcessInfo.processInfo.environment) -> String {
     let base =
-      environment["XDG_CONFIG_HOME"].flatMap { $0.isEmpty ? nil : $0 }
+      environment["XDG_CONFIG_HOME"].flatMap { $0.hasPrefix("/") ? $0 : nil }
       ?? ((environment["HOME"] ?? NSHomeDirectory()) as NSString).appendingPathComponent(".config")
     return (base as NSString).appendingPathComponent("toolhost")
   }
@@ -151,6 +153,18 @@ public struct UserConfiguration: Sendable {
   ///
   /// - Throws: ``ConfigurationError`` when the folder or file cannot be written.
   public mutating func remember(tool name: String, mode: ApprovalMode) throws(ConfigurationError) {
+    // The file as it is now: another toolhost or an editor may have changed it since this one read it.
+    if FileManager.default.fileExists(atPath: path) {
+      let bytes: [UInt8]
+      do { bytes = try FileSafety.readRegularFile(path, user: getuid()) } catch {
+        throw ConfigurationError(path: path, message: error.description)
+      }
+      let value: JSONValue
+      do { value = try JSONValue.parse(bytes) } catch {
+        throw ConfigurationError(path: path, message: "not valid JSON: \(error.description)")
+      }
+      self = try Self.parse(value, path: path)
+    }
     toolRules.removeAll { $0.pattern == name }
     toolRules.append(Rule(pattern: name, value: mode))
     var approvals = document["approvals"]?.objectValue ?? [:]
@@ -166,9 +180,14 @@ public struct UserConfiguration: Sendable {
     }
   }
 
-  static func bestMatch<V>(_ name: String, _ rules: [Rule<V>]) -> Rule<V>? {
+  /// The rule for `name`: an exact one, else the longest matching glob; of equally long globs the strictest
+  /// (`deny`, then `ask`, then `auto`), so the order of the file never loosens a rule.
+  static func bestMatch(_ name: String, _ rules: [Rule<ApprovalMode>]) -> Rule<ApprovalMode>? {
     if let exact = rules.first(where: { $0.pattern == name }) { return exact }
-    return rules.filter { glob($0.pattern, matches: name) }.max { $0.pattern.count < $1.pattern.count }
+    let strictness: [ApprovalMode: Int] = [.auto: 0, .ask: 1, .deny: 2]
+    return rules.filter { glob($0.pattern, matches: name) }.max {
+      ($0.pattern.count, strictness[$0.value]!) < ($1.pattern.count, strictness[$1.value]!)
+    }
   }
 }
 
@@ -270,13 +289,12 @@ extension UserConfiguration {
 
 /// Names of environment variables that usually hold secrets.
 public enum SecretNames {
-  /// Whether `name` looks like a secret: it ends in KEY, TOKEN, SECRET, PASSWORD, PASSWD, PASS, CREDENTIAL(S) or
-  /// COOKIE, or is `SSH_AUTH_SOCK` or `GPG_AGENT_INFO`.
+  /// Whether `name` looks like a secret: it ends in TOKEN, SECRET, PASSWORD, PASSWD, CREDENTIAL(S), COOKIE,
+  /// APIKEY, `_KEY` or `_PASS` (or is KEY or PASS), or is `SSH_AUTH_SOCK` or `GPG_AGENT_INFO`.
   public static func looksSecret(_ name: String) -> Bool {
     let upper = name.uppercased()
-    if ["SSH_AUTH_SOCK", "GPG_AGENT_INFO"].contains(upper) { return true }
-    return ["KEY", "TOKEN", "SECRET", "PASSWORD", "PASSWD", "PASS", "CREDENTIAL", "CREDENTIALS", "COOKIE"].contains {
-      upper.hasSuffix($0)
-    }
+    if ["SSH_AUTH_SOCK", "GPG_AGENT_INFO", "KEY", "PASS"].contains(upper) { return true }
+    return ["_KEY", "APIKEY", "_PASS", "TOKEN", "SECRET", "PASSWORD", "PASSWD", "CREDENTIAL", "CREDENTIALS", "COOKIE"]
+      .contains { upper.hasSuffix($0) }
   }
 }
