@@ -48,6 +48,7 @@ enum LocalTestEnvironment {
       make.waitUntilExit()
       guard make.terminationStatus == 0 else { return .failure(LocalTestFailure("make -C plugins failed")) }
       let dir = try temporaryDirectory()
+      removeAtExit(dir.path)  // shared by the whole test process, so removed when it ends
       for name in ["weather", "bread", "todo"] {
         try FileManager.default.createSymbolicLink(
           at: dir.appendingPathComponent(name),
@@ -192,5 +193,21 @@ final class HostProcess {
     }
     closeInput()
     try? FileManager.default.removeItem(at: directory)
+  }
+}
+
+/// Folders the test process removes when it exits (the ones its static fixtures share between tests).
+private let foldersToRemoveAtExit = Mutex<[String]>([])
+
+/// Removes `path` when the test process exits.
+func removeAtExit(_ path: String) {
+  let first = foldersToRemoveAtExit.withLock { folders in
+    folders.append(path)
+    return folders.count == 1
+  }
+  if first {
+    atexit {
+      for folder in foldersToRemoveAtExit.withLock({ $0 }) { try? FileManager.default.removeItem(atPath: folder) }
+    }
   }
 }

@@ -60,6 +60,7 @@ enum TestEnvironment {
     do {
       try pluginsBuilt.get()
       let dir = try temporaryDirectory()
+      removeAtExit(dir.path)  // shared by the whole test process, so removed when it ends
       for name in ["weather", "bread", "todo"] {
         try FileManager.default.createSymbolicLink(
           at: dir.appendingPathComponent(name),
@@ -430,5 +431,21 @@ final class CannedServer: Sendable {
   /// A 200 response with this content type and body, delimited by closing the connection.
   static func ok(_ contentType: String, _ body: String) -> String {
     "HTTP/1.1 200 OK\r\nContent-Type: \(contentType)\r\nConnection: close\r\n\r\n" + body
+  }
+}
+
+/// Folders the test process removes when it exits (the ones its static fixtures share between tests).
+private let foldersToRemoveAtExit = Mutex<[String]>([])
+
+/// Removes `path` when the test process exits.
+func removeAtExit(_ path: String) {
+  let first = foldersToRemoveAtExit.withLock { folders in
+    folders.append(path)
+    return folders.count == 1
+  }
+  if first {
+    atexit {
+      for folder in foldersToRemoveAtExit.withLock({ $0 }) { try? FileManager.default.removeItem(atPath: folder) }
+    }
   }
 }
