@@ -265,6 +265,7 @@ public struct PluginCatalog: Sendable {
     var untrusted: [UntrustedFolder] = []
     let fm = FileManager.default
     let strict = trust.configuration.strictModes
+    let checker = FileSafety.Checker(user: trust.user)
     for folder in folders {
       var isDir: ObjCBool = false
       guard fm.fileExists(atPath: folder.path, isDirectory: &isDir), isDir.boolValue else {
@@ -281,7 +282,7 @@ public struct PluginCatalog: Sendable {
         if count > 0 { untrusted.append(UntrustedFolder(path: folder.path, manifests: count)) }
         continue
       }
-      if strict, let problem = FileSafety.folderProblem(folder.path, user: trust.user) {
+      if strict, let problem = checker.folderProblem(folder.path) {
         places.append(
           .problem(
             PluginDiagnostic(
@@ -292,21 +293,21 @@ public struct PluginCatalog: Sendable {
       places += manifests(in: folder.path).map { .manifest(folder: folder, path: $0) }
     }
     typealias Compiled = [Result<(JSONSchema, JSONSchema?), SchemaError>]
-    typealias Loaded = Result<(PluginManifest, String, Compiled), ManifestError>
+    typealias Loaded = Result<(PluginManifest, String, Compiled, [PluginDiagnostic]), ManifestError>
     let searchPath = environment["PATH"]
     @Sendable func load(_ path: String, in folder: PluginFolder) -> Loaded {
       do throws(ManifestError) {
-        let bytes = try readManifest(path, in: folder, trust: trust)
+        let bytes = try readManifest(path, in: folder, trust: trust, checker: checker)
         let manifest = try PluginManifest.parse(bytes, path: path)
         let executable = try manifest.resolveExecutable(searchPath: searchPath)
-        if strict, let problem = FileSafety.programProblem(executable, user: trust.user) {
+        if strict, let problem = checker.programProblem(executable) {
           throw ManifestError(
             path: path, kind: .unsafePermissions, message: "its command is refused: \(problem); \(trust.override)")
         }
         let compiled: Compiled = manifest.tools.map { d in
           Result { () throws(SchemaError) in try PluginTool.compile(d) }
         }
-        return .success((manifest, executable, compiled))
+        return .success((manifest, executable, compiled, secretEnvironmentNotes(manifest, trust: trust)))
       } catch {
         return .failure(error)
       }
@@ -332,9 +333,9 @@ public struct PluginCatalog: Sendable {
         continue
       }
       do {
-        let (manifest, executable, compiled) = try results[i]!.get()
+        let (manifest, executable, compiled, notes) = try results[i]!.get()
         compiledTools[path] = compiled
-        found += secretEnvironmentNotes(manifest, trust: trust).map { .problem($0) }
+        found += notes.map { .problem($0) }
         if manifest.mcp != nil {
           if mcp == nil || !startServers {
             let message =
@@ -438,12 +439,12 @@ public struct PluginCatalog: Sendable {
   /// Reads a manifest found in `folder`: a regular file of at most 1 MiB read without blocking; with StrictModes,
   /// its plugin folder and itself must be the user's (or root's) and writable by no one else; in a project folder,
   /// unchanged since the folder was trusted.
-  static func readManifest(_ path: String, in folder: PluginFolder, trust: DiscoveryTrust) throws(ManifestError)
-    -> [UInt8]
-  {
+  static func readManifest(
+    _ path: String, in folder: PluginFolder, trust: DiscoveryTrust, checker: FileSafety.Checker
+  ) throws(ManifestError) -> [UInt8] {
     let strict = trust.configuration.strictModes
-    let directory = (path as NSString).deletingLastPathComponent
-    if strict, directory != folder.path, let problem = FileSafety.pathProblem(directory, user: trust.user) {
+    let directory = FileSafety.Checker.parent(of: path) ?? "/"
+    if strict, directory != folder.path, let problem = checker.folderProblem(directory) {
       throw ManifestError(path: path, kind: .unsafePermissions, message: "refused: \(problem); \(trust.override)")
     }
     let bytes: [UInt8]
@@ -472,11 +473,13 @@ public struct PluginCatalog: Sendable {
   }
 
   /// A note for each environment variable a manifest asks for that looks like a secret and that the user has not
-  /// approved for the plugin.
-  static func secretEnvironmentNotes(_ manifest: PluginManifest, trust: DiscoveryTrust) -> [PluginDiagnostic] {
+  /// approved for the plugin (`trust.configuration`'s `environment`). Does not throw.
+  public static func secretEnvironmentNotes(_ manifest: PluginManifest, trust: DiscoveryTrust) -> [PluginDiagnostic] {
+    let secret = manifest.environment.filter(SecretNames.looksSecret)
+    guard !secret.isEmpty else { return [] }
     let approved = trust.configuration.approvedEnvironment(plugin: manifest.name)
     let file = trust.configuration.path.isEmpty ? "toolhost's config.json" : trust.configuration.path
-    return manifest.environment.filter { SecretNames.looksSecret($0) && !approved.contains($0) }.map { name in
+    return secret.filter { !approved.contains($0) }.map { name in
       PluginDiagnostic(
         kind: .secretEnvironment, path: manifest.path,
         message:

@@ -108,11 +108,26 @@ func discoveryBenchmarks() throws -> [BenchRow] {
   var values: [JSONValue] = []
   let tParse = medianSeconds(runs: 5) { values = texts.compactMap { try? JSONValue.parse($0) } }
   let tCheck = medianSeconds(runs: 5) { for v in values { _ = try? PluginManifest.make(v, path: "x/toolhost.json") } }
+  // What trust adds: StrictModes (each plugin folder, each manifest read as a small regular file, each command where
+  // it really is) and the notes for requested variables that look like secrets (every manifest here asks for one).
+  let tOwnership = medianSeconds(runs: 5) {
+    let checker = FileSafety.Checker()
+    for path in paths {
+      _ = checker.folderProblem(String(path[..<path.lastIndex(of: "/")!]))
+      _ = try? FileSafety.readRegularFile(path, user: getuid())
+      _ = checker.programProblem("/bin/true")
+    }
+  }
+  let trust = DiscoveryTrust()
+  let tSecrets = medianSeconds(runs: 5) {
+    for m in manifests { _ = PluginCatalog.secretEnvironmentNotes(m, trust: trust) }
+  }
   let parts: [(String, Double)] = [
     ("read files (1 core)", tRead), ("parse with jansson (1 core)", tParse),
     ("schema-check+read manifests (1 core)", tCheck),
     ("list the folder", tList), ("read+parse+schema-check (1 core)", tLoad), ("resolve commands (1 core)", tResolve),
-    ("compile input schemas (1 core)", tCompile),
+    ("compile input schemas (1 core)", tCompile), ("ownership checks + safe reads (1 core)", tOwnership),
+    ("secret-variable notes (1 core)", tSecrets),
   ]
   return parts.map { BenchRow(suite: "discovery", name: "  of which: \($0.0)", value: $0.1 * 1000, unit: "ms") } + [
     BenchRow(

@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 
 #if canImport(Glibc)
   import Glibc
@@ -38,17 +39,7 @@ public enum FileSafety {
 
   /// The first problem of `folder` and each folder above it (sticky folders such as `/tmp` excepted), or `nil`.
   public static func folderProblem(_ folder: String, user: uid_t = getuid()) -> String? {
-    var path = (folder as NSString).standardizingPath
-    var first = true
-    while true {
-      var info = stat()
-      if stat(path, &info) == 0, let problem = ownershipProblem(path, info, user: user, allowSticky: !first) {
-        return problem
-      }
-      if path == "/" || path.isEmpty { return nil }
-      path = (path as NSString).deletingLastPathComponent
-      first = false
-    }
+    Checker(user: user).folderProblem(folder)
   }
 
   /// The problem of one file or folder (no look at the folders above it), or `nil`.
@@ -61,11 +52,72 @@ public enum FileSafety {
   /// The problem of a program toolhost would run: the file (links followed to the real file), then the folder it
   /// is really in and each folder above it (sticky ones excepted), or `nil`.
   public static func programProblem(_ path: String, user: uid_t = getuid()) -> String? {
-    guard let real = realpath(path, nil) else { return pathProblem(path, user: user) }
-    defer { free(real) }
-    let resolved = String(cString: real)
-    return pathProblem(resolved, user: user)
-      ?? folderProblem((resolved as NSString).deletingLastPathComponent, user: user)
+    Checker(user: user).programProblem(path)
+  }
+
+  /// The ownership checks of many paths at once, as discovery makes them: what it learns of a folder (and the
+  /// folders above it) it remembers, so a thousand plugins under one folder cost one look at each folder.
+  public final class Checker: Sendable {
+    /// The user files must belong to (or root).
+    public let user: uid_t
+    /// Folder → the problem of it or a folder above it, as the folder of something (not sticky-excepted itself).
+    private let folders = Mutex<[String: String?]>([:])
+    /// Folder → the problem of it or a folder above it, as a folder above something (sticky ones excepted).
+    private let ancestors = Mutex<[String: String?]>([:])
+    /// Program → its problem (many plugins run one interpreter).
+    private let programs = Mutex<[String: String?]>([:])
+
+    /// A checker for `user`.
+    public init(user: uid_t = getuid()) {
+      self.user = user
+    }
+
+    /// The first problem of `folder` and each folder above it (sticky folders excepted), or `nil`.
+    public func folderProblem(_ folder: String) -> String? {
+      let path = Self.normalized(folder)
+      if let known = folders.withLock({ $0[path] }) { return known }
+      var info = stat()
+      let own = stat(path, &info) == 0 ? FileSafety.ownershipProblem(path, info, user: user) : nil
+      let problem = own ?? Self.parent(of: path).flatMap(ancestorProblem)
+      folders.withLock { $0[path] = problem }
+      return problem
+    }
+
+    /// The problem of a program: the real file, then its real folder and the folders above it, or `nil`.
+    public func programProblem(_ path: String) -> String? {
+      if let known = programs.withLock({ $0[path] }) { return known }
+      let problem: String?
+      if let real = realpath(path, nil) {
+        let resolved = String(cString: real)
+        free(real)
+        problem = FileSafety.pathProblem(resolved, user: user) ?? Self.parent(of: resolved).flatMap(folderProblem)
+      } else {
+        problem = FileSafety.pathProblem(path, user: user)
+      }
+      programs.withLock { $0[path] = problem }
+      return problem
+    }
+
+    private func ancestorProblem(_ path: String) -> String? {
+      if let known = ancestors.withLock({ $0[path] }) { return known }
+      var info = stat()
+      let own =
+        stat(path, &info) == 0 ? FileSafety.ownershipProblem(path, info, user: user, allowSticky: true) : nil
+      let problem = own ?? Self.parent(of: path).flatMap(ancestorProblem)
+      ancestors.withLock { $0[path] = problem }
+      return problem
+    }
+
+    /// The folder above `path` (`nil` for `/`), by the text of the path.
+    static func parent(of path: String) -> String? {
+      guard path != "/", let slash = path.lastIndex(of: "/") else { return nil }
+      return slash == path.startIndex ? "/" : String(path[..<slash])
+    }
+
+    static func normalized(_ path: String) -> String {
+      path.contains("/.") || path.contains("//") || (path.hasSuffix("/") && path != "/")
+        ? (path as NSString).standardizingPath : path
+    }
   }
 
   /// What a file read by ``readRegularFile(_:limit:user:)`` was found to be.
@@ -113,17 +165,10 @@ public enum FileSafety {
     if let user, let problem = ownershipProblem(path, info, user: user) {
       throw ReadProblem(isOwnership: true, description: problem)
     }
-    var bytes: [UInt8] = []
-    var chunk = [UInt8](repeating: 0, count: 16384)
-    while bytes.count <= limit {
-      let n = read(fd, &chunk, chunk.count)
-      if n > 0 {
-        bytes.append(contentsOf: chunk[0..<n])
-      } else if n == 0 {
-        break
-      } else if errno != EINTR {
-        throw ReadProblem(isOwnership: false, description: "cannot read the file: \(String(cString: strerror(errno)))")
-      }
+    let bytes: [UInt8]
+    do { bytes = try readAll(fd, upTo: limit) } catch {
+      throw ReadProblem(
+        isOwnership: false, description: "cannot read the file: \(String(cString: strerror(error.code.rawValue)))")
     }
     guard bytes.count <= limit else {
       throw ReadProblem(isOwnership: false, description: "the file grew past \(limit) bytes while it was read")

@@ -72,6 +72,11 @@ public struct UserConfiguration: Sendable {
   {
     let path = (folder(environment: environment) as NSString).appendingPathComponent("config.json")
     guard FileManager.default.fileExists(atPath: path) else { return UserConfiguration(path: path) }
+    return try read(path)
+  }
+
+  /// Reads and parses the file at `path`.
+  static func read(_ path: String) throws(ConfigurationError) -> UserConfiguration {
     let bytes: [UInt8]
     do { bytes = try FileSafety.readRegularFile(path, user: getuid()) } catch {
       throw ConfigurationError(path: path, message: error.description)
@@ -154,17 +159,7 @@ public struct UserConfiguration: Sendable {
   /// - Throws: ``ConfigurationError`` when the folder or file cannot be written.
   public mutating func remember(tool name: String, mode: ApprovalMode) throws(ConfigurationError) {
     // The file as it is now: another toolhost or an editor may have changed it since this one read it.
-    if FileManager.default.fileExists(atPath: path) {
-      let bytes: [UInt8]
-      do { bytes = try FileSafety.readRegularFile(path, user: getuid()) } catch {
-        throw ConfigurationError(path: path, message: error.description)
-      }
-      let value: JSONValue
-      do { value = try JSONValue.parse(bytes) } catch {
-        throw ConfigurationError(path: path, message: "not valid JSON: \(error.description)")
-      }
-      self = try Self.parse(value, path: path)
-    }
+    if FileManager.default.fileExists(atPath: path) { self = try Self.read(path) }
     toolRules.removeAll { $0.pattern == name }
     toolRules.append(Rule(pattern: name, value: mode))
     var approvals = document["approvals"]?.objectValue ?? [:]
@@ -292,9 +287,17 @@ public enum SecretNames {
   /// Whether `name` looks like a secret: it ends in TOKEN, SECRET, PASSWORD, PASSWD, CREDENTIAL(S), COOKIE,
   /// APIKEY, `_KEY` or `_PASS` (or is KEY or PASS), or is `SSH_AUTH_SOCK` or `GPG_AGENT_INFO`.
   public static func looksSecret(_ name: String) -> Bool {
-    let upper = name.uppercased()
-    if ["SSH_AUTH_SOCK", "GPG_AGENT_INFO", "KEY", "PASS"].contains(upper) { return true }
-    return ["_KEY", "APIKEY", "_PASS", "TOKEN", "SECRET", "PASSWORD", "PASSWD", "CREDENTIAL", "CREDENTIALS", "COOKIE"]
-      .contains { upper.hasSuffix($0) }
+    // Bytes, upper-cased as ASCII (variable names are ASCII): String's Unicode-aware hasSuffix and uppercased()
+    // cost more than the rest of discovery's look at a manifest.
+    let upper = name.utf8.map { (0x61...0x7A).contains($0) ? $0 - 0x20 : $0 }
+    if exact.contains(upper) { return true }
+    return suffixes.contains { suffix in upper.count >= suffix.count && upper.suffix(suffix.count).elementsEqual(suffix)
+    }
   }
+
+  private static let exact: Set<[UInt8]> = Set(
+    ["SSH_AUTH_SOCK", "GPG_AGENT_INFO", "KEY", "PASS"].map { Array($0.utf8) })
+  private static let suffixes: [[UInt8]] = [
+    "_KEY", "APIKEY", "_PASS", "TOKEN", "SECRET", "PASSWORD", "PASSWD", "CREDENTIAL", "CREDENTIALS", "COOKIE",
+  ].map { Array($0.utf8) }
 }
