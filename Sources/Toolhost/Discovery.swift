@@ -127,8 +127,7 @@ public struct DiscoveryTrust: Sendable {
 
   /// How to turn the ownership check off, for messages.
   var override: String {
-    "or, to turn the check off, set \"strictModes\": false in "
-      + (configuration.path.isEmpty ? "toolhost's config.json" : configuration.path)
+    "or, to turn the check off, set \"strictModes\": false in \(configuration.displayPath)"
   }
 }
 
@@ -475,11 +474,10 @@ public struct PluginCatalog: Sendable {
   /// A note for each environment variable a manifest asks for that looks like a secret and that the user has not
   /// approved for the plugin (`trust.configuration`'s `environment`). Does not throw.
   public static func secretEnvironmentNotes(_ manifest: PluginManifest, trust: DiscoveryTrust) -> [PluginDiagnostic] {
-    let secret = manifest.environment.filter(SecretNames.looksSecret)
+    let secret = trust.configuration.unapprovedSecrets(manifest.environment, plugin: manifest.name)
     guard !secret.isEmpty else { return [] }
-    let approved = trust.configuration.approvedEnvironment(plugin: manifest.name)
-    let file = trust.configuration.path.isEmpty ? "toolhost's config.json" : trust.configuration.path
-    return secret.filter { !approved.contains($0) }.map { name in
+    let file = trust.configuration.displayPath
+    return secret.map { name in
       PluginDiagnostic(
         kind: .secretEnvironment, path: manifest.path,
         message:

@@ -350,6 +350,19 @@ func readFile(_ path: String, limit: Int = .max) throws -> [UInt8] {
   return try readAll(fd, upTo: limit)
 }
 
+/// Writes all of `bytes` to `fd`, again after an interrupted or short write.
+///
+/// - Throws: `POSIXError` when a write fails (`EIO` when one writes nothing).
+package func writeAll(_ fd: Int32, _ bytes: [UInt8]) throws(POSIXError) {
+  var written = 0
+  while written < bytes.count {
+    let n = bytes.withUnsafeBytes { write(fd, $0.baseAddress! + written, bytes.count - written) }
+    if n < 0 && errno == EINTR { continue }
+    guard n > 0 else { throw POSIXError(POSIXErrorCode(rawValue: n < 0 ? errno : EIO) ?? .EIO) }
+    written += n
+  }
+}
+
 /// Reads `fd` to its end, or until more than `limit` bytes have come (the caller tells the two apart by the count).
 ///
 /// - Throws: `POSIXError` when a read fails.

@@ -361,8 +361,8 @@ public enum SchemaSummary {
       out += "  approval: \(approval.mode.rawValue), \(words[approval.mode]!) (\(approval.reason))\n"
     }
     if let plugin = tool as? PluginTool, !plugin.manifest.environment.isEmpty {
-      let approved = configuration?.approvedEnvironment(plugin: plugin.pluginName) ?? []
-      let secret = plugin.manifest.environment.filter { SecretNames.looksSecret($0) && !approved.contains($0) }
+      let rules = configuration ?? UserConfiguration(path: "")
+      let secret = rules.unapprovedSecrets(plugin.manifest.environment, plugin: plugin.pluginName)
       out += "  environment: " + plugin.manifest.environment.joined(separator: ", ") + "\n"
       if !secret.isEmpty {
         out +=

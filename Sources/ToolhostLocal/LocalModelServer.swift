@@ -366,14 +366,7 @@ final class LogFile: Sendable {
   func write(_ bytes: [UInt8]) {
     fd.withLock { fd in
       guard fd >= 0 else { return }
-      bytes.withUnsafeBytes { raw in
-        var offset = 0
-        while offset < raw.count {
-          let n = Glibc.write(fd, raw.baseAddress! + offset, raw.count - offset)
-          if n <= 0 { break }
-          offset += n
-        }
-      }
+      try? writeAll(fd, bytes)  // a log that cannot be written must not stop the server
     }
   }
 

@@ -60,10 +60,14 @@ public enum FileSafety {
   public final class Checker: Sendable {
     /// The user files must belong to (or root).
     public let user: uid_t
-    /// Folder → the problem of it or a folder above it, as the folder of something (not sticky-excepted itself).
-    private let folders = Mutex<[String: String?]>([:])
-    /// Folder → the problem of it or a folder above it, as a folder above something (sticky ones excepted).
-    private let ancestors = Mutex<[String: String?]>([:])
+    /// A folder, and whether it is looked at as a folder above something (sticky ones excepted) or as the folder of
+    /// something (not sticky-excepted itself).
+    private struct FolderKey: Hashable {
+      var path: String
+      var asAncestor: Bool
+    }
+    /// Folder → the problem of it or a folder above it.
+    private let folders = Mutex<[FolderKey: String?]>([:])
     /// Program → its problem (many plugins run one interpreter).
     private let programs = Mutex<[String: String?]>([:])
 
@@ -74,13 +78,7 @@ public enum FileSafety {
 
     /// The first problem of `folder` and each folder above it (sticky folders excepted), or `nil`.
     public func folderProblem(_ folder: String) -> String? {
-      let path = Self.normalized(folder)
-      if let known = folders.withLock({ $0[path] }) { return known }
-      var info = stat()
-      let own = stat(path, &info) == 0 ? FileSafety.ownershipProblem(path, info, user: user) : nil
-      let problem = own ?? Self.parent(of: path).flatMap(ancestorProblem)
-      folders.withLock { $0[path] = problem }
-      return problem
+      problem(of: Self.normalized(folder), asAncestor: false)
     }
 
     /// The problem of a program: the real file, then its real folder and the folders above it, or `nil`.
@@ -98,14 +96,17 @@ public enum FileSafety {
       return problem
     }
 
-    private func ancestorProblem(_ path: String) -> String? {
-      if let known = ancestors.withLock({ $0[path] }) { return known }
+    /// The problem of the folder `path` (sticky-excepted when `asAncestor`), else of the folders above it.
+    private func problem(of path: String, asAncestor: Bool) -> String? {
+      let key = FolderKey(path: path, asAncestor: asAncestor)
+      if let known = folders.withLock({ $0[key] }) { return known }
       var info = stat()
       let own =
-        stat(path, &info) == 0 ? FileSafety.ownershipProblem(path, info, user: user, allowSticky: true) : nil
-      let problem = own ?? Self.parent(of: path).flatMap(ancestorProblem)
-      ancestors.withLock { $0[path] = problem }
-      return problem
+        stat(path, &info) == 0
+        ? FileSafety.ownershipProblem(path, info, user: user, allowSticky: asAncestor) : nil
+      let found = own ?? Self.parent(of: path).flatMap { problem(of: $0, asAncestor: true) }
+      folders.withLock { $0[key] = found }
+      return found
     }
 
     /// The folder above `path` (`nil` for `/`), by the text of the path.
@@ -136,13 +137,13 @@ public enum FileSafety {
   public static func readRegularFile(_ path: String, limit: Int = manifestSizeLimit, user: uid_t?) throws(ReadProblem)
     -> [UInt8]
   {
+    func notRegular(_ mode: mode_t) -> ReadProblem {
+      ReadProblem(
+        isOwnership: false, description: "not a regular file (it is \(kindName(mode))); toolhost reads only files")
+    }
     // A look before opening, so that no device is ever opened (opening some has effects); fstat below decides.
     var before = stat()
-    if stat(path, &before) == 0, before.st_mode & S_IFMT != S_IFREG {
-      throw ReadProblem(
-        isOwnership: false,
-        description: "not a regular file (it is \(kindName(before.st_mode))); toolhost reads only files")
-    }
+    if stat(path, &before) == 0, before.st_mode & S_IFMT != S_IFREG { throw notRegular(before.st_mode) }
     let fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY)
     guard fd >= 0 else {
       throw ReadProblem(isOwnership: false, description: "cannot read the file: \(String(cString: strerror(errno)))")
@@ -152,11 +153,7 @@ public enum FileSafety {
     guard fstat(fd, &info) == 0 else {
       throw ReadProblem(isOwnership: false, description: "cannot read the file: \(String(cString: strerror(errno)))")
     }
-    guard info.st_mode & S_IFMT == S_IFREG else {
-      throw ReadProblem(
-        isOwnership: false,
-        description: "not a regular file (it is \(kindName(info.st_mode))); toolhost reads only files")
-    }
+    guard info.st_mode & S_IFMT == S_IFREG else { throw notRegular(info.st_mode) }
     guard Int(info.st_size) <= limit else {
       throw ReadProblem(
         isOwnership: false,
@@ -197,16 +194,7 @@ public enum FileSafety {
     }
     guard fd >= 0 else { throw POSIXError(POSIXErrorCode(rawValue: errno) ?? .EIO) }
     var failure: Int32 = 0
-    var written = 0
-    while written < bytes.count {
-      let n = bytes.withUnsafeBytes { write(fd, $0.baseAddress! + written, bytes.count - written) }
-      if n < 0 {
-        if errno == EINTR { continue }
-        failure = errno
-        break
-      }
-      written += n
-    }
+    do { try writeAll(fd, bytes) } catch { failure = error.code.rawValue }
     // fchmod after creation: the umask cannot widen 0600, but an existing file's own mode may be narrower or wider.
     if failure == 0, fchmod(fd, mode) != 0 { failure = errno }
     if failure == 0, fsync(fd) != 0 { failure = errno }

@@ -154,6 +154,18 @@ public struct UserConfiguration: Sendable {
     Set(environmentRules.filter { glob($0.pattern, matches: plugin) }.flatMap(\.value))
   }
 
+  /// The names of `environment` that look like secrets (``SecretNames``) and that the user has not approved for
+  /// `plugin`, in order.
+  public func unapprovedSecrets(_ environment: [String], plugin: String) -> [String] {
+    let secret = environment.filter(SecretNames.looksSecret)
+    guard !secret.isEmpty else { return [] }
+    let approved = approvedEnvironment(plugin: plugin)
+    return secret.filter { !approved.contains($0) }
+  }
+
+  /// The file's path for messages; "toolhost's config.json" for a configuration that names none.
+  public var displayPath: String { path.isEmpty ? "toolhost's config.json" : path }
+
   /// Sets `approvals.tools[name]` and writes the file (mode 0600 when new, its mode kept otherwise).
   ///
   /// - Throws: ``ConfigurationError`` when the folder or file cannot be written.
