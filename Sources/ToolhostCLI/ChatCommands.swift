@@ -269,12 +269,8 @@ final class ChatRun: Sendable {
   /// The plugins `chat` or `ask` offers: MCP servers are started only when their tools may be offered (not with
   /// `--no-tools`, nor when every `--tool` is a plugin's).
   static func catalog(_ options: ChatOptions, printer: Printer) throws -> PluginCatalog {
-    let quick = try options.plugins.catalog(startServers: false, printer: printer)
-    let idle = quick.diagnostics.contains { $0.kind == .notStarted }
-    if options.noTools || !idle { return quick }
-    let names = Set(quick.entries.map(\.tool.name))
-    if !options.toolNames.isEmpty && options.toolNames.allSatisfy(names.contains) { return quick }
-    return try options.plugins.catalog(startServers: true, printer: printer, quiet: true)
+    let names: [String]? = options.noTools ? [] : (options.toolNames.isEmpty ? nil : options.toolNames)
+    return try options.plugins.catalog(offering: names, printer: printer)
   }
 
   /// The model `--model` names: a local model (`local`, `local:PATH`) or an OpenAI-compatible server.
@@ -433,9 +429,8 @@ final class ChatConsole: Sendable {
   let json: Bool
   private let color: Bool
   private let spinning: Bool
-  /// Whether text from models and tools is made visible (``TerminalText``) on stdout / stderr.
-  private let safeOut: Bool
-  private let safeErr: Bool
+  /// Whether text from models and tools is made visible (``TerminalText``) on stdout and stderr.
+  private let printer: Printer
   private let state = Mutex(State())
 
   init(json: Bool, raw: Bool) {
@@ -445,14 +440,13 @@ final class ChatConsole: Sendable {
     let stderrTTY = isatty(2) != 0
     color = stderrTTY && !noColor
     spinning = stderrTTY && !json
-    safeOut = !raw && isatty(1) != 0
-    safeErr = !raw && stderrTTY
+    printer = Printer(raw: raw)
   }
 
   /// Untrusted text (a model's, a tool's) for stdout.
-  private func visibleOut(_ text: String) -> String { safeOut ? TerminalText.visible(text) : text }
+  private func visibleOut(_ text: String) -> String { printer.safeStdout ? TerminalText.visible(text) : text }
   /// Untrusted text for stderr.
-  private func visibleErr(_ text: String) -> String { safeErr ? TerminalText.visible(text) : text }
+  private func visibleErr(_ text: String) -> String { printer.safeStderr ? TerminalText.visible(text) : text }
 
   private func paint(_ text: String, _ code: String) -> String {
     color ? "\u{1B}[\(code)m\(text)\u{1B}[0m" : text

@@ -31,12 +31,13 @@ struct PluginOptions: ParsableArguments {
     return catalog
   }
 
-  /// The catalog holding `tool`: plugins first, and MCP servers started only when no plugin provides it.
-  func catalog(providing tool: String, printer: Printer) throws -> PluginCatalog {
+  /// The catalog offering the tools `names` (`nil`: every tool). MCP servers are started for every tool, and for
+  /// named tools only when a name is not a plugin's and there are servers to ask.
+  func catalog(offering names: [String]?, printer: Printer) throws -> PluginCatalog {
+    guard let names else { return try catalog(startServers: true, printer: printer) }
     let quick = try catalog(startServers: false, printer: printer)
-    if quick.entries.contains(where: { $0.tool.name == tool })
-      || !quick.diagnostics.contains(where: { $0.kind == .notStarted })
-    {
+    let found = Set(quick.entries.map(\.tool.name))
+    if names.allSatisfy(found.contains) || !quick.diagnostics.contains(where: { $0.kind == .notStarted }) {
       return quick
     }
     return try catalog(startServers: true, printer: printer, quiet: true)
@@ -103,8 +104,7 @@ struct Describe: AsyncParsableCommand {
         message +=
           " (\(idle) MCP server\(idle == 1 ? " was" : "s were") not started: --start-servers lists their tools)"
       }
-      printer.warn("Error: \(message)")
-      throw ExitCode(Status.usage)
+      throw printer.usageError(message)
     }
     if json {
       printer.sayExactly(try Report.toolJSON(entry, configuration: catalog.trust.configuration).serialized(.pretty))
@@ -199,26 +199,19 @@ struct Call: AsyncParsableCommand {
 
   func run() async throws {
     let printer = output.printer
-    let catalog = try plugins.catalog(providing: tool, printer: printer)
-    let result = try await call(in: catalog, printer: printer)
-    await catalog.shutdown()
-    try result.get()
-  }
-
-  /// Runs the call; the catalog's servers are stopped by the caller whatever happens.
-  private func call(in catalog: PluginCatalog, printer: Printer) async -> Result<Void, any Error> {
+    let catalog = try plugins.catalog(offering: [tool], printer: printer)
     do {
-      try await callThrowing(in: catalog, printer: printer)
-      return .success(())
+      try await call(in: catalog, printer: printer)
     } catch {
-      return .failure(error)
+      await catalog.shutdown()  // the servers and persistent plugins it started, whatever happened
+      throw error
     }
+    await catalog.shutdown()
   }
 
-  private func callThrowing(in catalog: PluginCatalog, printer: Printer) async throws {
+  private func call(in catalog: PluginCatalog, printer: Printer) async throws {
     guard let entry = catalog.entries.first(where: { $0.tool.name == tool }) else {
-      printer.warn("Error: \(Report.unknownTool(tool, in: catalog))")
-      throw ExitCode(Status.usage)
+      throw printer.usageError(Report.unknownTool(tool, in: catalog))
     }
     for note in catalog.shadowNotes(for: tool) { printer.warn("toolhost: note: \(note)") }
     let commandLine = ToolCommandLine(toolName: tool, schema: entry.tool.parameters)
@@ -228,8 +221,7 @@ struct Call: AsyncParsableCommand {
     }
     let arguments: JSONValue
     do { arguments = try commandLine.parse(toolArguments) } catch {
-      printer.warn("Error: \(error.message)\nUsage: \(commandLine.usageLine())")
-      throw ExitCode(Status.usage)
+      throw printer.usageError("\(error.message)\nUsage: \(commandLine.usageLine())")
     }
     let registry = catalog.registry()
     var context = ToolCallContext()

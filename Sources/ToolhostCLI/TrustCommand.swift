@@ -65,17 +65,17 @@ struct Trust: AsyncParsableCommand {
         "toolhost: no plugins in \(path) (a plugin is \(path)/NAME/toolhost.json or \(path)/NAME.toolhost.json)")
       throw ExitCode(Status.usage)
     }
-    if config.strictModes, let problem = FileSafety.folderProblem(path) {
-      printer.warn(
-        "toolhost: not trusted: \(problem); or, to turn the check off, set \"strictModes\": false in \(config.path)")
-      throw ExitCode(Status.toolFailed)
-    }
-    // The checks discovery makes (StrictModes for plugin folders, manifests and commands; small regular files),
-    // run the same way, starting nothing: a folder that would be refused is not trusted.
+    // The checks discovery makes (StrictModes for the folder and those above it, plugin folders, manifests and
+    // commands; small regular files), run the same way, starting nothing: a folder that would be refused is not
+    // trusted.
     let checked = PluginCatalog.discover(
       in: [PluginFolder(path: path, origin: .explicit)], trust: DiscoveryTrust(configuration: config),
       environment: ProcessInfo.processInfo.environment, mcp: nil, startServers: false)
     let refusals = checked.diagnostics.filter { $0.kind == .unsafePermissions || $0.kind == .unreadable }
+    if let folder = refusals.first(where: { $0.path == path }) {
+      printer.warn("toolhost: not trusted: \(folder.message)")
+      throw ExitCode(Status.toolFailed)
+    }
     var contents: [(path: String, bytes: [UInt8])] = []
     for manifest in manifests {
       printer.say(manifest)
@@ -124,9 +124,8 @@ struct Trust: AsyncParsableCommand {
       lines.append("tools: " + manifest.tools.map(\.name).joined(separator: ", "))
     }
     if !manifest.environment.isEmpty {
-      let approved = config.approvedEnvironment(plugin: manifest.name)
       lines.append("environment: " + manifest.environment.joined(separator: ", "))
-      let secret = manifest.environment.filter { SecretNames.looksSecret($0) && !approved.contains($0) }
+      let secret = config.unapprovedSecrets(manifest.environment, plugin: manifest.name)
       if !secret.isEmpty {
         lines.append(
           "warning: it asks for \(secret.joined(separator: ", ")), which look\(secret.count == 1 ? "s" : "") like "
