@@ -83,6 +83,15 @@ struct ChatOptions: ParsableArguments {
   var temperature: Double?
 
   @Option(
+    name: .customLong("keep-alive"),
+    help: ArgumentHelp(
+      "Keep a local model's server running this long after its last request, for the next ask or chat to "
+        + "reuse (`90s`, `5m`, `1h`; default: $TOOLHOST_MODEL_KEEP_ALIVE, else it ends with toolhost). "
+        + "`toolhost model stop` stops it.",
+      valueName: "time"))
+  var keepAlive: String?
+
+  @Option(
     help: ArgumentHelp(
       "Time limit in seconds for each tool call (overrides the manifests).", valueName: "s"))
   var timeout: Double?
@@ -93,6 +102,9 @@ struct ChatOptions: ParsableArguments {
     }
     if maxToolRounds < 1 { throw ValidationError("--max-tool-rounds must be at least 1") }
     if let timeout, timeout <= 0 { throw ValidationError("--timeout must be more than 0 seconds") }
+    if let keepAlive, SharedServerConfiguration.parseKeepAlive(keepAlive) == nil {
+      throw ValidationError("--keep-alive takes a time such as 90s, 5m or 1h, not \(keepAlive)")
+    }
   }
 }
 
@@ -284,8 +296,12 @@ final class ChatRun: Sendable {
         throw ValidationError("--base-url is for HTTP models; a local model runs its own server")
       }
       var configuration: LocalModelConfiguration
-      do { configuration = try LocalModelConfiguration.named(name, environment: environment) } catch {
-        throw printer.usageError(error.description)
+      switch Result(catching: { () throws(LanguageModelError) -> LocalModelConfiguration in
+        let keepAlive = try ModelCommand.keepAlive(options.keepAlive, environment: environment)
+        return try LocalModelConfiguration.named(name, environment: environment, keepAlive: keepAlive)
+      }) {
+      case .success(let value): configuration = value
+      case .failure(let error): throw printer.usageError(error.description)
       }
       if let strategy = options.toolCalling { configuration.toolCalling = strategy }
       let local = LocalModel(configuration: configuration) { event in console.show(event) }

@@ -1,5 +1,6 @@
 import AsyncHTTPClient
 import Foundation
+import Synchronization
 import ToolhostOpenAI
 import ToolhostSession
 
@@ -18,12 +19,17 @@ public struct LocalModelConfiguration: Sendable {
   /// The longest wait for the next bytes of a reply. Default 120 s (a 2-core machine can take a while to read a
   /// long prompt).
   public var readTimeout: Duration
+  /// A shared server (see ``SharedModelServer``) that stays up between programs for its keep-alive time, or `nil`
+  /// (the default) for a server of this model's own, stopped by ``LocalModel/shutdown()`` and ended with the
+  /// program.
+  public var shared: SharedServerConfiguration?
 
   /// Makes a configuration.
   public init(
     server: LocalServerConfiguration, toolCalling: ToolCallingStrategy = .guided, defaultTemperature: Double = 0,
-    defaultMaximumTokens: Int = 512, readTimeout: Duration = .seconds(120)
+    defaultMaximumTokens: Int = 512, readTimeout: Duration = .seconds(120), shared: SharedServerConfiguration? = nil
   ) {
+    self.shared = shared
     self.server = server
     self.toolCalling = toolCalling
     self.defaultTemperature = defaultTemperature
@@ -32,12 +38,14 @@ public struct LocalModelConfiguration: Sendable {
   }
 
   /// The configuration for a `--model` value: `local` (the installation's default model) or `local:PATH`, with the
-  /// installation found by ``LocalModelInstallation/locate(environment:searchingFrom:)``.
+  /// installation found by ``LocalModelInstallation/locate(environment:searchingFrom:)``. With `keepAlive`, the
+  /// server is shared (recorded in the installation's ``LocalModelInstallation/runDirectory``) and stops after that
+  /// long without requests.
   ///
   /// - Throws: ``LanguageModelError`` of kind `.configuration` when the set-up is missing (the message names
   ///   ``LocalModelInstallation/setupCommand``) or the model file is not usable.
   public static func named(
-    _ name: String, environment: [String: String] = ProcessInfo.processInfo.environment
+    _ name: String, environment: [String: String] = ProcessInfo.processInfo.environment, keepAlive: Duration? = nil
   ) throws(LanguageModelError) -> LocalModelConfiguration {
     guard LocalModelSpecifier.isLocal(name) else {
       throw LanguageModelError(
@@ -47,7 +55,8 @@ public struct LocalModelConfiguration: Sendable {
     let path = try LocalModelSpecifier.modelPath(for: name, installation: installation)
     return LocalModelConfiguration(
       server: LocalServerConfiguration(
-        python: installation.python, modelPath: path, logPath: installation.serverLog))
+        python: installation.python, modelPath: path, logPath: installation.serverLog),
+      shared: keepAlive.map { SharedServerConfiguration(runDirectory: installation.runDirectory, keepAlive: $0) })
   }
 }
 
@@ -62,9 +71,12 @@ public struct LocalModelConfiguration: Sendable {
 public final class LocalModel: LanguageModel {
   /// The configuration.
   public let configuration: LocalModelConfiguration
-  /// The server process manager.
+  /// The server process manager (for a model without a shared server).
   public let server: LocalModelServer
+  /// The shared server, when ``LocalModelConfiguration/shared`` is set.
+  public let sharedServer: SharedModelServer?
   private let client: HTTPClient
+  private let lastEndpoint = Mutex<LocalModelServer.Endpoint?>(nil)
 
   /// Makes a model; the server starts on the first request (or ``start()``).
   ///
@@ -78,7 +90,11 @@ public final class LocalModel: LanguageModel {
     // A refused connection (the server still loading) must fail at once, so readiness is polled every 100 ms.
     http.connectionPool.retryConnectionEstablishment = false
     self.client = HTTPClient(eventLoopGroup: HTTPClient.defaultEventLoopGroup, configuration: http)
+    let client = self.client
     self.server = LocalModelServer(configuration: configuration.server, httpClient: client, onEvent: onEvent)
+    self.sharedServer = configuration.shared.map {
+      SharedModelServer(server: configuration.server, shared: $0, httpClient: client, onEvent: onEvent)
+    }
   }
 
   /// Runs `body` with a local model, then stops its server and HTTP client, whether `body` throws or not.
@@ -108,7 +124,18 @@ public final class LocalModel: LanguageModel {
   /// - Throws: what ``LocalModelServer/ensureRunning()`` throws.
   @discardableResult
   public func start() async throws -> LocalModelServer.Endpoint {
-    try await server.ensureRunning()
+    try await ensureRunning()
+  }
+
+  private func ensureRunning() async throws -> LocalModelServer.Endpoint {
+    let endpoint: LocalModelServer.Endpoint
+    if let sharedServer {
+      endpoint = try await sharedServer.ensureRunning()
+    } else {
+      endpoint = try await server.ensureRunning()
+    }
+    lastEndpoint.withLock { $0 = endpoint }
+    return endpoint
   }
 
   /// Has the server read `request`'s prompt and generate one token, so that the next request that starts the same
@@ -123,7 +150,8 @@ public final class LocalModel: LanguageModel {
     _ = try await turn(for: request)
   }
 
-  /// Stops the server and shuts down the HTTP client. Does not throw; requests afterwards fail.
+  /// Stops the server (not a shared one: it stops by itself when idle) and shuts down the HTTP client. Does not
+  /// throw; requests afterwards fail.
   public func shutdown() async {
     await server.stop()
     try? await client.shutdown()
@@ -190,9 +218,9 @@ public final class LocalModel: LanguageModel {
 
   /// An OpenAI client for the running server.
   private func openAIModel() async throws -> OpenAIModel {
-    let endpoint = try await server.ensureRunning()
+    let endpoint = try await ensureRunning()
     let configuration = OpenAIConfiguration(
-      baseURL: endpoint.baseURL, model: modelName, connectTimeout: .seconds(5),
+      baseURL: endpoint.baseURL, model: modelName, apiKey: endpoint.key, connectTimeout: .seconds(5),
       readTimeout: self.configuration.readTimeout, maximumRetries: 1, toolCalling: self.configuration.toolCalling,
       guidedResponseFormat: .jsonObjectWithSchema)
     return try OpenAIModel(configuration: configuration, httpClient: client)
@@ -216,6 +244,11 @@ public final class LocalModel: LanguageModel {
   /// Whether `error` came from the server going away (it is then started again).
   private func serverDied(_ error: LanguageModelError) async -> Bool {
     guard error.kind == .connectionFailed || error.kind == .malformedReply else { return false }
+    if sharedServer != nil {
+      guard let pid = lastEndpoint.withLock({ $0?.pid }) else { return true }
+      for _ in 0..<50 where SharedModelServer.isAlive(pid) { try? await Task.sleep(for: .milliseconds(10)) }
+      return !SharedModelServer.isAlive(pid)
+    }
     // The process's exit is noticed by its I/O thread; give it a moment.
     for _ in 0..<50 where server.isRunning { try? await Task.sleep(for: .milliseconds(10)) }
     return !server.isRunning

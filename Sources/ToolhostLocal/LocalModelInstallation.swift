@@ -31,6 +31,8 @@ public struct LocalModelInstallation: Sendable, Equatable {
   public var logDirectory: String { directory + "/logs" }
   /// The server's log file.
   public var serverLog: String { logDirectory + "/server.log" }
+  /// The folder of shared servers' state and lock files (see ``SharedModelServer``).
+  public var runDirectory: String { directory + "/run" }
   /// Whether the set-up finished here.
   public var isReady: Bool {
     FileManager.default.fileExists(atPath: directory + "/ready")

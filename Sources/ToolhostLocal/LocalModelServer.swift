@@ -66,8 +66,18 @@ public final class LocalModelServer: Sendable {
     public var port: Int
     /// `http://127.0.0.1:PORT/v1`.
     public var baseURL: String { "http://127.0.0.1:\(port)/v1" }
-    /// From starting the process to the first answer of `/v1/models`.
+    /// From starting the process to the first answer of `/v1/models` (zero for a shared server found running).
     public var startup: Duration
+    /// The bearer key requests must carry (a shared server's), or `nil`.
+    public var key: String?
+
+    /// Makes an endpoint.
+    public init(pid: Int32, port: Int, startup: Duration, key: String? = nil) {
+      self.pid = pid
+      self.port = port
+      self.startup = startup
+      self.key = key
+    }
   }
 
   /// The configuration.

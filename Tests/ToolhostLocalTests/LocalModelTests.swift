@@ -57,6 +57,16 @@ import ToolhostSession
     #expect(!LocalModelSpecifier.isLocal("gpt-4o-mini"))
     #expect(LocalModelSpecifier.isLocal("local:/m.gguf"))
   }
+
+  @Test func keepAliveTimesAreRead() {
+    #expect(SharedServerConfiguration.parseKeepAlive("300") == .seconds(300))
+    #expect(SharedServerConfiguration.parseKeepAlive("90s") == .seconds(90))
+    #expect(SharedServerConfiguration.parseKeepAlive("5m") == .seconds(300))
+    #expect(SharedServerConfiguration.parseKeepAlive("1h30m") == .seconds(5400))
+    for bad in ["", "0", "-5", "5x", "m", "5m3", "1.5h"] {
+      #expect(SharedServerConfiguration.parseKeepAlive(bad) == nil, "\(bad)")
+    }
+  }
 }
 
 /// The real local model (llama.cpp with the default Qwen 0.5B model), through the `toolhost` binary and the library.
@@ -160,6 +170,56 @@ struct LocalModelTests {
       host.cleanUp()
       throw error
     }
+  }
+
+  /// `toolhost model …` in a scratch home, with the shared server's state in the installation.
+  func model(_ arguments: [String], home: URL) async throws -> (status: Int32?, stdout: String, stderr: String) {
+    let host = try HostProcess(
+      ["model"] + arguments, environment: LocalTestEnvironment.environment(home: home), workingDirectory: home)
+    defer { host.cleanUp() }
+    host.closeInput()
+    let status = await host.waitForExit(seconds: 180)
+    return (status, host.stdout, host.stderr)
+  }
+
+  @Test func aSharedServerIsReusedRestartedStoppedAndEndsWhenIdle() async throws {
+    let home = try LocalTestEnvironment.temporaryDirectory()
+    defer { try? FileManager.default.removeItem(at: home) }
+    _ = try await model(["stop"], home: home)
+    let started = try await model(["start", "--keep-alive", "1m"], home: home)
+    #expect(started.status == 0, "\(started.stderr)")
+    let pid = try #require(started.stdout.firstMatch(of: /pid (\d+)/).flatMap { Int32($0.1) }, "\(started.stdout)")
+    #expect(started.stdout.hasPrefix("started: "))
+    #expect(LocalTestEnvironment.isAlive(pid))
+
+    // ask with a keep-alive reuses it and leaves it running.
+    let host = try HostProcess(
+      ["ask", "--model", "local", "--no-tools", "--keep-alive", "1m", "Say hi."],
+      environment: LocalTestEnvironment.environment(home: home), workingDirectory: home)
+    host.closeInput()
+    #expect(await host.waitForExit(seconds: 120) == 0, "\(host.stderr)")
+    host.cleanUp()
+    #expect(!host.stderr.contains("starting the local model"), "\(host.stderr)")
+    #expect(LocalTestEnvironment.isAlive(pid))
+    let status = try await model(["status"], home: home)
+    #expect(status.stdout.contains("running: pid \(pid)"), "\(status.stdout)")
+
+    // Killed: the next start makes a new one.
+    kill(pid, SIGKILL)
+    #expect(await LocalTestEnvironment.waitUntilGone(pid, seconds: 5))
+    let again = try await model(["start", "--keep-alive", "2s"], home: home)
+    let second = try #require(again.stdout.firstMatch(of: /pid (\d+)/).flatMap { Int32($0.1) }, "\(again.stdout)")
+    #expect(second != pid)
+    // With nothing to do it stops by itself after its keep-alive time, and forgets its state.
+    #expect(await LocalTestEnvironment.waitUntilGone(second, seconds: 15), "server \(second) outlived its idle time")
+    #expect(try await model(["status"], home: home).stdout.contains("no local model server is running"))
+
+    // stop stops one at once.
+    let third = try await model(["start"], home: home)
+    let last = try #require(third.stdout.firstMatch(of: /pid (\d+)/).flatMap { Int32($0.1) }, "\(third.stdout)")
+    let stopped = try await model(["stop"], home: home)
+    #expect(stopped.stdout.contains("stopped the local model server (pid \(last))"), "\(stopped.stdout)")
+    #expect(await LocalTestEnvironment.waitUntilGone(last, seconds: 5))
   }
 
   @Test func killingToolhostTakesTheServerWithIt() async throws {

@@ -116,3 +116,22 @@ final class CStrings {
     pointers.withUnsafeBufferPointer { body($0.baseAddress!) }
   }
 }
+
+/// Starts a program that puts itself in the background (it forks and its first process exits at once), in a
+/// session of its own and outside any call's containment, and waits for that first process to exit. For the local
+/// model's shared server, which must outlive toolhost.
+///
+/// - Returns: how the first process ended.
+/// - Throws: ``ProcessLaunchError`` when it cannot be started.
+package func runDaemonizing(
+  executable: String, arguments: [String], environment: [String: String], workingDirectory: String?,
+  stdio: (in: Int32, out: Int32, err: Int32)
+) async throws(ProcessLaunchError) -> ProcessOutcome.Termination {
+  let pid = try spawnProcess(
+    executable: executable, arguments: arguments, environment: environment, workingDirectory: workingDirectory,
+    stdio: stdio, cell: nil, limits: ResourceLimits())
+  while true {
+    if let (termination, _) = reapChild(pid) { return termination }
+    try? await Task.sleep(for: .milliseconds(10))
+  }
+}

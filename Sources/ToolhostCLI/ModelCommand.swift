@@ -1,0 +1,131 @@
+import ArgumentParser
+import Foundation
+import Toolhost
+import ToolhostLocal
+import ToolhostSession
+
+/// `toolhost model status|start|stop`: the shared local-model server that `ask` and `chat` reuse.
+struct ModelCommand: AsyncParsableCommand {
+  static let configuration = CommandConfiguration(
+    commandName: "model",
+    abstract: "Show, start or stop the local model's server that ask and chat share.",
+    discussion: """
+      With --keep-alive (or $TOOLHOST_MODEL_KEEP_ALIVE), `ask --model local` and `chat --model local` leave \
+      llama.cpp's server running, so the next one finds the model loaded and the tool list read; it stops by \
+      itself after that long without a request (`model start` defaults to 5 minutes). Without it, the server \
+      ends with the program that started it.
+      """,
+    subcommands: [Status.self, Start.self, Stop.self], defaultSubcommand: Status.self)
+
+  /// The keep-alive time from `--keep-alive`, else `$TOOLHOST_MODEL_KEEP_ALIVE`, else `fallback` (`nil`: no shared
+  /// server, the model's server ends with the program).
+  static func keepAlive(
+    _ option: String?, environment: [String: String], fallback: Duration? = nil
+  ) throws(LanguageModelError) -> Duration? {
+    if let option, let d = SharedServerConfiguration.parseKeepAlive(option) { return d }
+    if let text = environment["TOOLHOST_MODEL_KEEP_ALIVE"], !text.isEmpty {
+      guard let d = SharedServerConfiguration.parseKeepAlive(text) else {
+        throw LanguageModelError(
+          kind: .configuration,
+          message: "TOOLHOST_MODEL_KEEP_ALIVE is \(text), not a time such as 90s, 5m or 1h")
+      }
+      return d
+    }
+    return fallback
+  }
+
+  struct Common: ParsableArguments {
+    @Option(
+      help: ArgumentHelp("The local model: `local` (default) or `local:/path/model.gguf`.", valueName: "name"))
+    var model = "local"
+
+    @OptionGroup var output: OutputOptions
+
+    func server(keepAlive: String? = nil, printer: Printer) throws -> (SharedModelServer, LocalModelInstallation) {
+      let environment = ProcessInfo.processInfo.environment
+      let model = self.model
+      let found = Result { () throws(LanguageModelError) -> (LocalModelConfiguration, LocalModelInstallation) in
+        let installation = try LocalModelInstallation.locate(environment: environment)
+        let configuration = try LocalModelConfiguration.named(
+          model, environment: environment,
+          keepAlive: try ModelCommand.keepAlive(keepAlive, environment: environment, fallback: .seconds(300)))
+        return (configuration, installation)
+      }
+      switch found {
+      case .failure(let error):
+        throw printer.usageError(error.description)
+      case .success(let (configuration, installation)):
+        let shared = configuration.shared ?? SharedServerConfiguration(runDirectory: installation.runDirectory)
+        return (
+          SharedModelServer(server: configuration.server, shared: shared, httpClient: .shared), installation
+        )
+      }
+    }
+  }
+
+  static func describe(_ record: SharedServerRecord) -> String {
+    let up = Int(Date().timeIntervalSince1970 - record.started)
+    return "pid \(record.pid), 127.0.0.1:\(record.port), \(record.model), up \(up) s, stops after "
+      + "\(record.keepAliveSeconds) s without a request"
+  }
+
+  struct Status: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(abstract: "Show the running shared servers.")
+    @OptionGroup var common: Common
+
+    func run() async throws {
+      let printer = Printer(raw: common.output.raw)
+      let (_, installation) = try common.server(printer: printer)
+      let running = SharedModelServer.running(in: installation.runDirectory)
+      if running.isEmpty {
+        printer.say("no local model server is running")
+        return
+      }
+      for record in running { printer.say("running: " + ModelCommand.describe(record)) }
+    }
+  }
+
+  struct Start: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+      abstract: "Start the shared server now (loading the model), or report the one running.")
+    @OptionGroup var common: Common
+    @Option(
+      name: .customLong("keep-alive"),
+      help: ArgumentHelp("How long it stays up without a request (default 5m).", valueName: "time"))
+    var keepAlive: String?
+
+    func validate() throws {
+      if let keepAlive, SharedServerConfiguration.parseKeepAlive(keepAlive) == nil {
+        throw ValidationError("--keep-alive takes a time such as 90s, 5m or 1h, not \(keepAlive)")
+      }
+    }
+
+    func run() async throws {
+      let printer = Printer(raw: common.output.raw)
+      let (server, _) = try common.server(keepAlive: keepAlive, printer: printer)
+      do {
+        let endpoint = try await server.ensureRunning()
+        let how = endpoint.startup == .zero ? "already running" : "started"
+        if let record = await server.status() { printer.say("\(how): " + ModelCommand.describe(record)) }
+      } catch {
+        printer.warn("toolhost: \(error)")
+        throw ExitCode(ExitStatus.toolFailed)
+      }
+    }
+  }
+
+  struct Stop: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(abstract: "Stop the shared server of the model.")
+    @OptionGroup var common: Common
+
+    func run() async throws {
+      let printer = Printer(raw: common.output.raw)
+      let (server, _) = try common.server(printer: printer)
+      if let record = await server.stop() {
+        printer.say("stopped the local model server (pid \(record.pid))")
+      } else {
+        printer.say("no local model server was running")
+      }
+    }
+  }
+}

@@ -1,0 +1,450 @@
+import AsyncHTTPClient
+import Dispatch
+import Foundation
+import Toolhost
+import ToolhostSession
+
+/// Where shared model servers are recorded and how long they stay up without requests.
+public struct SharedServerConfiguration: Sendable, Equatable {
+  /// The folder holding one state file and one lock file per model (the installation's `run/`, made 0700).
+  public var runDirectory: String
+  /// How long a server stays up with no request before it stops by itself. Default 5 minutes.
+  public var keepAlive: Duration
+
+  /// Makes a configuration.
+  public init(runDirectory: String, keepAlive: Duration = .seconds(300)) {
+    self.runDirectory = runDirectory
+    self.keepAlive = keepAlive
+  }
+
+  /// Reads a keep-alive time: `300`, `90s`, `5m`, `1h` or `1h30m`.
+  ///
+  /// - Returns: `nil` when `text` is not a duration of at least one second.
+  public static func parseKeepAlive(_ text: String) -> Duration? {
+    let trimmed = text.trimmingCharacters(in: .whitespaces).lowercased()
+    if let seconds = Int(trimmed) { return seconds >= 1 ? .seconds(seconds) : nil }
+    var total = 0
+    var number = ""
+    var sawUnit = false
+    for character in trimmed {
+      if character.isASCII, character.isNumber {
+        number.append(character)
+        continue
+      }
+      guard let n = Int(number) else { return nil }
+      switch character {
+      case "h": total += n * 3600
+      case "m": total += n * 60
+      case "s": total += n
+      default: return nil
+      }
+      number = ""
+      sawUnit = true
+    }
+    guard number.isEmpty, sawUnit, total >= 1 else { return nil }
+    return .seconds(total)
+  }
+}
+
+/// What the state file of a running shared server says.
+public struct SharedServerRecord: Sendable, Equatable, Codable {
+  /// The server's process id.
+  public var pid: Int32
+  /// Its port on 127.0.0.1.
+  public var port: Int
+  /// The bearer key every request must carry (the server refuses requests without it).
+  public var key: String
+  /// The GGUF model it serves.
+  public var model: String
+  /// Seconds without a request after which it stops by itself.
+  public var keepAliveSeconds: Int
+  /// When it was started (seconds since 1970).
+  public var started: Double
+}
+
+/// A llama.cpp server that outlives the toolhost that started it, so the next `ask` or `chat` finds the model loaded
+/// and the instructions and tool list already read, as Ollama's `keep_alive` does.
+///
+/// The server is found through a state file in ``SharedServerConfiguration/runDirectory`` (one per model, 0600,
+/// the user's own; a file anyone else could have written is not trusted) and started under an exclusive lock on a
+/// lock file beside it, so concurrent invocations start one server and share it. The server process runs in a
+/// session of its own (Ctrl-C at a terminal does not reach it), answers only requests that carry the random key in
+/// the state file, and stops by itself once it has had no request for the keep-alive time, also when every toolhost
+/// was killed with SIGKILL. ``stop()`` stops it at once.
+///
+/// ```swift
+/// let installation = try LocalModelInstallation.locate()
+/// let shared = SharedModelServer(
+///   server: LocalServerConfiguration(
+///     python: installation.python, modelPath: installation.defaultModel, logPath: installation.serverLog),
+///   shared: SharedServerConfiguration(runDirectory: installation.runDirectory), httpClient: client)
+/// let endpoint = try await shared.ensureRunning()
+/// ```
+public final class SharedModelServer: Sendable {
+  /// The server's command line and model.
+  public let configuration: LocalServerConfiguration
+  /// Where the state lives and the keep-alive time for a server this starts.
+  public let shared: SharedServerConfiguration
+  private let client: HTTPClient
+  private let onEvent: @Sendable (LocalServerEvent) -> Void
+
+  /// Makes a handle; nothing starts until ``ensureRunning()``.
+  public init(
+    server: LocalServerConfiguration, shared: SharedServerConfiguration, httpClient: HTTPClient,
+    onEvent: @escaping @Sendable (LocalServerEvent) -> Void = { _ in }
+  ) {
+    self.configuration = server
+    self.shared = shared
+    self.client = httpClient
+    self.onEvent = onEvent
+  }
+
+  /// The marker in the server's command line that tells it from any other process with a recycled PID.
+  static let marker = "toolhost-model-server"
+
+  /// The state file for this model: `run/<first 16 hex digits of the model path's SHA-256>.json`.
+  public var statePath: String { shared.runDirectory + "/" + Self.modelKey(configuration.modelPath) + ".json" }
+  private var lockPath: String { shared.runDirectory + "/" + Self.modelKey(configuration.modelPath) + ".lock" }
+
+  static func modelKey(_ modelPath: String) -> String {
+    // FNV-1a, 64 bits: a file name, not a secret.
+    var hash: UInt64 = 0xcbf2_9ce4_8422_2325
+    for byte in modelPath.utf8 {
+      hash ^= UInt64(byte)
+      hash = hash &* 0x100_0000_01b3
+    }
+    return "server-" + String(hash, radix: 16)
+  }
+
+  // MARK: - Status
+
+  /// The recorded server if it is running and answers with its key; `nil` when none runs. A state file left by a
+  /// server that is gone is removed.
+  public func status() async -> SharedServerRecord? {
+    guard let record = readRecord() else { return nil }
+    if await answers(record) { return record }
+    if !Self.isOurs(record.pid) { try? FileManager.default.removeItem(atPath: statePath) }
+    return nil
+  }
+
+  /// Every shared server recorded in `runDirectory` that still runs (for `toolhost model status`).
+  public static func running(in runDirectory: String) -> [SharedServerRecord] {
+    let names = (try? FileManager.default.contentsOfDirectory(atPath: runDirectory)) ?? []
+    return names.filter { $0.hasPrefix("server-") && $0.hasSuffix(".json") }.sorted().compactMap { name in
+      guard let record = readRecord(at: runDirectory + "/" + name), isOurs(record.pid) else { return nil }
+      return record
+    }
+  }
+
+  // MARK: - Starting
+
+  /// The running shared server for this model, started when none answers. Concurrent callers, in this process or
+  /// others, share one start.
+  ///
+  /// - Throws: ``LanguageModelError`` of kind `.configuration` when the run folder is unsafe or the server cannot
+  ///   start (the message has the end of its log), `.timedOut` when it does not answer within the start-up timeout;
+  ///   `CancellationError`.
+  public func ensureRunning() async throws -> LocalModelServer.Endpoint {
+    if let record = readRecord(), await answers(record) { return endpoint(record, startup: .zero) }
+    try prepareRunDirectory()
+    let lock = try await FileLock.acquire(lockPath)
+    defer { lock.release() }
+    // Another invocation may have started it while this one waited for the lock.
+    if let record = readRecord() {
+      if await answers(record) { return endpoint(record, startup: .zero) }
+      if Self.isOurs(record.pid) {
+        onEvent(.restarting(reason: "the shared llama.cpp server (pid \(record.pid)) does not answer"))
+        await Self.terminate(record.pid, grace: .seconds(2))
+      } else {
+        onEvent(.restarting(reason: "the shared llama.cpp server (pid \(record.pid)) has exited"))
+      }
+      try? FileManager.default.removeItem(atPath: statePath)
+    }
+    return try await launch()
+  }
+
+  /// Stops the recorded server (SIGTERM, then SIGKILL after `grace`) and removes its state file.
+  ///
+  /// - Returns: the server that was stopped, or `nil` when none ran. Does not throw.
+  @discardableResult
+  public func stop(grace: Duration = .seconds(5)) async -> SharedServerRecord? {
+    guard let record = readRecord() else { return nil }
+    let lock = try? await FileLock.acquire(lockPath)
+    defer { lock?.release() }
+    let ours = Self.isOurs(record.pid)
+    if ours {
+      await Self.terminate(record.pid, grace: grace)
+      onEvent(.stopped(pid: record.pid))
+    }
+    try? FileManager.default.removeItem(atPath: statePath)
+    return ours ? record : nil
+  }
+
+  private func endpoint(_ record: SharedServerRecord, startup: Duration) -> LocalModelServer.Endpoint {
+    LocalModelServer.Endpoint(pid: record.pid, port: record.port, startup: startup, key: record.key)
+  }
+
+  private func prepareRunDirectory() throws(LanguageModelError) {
+    do { try FileSafety.makePrivateFolder(shared.runDirectory) } catch {
+      throw LanguageModelError(
+        kind: .configuration, message: "cannot make the folder \(shared.runDirectory): \(error.code)")
+    }
+    if let problem = FileSafety.folderProblem(shared.runDirectory) {
+      throw LanguageModelError(kind: .configuration, message: "the local model's run folder is refused: \(problem)")
+    }
+  }
+
+  private func launch() async throws -> LocalModelServer.Endpoint {
+    let c = configuration
+    let started = ContinuousClock.now
+    let log = try LogFile(path: c.logPath)
+    defer { log.close() }
+    onEvent(.starting(logPath: c.logPath))
+    var keyBytes = [UInt8](repeating: 0, count: 24)
+    for i in keyBytes.indices { keyBytes[i] = UInt8.random(in: 0...255) }
+    let key = keyBytes.map { String(format: "%02x", $0) }.joined()
+    let settings: [String: Any] = [
+      "model": c.modelPath, "n_ctx": c.contextSize, "n_threads": c.threads,
+      "idle": Int(shared.keepAlive.components.seconds), "state": statePath, "lock": lockPath,
+      "extra": c.extraArguments,
+    ]
+    let settingsJSON = String(
+      decoding: (try? JSONSerialization.data(withJSONObject: settings, options: [.sortedKeys])) ?? Data(),
+      as: UTF8.self)
+    log.write(
+      "\n=== \(Date()) toolhost (pid \(getpid())) starts a shared server (keep-alive "
+        + "\(shared.keepAlive.components.seconds) s): \(c.python) -m llama_cpp.server --model \(c.modelPath) "
+        + "--n_ctx \(c.contextSize) --n_threads \(c.threads) \(c.extraArguments.joined(separator: " "))\n")
+    var environment: [String: String] = [
+      "PATH": ProcessInfo.processInfo.environment["PATH"] ?? "/usr/local/bin:/usr/bin:/bin",
+      "PYTHONUNBUFFERED": "1", "LANG": "C.UTF-8", "TOOLHOST_SERVER_KEY": key,
+    ]
+    if let home = ProcessInfo.processInfo.environment["HOME"] { environment["HOME"] = home }
+    // stdout is a pipe on which the server reports its PID and port; stderr is the log.
+    var pipe: [Int32] = [-1, -1]
+    let logFD = open(c.logPath, O_WRONLY | O_APPEND | O_CLOEXEC | O_NOFOLLOW)
+    let nullFD = open("/dev/null", O_RDONLY | O_CLOEXEC)
+    defer {
+      for fd in [logFD, nullFD, pipe[0], pipe[1]] where fd >= 0 { close(fd) }
+    }
+    guard logFD >= 0, nullFD >= 0, Glibc.pipe(&pipe) == 0,
+      fcntl(pipe[0], F_SETFD, FD_CLOEXEC) == 0, fcntl(pipe[1], F_SETFD, FD_CLOEXEC) == 0
+    else {
+      throw LanguageModelError(
+        kind: .configuration,
+        message: "cannot prepare the llama.cpp server's output (\(c.logPath)): \(String(cString: strerror(errno)))")
+    }
+    let first: ProcessOutcome.Termination
+    do {
+      first = try await runDaemonizing(
+        executable: c.python, arguments: ["-c", Self.daemon, settingsJSON], environment: environment,
+        workingDirectory: shared.runDirectory, stdio: (nullFD, pipe[1], logFD))
+    } catch {
+      throw LanguageModelError(
+        kind: .configuration,
+        message: "cannot start the llama.cpp server: \(error.description); run `\(LocalModelInstallation.setupCommand)`"
+      )
+    }
+    close(pipe[1])
+    pipe[1] = -1
+    let readFD = pipe[0]
+    // The server writes one line and then points its stdout at the log, so the read ends at the newline or EOF.
+    let line: [UInt8] = await withCheckedContinuation { continuation in
+      DispatchQueue.global().async {
+        var data: [UInt8] = []
+        var buffer = [UInt8](repeating: 0, count: 256)
+        while !data.contains(10) {
+          let n = read(readFD, &buffer, buffer.count)
+          if n < 0 && errno == EINTR { continue }
+          if n <= 0 { break }
+          data += buffer[0..<n]
+        }
+        continuation.resume(returning: data)
+      }
+    }
+    guard let info = try? JSONSerialization.jsonObject(with: Data(line)) as? [String: Any],
+      let pid = (info["pid"] as? NSNumber)?.int32Value, let port = (info["port"] as? NSNumber)?.intValue
+    else {
+      throw LanguageModelError(
+        kind: .configuration,
+        message: "the llama.cpp server did not start (its first process \(first)); the end of its log "
+          + "(\(c.logPath)):\n\(LocalModelServer.logTail(c.logPath))")
+    }
+    let record = SharedServerRecord(
+      pid: pid, port: port, key: key, model: c.modelPath, keepAliveSeconds: Int(shared.keepAlive.components.seconds),
+      started: Date().timeIntervalSince1970)
+    do {
+      try await waitUntilReady(record, started: started)
+    } catch {
+      await Self.terminate(pid, grace: .milliseconds(500))
+      throw error
+    }
+    let data = (try? JSONEncoder().encode(record)) ?? Data()
+    do { try FileSafety.writeSecretFile(statePath, Array(data)) } catch {
+      await Self.terminate(pid, grace: .milliseconds(500))
+      throw LanguageModelError(
+        kind: .configuration, message: "cannot write the local model's state file \(statePath): \(error.code)")
+    }
+    let startup = ContinuousClock.now - started
+    onEvent(.ready(pid: pid, port: port, startup: startup))
+    return endpoint(record, startup: startup)
+  }
+
+  private func waitUntilReady(_ record: SharedServerRecord, started: ContinuousClock.Instant) async throws {
+    let deadline = started + configuration.startupTimeout
+    while true {
+      try Task.checkCancellation()
+      if !Self.isAlive(record.pid) {
+        throw LanguageModelError(
+          kind: .configuration,
+          message:
+            "the llama.cpp server exited while starting; the end of its log (\(configuration.logPath)):\n"
+            + LocalModelServer.logTail(configuration.logPath))
+      }
+      if ContinuousClock.now > deadline {
+        throw LanguageModelError(
+          kind: .timedOut,
+          message:
+            "the llama.cpp server did not answer on 127.0.0.1:\(record.port) within "
+            + "\(configuration.startupTimeout.components.seconds) s; see its log \(configuration.logPath)")
+      }
+      if await answers(record) { return }
+      try await Task.sleep(for: .milliseconds(100))
+    }
+  }
+
+  /// Whether the server of `record` answers `/v1/models` with its key.
+  private func answers(_ record: SharedServerRecord) async -> Bool {
+    guard record.model == configuration.modelPath, Self.isAlive(record.pid) else { return false }
+    var request = HTTPClientRequest(url: "http://127.0.0.1:\(record.port)/v1/models")
+    request.method = .GET
+    request.headers.add(name: "Authorization", value: "Bearer \(record.key)")
+    guard let response = try? await client.execute(request, timeout: .seconds(3)) else { return false }
+    _ = try? await response.body.collect(upTo: 1 << 20)
+    return response.status == .ok
+  }
+
+  private func readRecord() -> SharedServerRecord? { Self.readRecord(at: statePath) }
+
+  private static func readRecord(at path: String) -> SharedServerRecord? {
+    // The user's own file only: a record someone else wrote could point requests at their server.
+    guard let bytes = try? FileSafety.readRegularFile(path, limit: 64 << 10, user: getuid()) else { return nil }
+    return try? JSONDecoder().decode(SharedServerRecord.self, from: Data(bytes))
+  }
+
+  static func isAlive(_ pid: Int32) -> Bool { pid > 0 && (kill(pid, 0) == 0 || errno == EPERM) }
+
+  /// Whether `pid` is a shared model server (its command line has the marker), not a recycled PID.
+  static func isOurs(_ pid: Int32) -> Bool {
+    guard pid > 0, let data = FileManager.default.contents(atPath: "/proc/\(pid)/cmdline") else {
+      return false
+    }
+    return String(decoding: data, as: UTF8.self).contains(marker)
+  }
+
+  /// SIGTERM, then SIGKILL after `grace`, to a server process (only if it is one).
+  static func terminate(_ pid: Int32, grace: Duration) async {
+    guard isOurs(pid) else { return }
+    kill(pid, SIGTERM)
+    let deadline = ContinuousClock.now + grace
+    while ContinuousClock.now < deadline {
+      if !isOurs(pid) { return }
+      try? await Task.sleep(for: .milliseconds(50))
+    }
+    if isOurs(pid) { kill(pid, SIGKILL) }
+    for _ in 0..<40 where isOurs(pid) { try? await Task.sleep(for: .milliseconds(25)) }
+  }
+
+  /// The server program: binds a port, forks (the first process exits, so the server belongs to no toolhost),
+  /// reports its PID and port on stdout, then runs llama-cpp-python's app with a bearer key and an idle timer. It
+  /// removes its state file when it stops by itself.
+  static let daemon = """
+    # toolhost-model-server
+    import fcntl, json, os, signal, socket, sys, threading, time
+    cfg = json.loads(sys.argv[1])
+    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    sock.bind(("127.0.0.1", 0))
+    sock.listen(64)
+    sock.set_inheritable(True)
+    if os.fork() > 0:
+        os._exit(0)
+    os.setsid()
+    os.write(1, (json.dumps({"pid": os.getpid(), "port": sock.getsockname()[1]}) + "\\n").encode())
+    os.dup2(2, 1)
+    import argparse, uvicorn
+    from llama_cpp.server.app import create_app
+    from llama_cpp.server.settings import Settings, ServerSettings, ModelSettings
+    from llama_cpp.server.cli import add_args_from_model, parse_model_from_args
+    parser = argparse.ArgumentParser()
+    add_args_from_model(parser, Settings)
+    args = parser.parse_args(["--model", cfg["model"], "--n_ctx", str(cfg["n_ctx"]),
+                              "--n_threads", str(cfg["n_threads"])] + cfg["extra"])
+    server_settings = parse_model_from_args(ServerSettings, args)
+    server_settings.api_key = os.environ.pop("TOOLHOST_SERVER_KEY")
+    app = create_app(server_settings=server_settings, model_settings=[parse_model_from_args(ModelSettings, args)])
+    busy = [0, time.monotonic()]
+    class Idle:
+        def __init__(self, app):
+            self.app = app
+        async def __call__(self, scope, receive, send):
+            if scope["type"] != "http":
+                return await self.app(scope, receive, send)
+            busy[0] += 1
+            try:
+                await self.app(scope, receive, send)
+            finally:
+                busy[0] -= 1
+                busy[1] = time.monotonic()
+    server = uvicorn.Server(uvicorn.Config(Idle(app), log_level="warning", timeout_keep_alive=30))
+    def forget():
+        try:
+            with open(cfg["lock"], "a") as lock:
+                fcntl.flock(lock, fcntl.LOCK_EX)
+                with open(cfg["state"]) as f:
+                    if json.load(f).get("pid") == os.getpid():
+                        os.unlink(cfg["state"])
+        except Exception:
+            pass
+    def watch():
+        while not server.should_exit:
+            time.sleep(1)
+            if busy[0] == 0 and time.monotonic() - busy[1] > cfg["idle"]:
+                print("=== idle for %d s: stopping" % cfg["idle"], file=sys.stderr)
+                forget()
+                server.should_exit = True
+    threading.Thread(target=watch, daemon=True).start()
+    server.run(sockets=[sock])
+    """
+}
+
+/// An exclusive `flock` on a file, polled so that waiting never blocks a thread.
+struct FileLock: Sendable {
+  private let fd: Int32
+
+  static func acquire(_ path: String, timeout: Duration = .seconds(180)) async throws -> FileLock {
+    let fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0o600)
+    guard fd >= 0 else {
+      throw LanguageModelError(
+        kind: .configuration, message: "cannot open the lock file \(path): \(String(cString: strerror(errno)))")
+    }
+    let deadline = ContinuousClock.now + timeout
+    while flock(fd, LOCK_EX | LOCK_NB) != 0 {
+      if ContinuousClock.now > deadline {
+        close(fd)
+        throw LanguageModelError(
+          kind: .timedOut, message: "another toolhost has held \(path) for over \(timeout.components.seconds) s")
+      }
+      do { try await Task.sleep(for: .milliseconds(50)) } catch {
+        close(fd)
+        throw error
+      }
+    }
+    return FileLock(fd: fd)
+  }
+
+  func release() {
+    flock(fd, LOCK_UN)
+    close(fd)
+  }
+}
