@@ -1,3 +1,4 @@
+import Foundation
 import Testing
 import ToolhostJSON
 import ToolhostOpenAI
@@ -21,32 +22,101 @@ import ToolhostSession
       "additionalProperties": true,
     ])
 
-  @Test func replySchemaOffersAnAnswerAndOneBranchPerTool() throws {
+  @Test func decisionSchemaOffersTheToolNamesAndAnAnswer() throws {
     let schema = GuidedToolCalls.replySchema(tools: [weather, search], choice: .auto)
     let branches = try #require(schema["anyOf"]?.arrayValue)
-    #expect(branches.count == 3)
-    #expect(branches[0]["properties"]?["tool"] == ["const": "getWeather"])
-    #expect(branches[0]["required"] == ["need", "tool", "arguments"])
-    #expect(branches[1]["properties"]?["tool"] == ["const": "searchBreadDatabase"])
-    #expect(branches[2]["properties"]?["tool"] == ["const": "none"])
-    #expect(branches[2]["required"] == ["need", "tool", "answer"])
+    #expect(branches.count == 2)
+    #expect(branches[0]["properties"]?["tool"] == ["enum": ["getWeather", "searchBreadDatabase"]])
+    #expect(branches[0]["required"] == ["need", "tool"])
+    #expect(branches[0]["properties"]?["arguments"] == nil)
+    #expect(branches[1]["properties"]?["tool"] == ["const": "none"])
+    #expect(branches[1]["required"] == ["need", "tool", "answer"])
+    // Answer only: the answer object alone.
+    let answer = GuidedToolCalls.replySchema(tools: [], choice: .auto)
+    #expect(answer["properties"]?["tool"] == ["const": "none"])
+  }
+
+  @Test func argumentsAreAskedForAgainstTheChosenToolAlone() throws {
+    let request = ModelRequest(
+      transcript: Transcript(entries: [.prompt(.init(text: "What is the climate of Oslo in May?"))]), tools: [search, weather],
+      toolChoice: .auto)
+    let decision = #"{"need": "the weather in Oslo", "tool": "getWeather"}"#
+    let body = GuidedToolCalls.argumentsBody(
+      for: request, decision: decision, tool: weather, model: "m", now: Date(timeIntervalSince1970: 0))
+    let schema = try #require(body["response_format"]?["schema"])
     // The decoding schema keeps structure and drops what grammar converters do not handle.
-    let arguments = try #require(branches[0]["properties"]?["arguments"])
-    #expect(arguments["properties"]?["city"] == ["type": "string"])
-    #expect(arguments["properties"]?["month"] == ["type": "integer"])
-    #expect(arguments["additionalProperties"] == false)
-    #expect(arguments["required"] == ["city"])
-    // A schema that allows more properties keeps saying so.
-    #expect(branches[1]["properties"]?["arguments"]?["additionalProperties"] == true)
+    #expect(schema["properties"]?["city"] == ["type": "string"])
+    #expect(schema["properties"]?["month"] == ["type": "integer"])
+    #expect(schema["additionalProperties"] == false)
+    #expect(schema["required"] == ["city"])
+    let messages = try #require(body["messages"]?.arrayValue)
+    #expect(messages.map { $0["role"]?.stringValue ?? "" } == ["system", "user", "assistant", "user"])
+    #expect(messages[2]["content"]?.stringValue == decision)
+    let ask = try #require(messages[3]["content"]?.stringValue)
+    #expect(ask.hasPrefix("Arguments for getWeather(city: string, month?: integer 1..12)."))
+    #expect(ask.contains("The user's request: What is the climate of Oslo in May?"))
+    // The decision request lists the tools best first for the prompt, with the date last.
+    let decisionBody = GuidedToolCalls.requestBody(
+      for: request, model: "m", stream: false, now: Date(timeIntervalSince1970: 0))
+    let system = try #require(decisionBody["messages"]?[0]?["content"]?.stringValue)
+    #expect(
+      system.hasPrefix("You can use these tools:\n- getWeather: Climate normals for a city.\n- searchBreadDatabase"))
+    #expect(system.hasSuffix(GuidedToolCalls.dateLine(Date(timeIntervalSince1970: 0))))
+    #expect(
+      GuidedToolCalls.dateLine(Date(timeIntervalSince1970: 0), timeZone: TimeZone(identifier: "UTC")!)
+        == "It is now Thursday, 1 January 1970, 00:00 (GMT).")
+    #expect(GuidedToolCalls.arguments(fromReply: "```json\n{\"city\": \"Oslo\"}\n```") == ["city": "Oslo"])
+    #expect(GuidedToolCalls.arguments(fromReply: "Oslo") == "Oslo")
   }
 
   @Test func requiredChoiceLeavesOutTheAnswer() {
     let one = GuidedToolCalls.replySchema(tools: [weather], choice: .required)
     #expect(one["anyOf"] == nil)
-    #expect(one["properties"]?["tool"] == ["const": "getWeather"])
+    #expect(one["properties"]?["tool"] == ["enum": ["getWeather"]])
     let instructions = GuidedToolCalls.toolInstructions(tools: [weather], choice: .required)
     #expect(!instructions.contains("\"none\""))
     #expect(instructions.contains("A tool call is required now."))
+  }
+
+  @Test func toolsAreRankedAgainstTheRequest() {
+    let todo = Transcript.ToolDefinition(
+      name: "todoAdd", description: "Adds an item to the user's to-do list.",
+      parameters: ["type": "object", "properties": ["text": ["type": "string", "description": "What to do."]]])
+    let tools = [search, todo, weather]
+    #expect(ToolRanking.rank(tools, for: "Add 'buy milk' to my to-do list.").first?.tool.name == "todoAdd")
+    #expect(ToolRanking.rank(tools, for: "Climate of Lima in May?").first?.tool.name == "getWeather")
+    #expect(ToolRanking.rank(tools, for: "Any sourdough? searchTerm").first?.tool.name == "searchBreadDatabase")
+    // Nothing in common: every score is 0 and the given order stays.
+    let none = ToolRanking.rank(tools, for: "Who wrote Hamlet?")
+    #expect(none.map(\.score) == [0, 0, 0])
+    #expect(none.map(\.tool.name) == ["searchBreadDatabase", "todoAdd", "getWeather"])
+    #expect(ToolRanking.terms(in: "getWeather to-do lists") == ["get", "weather", "todo", "list"])
+  }
+
+  @Test func manyToolsAreShortlisted() {
+    let tools = (0..<20).map { i in
+      Transcript.ToolDefinition(
+        name: "tool\(i)", description: i == 17 ? "Finds recipes for bread." : "Does thing number \(i).",
+        parameters: ["type": "object"])
+    }
+    let request = ModelRequest(
+      transcript: Transcript(entries: [.prompt(.init(text: "A bread recipe, please"))]), tools: tools,
+      toolChoice: .auto)
+    let offered = GuidedToolCalls.offeredTools(for: request)
+    #expect(offered.count == GuidedToolCalls.shortlistSize)
+    #expect(offered.first?.name == "tool17")
+  }
+
+  @Test func callsOfAToolSinceTheLastPromptAreCounted() {
+    let transcript = Transcript(entries: [
+      .prompt(.init(text: "a")),
+      .toolCalls(.init(calls: [.init(id: "1", toolName: "t", arguments: [:])])),
+      .prompt(.init(text: "b")),
+      .toolCalls(.init(calls: [.init(id: "2", toolName: "t", arguments: ["x": 1])])),
+      .toolCalls(.init(calls: [.init(id: "3", toolName: "t", arguments: ["x": 2])])),
+    ])
+    #expect(GuidedToolCalls.callCount(of: "t", in: transcript) == 2)
+    #expect(GuidedToolCalls.callCount(of: "u", in: transcript) == 0)
   }
 
   @Test func decodingSchemaSimplifiesNestedSchemas() {
@@ -96,10 +166,7 @@ import ToolhostSession
     #expect(
       messages.map { $0["role"]?.stringValue ?? "" } == ["system", "user", "assistant", "user", "assistant", "user"])
     let system = try #require(messages[0]["content"]?.stringValue)
-    #expect(
-      system.hasPrefix(
-        "Be brief.\n\nYou can use these tools:\n- getWeather(city: string, month?: integer 1..12): Climate normals for a city."
-      ))
+    #expect(system.hasPrefix("Be brief.\n\nYou can use these tools:\n- getWeather: Climate normals for a city."))
     #expect(messages[2]["content"] == "{\"tool\":\"getWeather\",\"arguments\":{\"city\":\"Boston\"}}")
     #expect(messages[3]["content"]?.stringValue?.hasPrefix("Result of getWeather:\n{\"high\":13}") == true)
     #expect(messages[4]["content"] == "{\"tool\":\"none\",\"answer\":\"About 13 °C.\"}")

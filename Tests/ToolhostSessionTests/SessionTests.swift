@@ -123,8 +123,33 @@ struct SessionLoopTests {
       try await session.respond(to: "loop")
     }
     #expect(error?.description.contains("3 rounds") == true)
-    #expect(model.requests.count == 4)
+    // The repeated call was not run: the model was asked for its answer once (tool choice none), ignored that, and
+    // went on until the limit.
+    #expect(model.requests.count == 5)
+    #expect(model.requests.map(\.toolChoice) == [.auto, .auto, .none, .none, .none])
     #expect(session.transcript.map(\.type) == ["instructions"])
+  }
+
+  @Test func aRepeatedOrThirdCallAsksForTheAnswerInstead() async throws {
+    // The same call again: not run, the model is asked to answer.
+    let same = ScriptedModel(turns: [
+      calls(call("add", ["a": 1, "b": 1], id: "x")), calls(call("add", ["a": 1, "b": 1], id: "y")), answer("2"),
+    ])
+    let session = try LanguageModelSession(model: same, tools: [AddTool()])
+    let response = try await session.respond(to: "1+1")
+    #expect(response.content == "2")
+    #expect(same.requests.map(\.toolChoice) == [.auto, .auto, .none])
+    #expect(session.transcript.filter { $0.type == "toolOutput" }.count == 1)
+
+    // A third call of one tool, with new arguments each time: the same.
+    let third = ScriptedModel(turns: [
+      calls(call("add", ["a": 1, "b": 1], id: "x")), calls(call("add", ["a": 2, "b": 2], id: "y")),
+      calls(call("add", ["a": 3, "b": 3], id: "z")), answer("done"),
+    ])
+    let other = try LanguageModelSession(model: third, tools: [AddTool()])
+    #expect(try await other.respond(to: "sums").content == "done")
+    #expect(third.requests.map(\.toolChoice) == [.auto, .auto, .auto, .none])
+    #expect(other.transcript.filter { $0.type == "toolOutput" }.count == 2)
   }
 
   @Test func toolFailureThrowsAndRevertsByDefault() async throws {
