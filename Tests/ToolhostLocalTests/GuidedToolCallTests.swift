@@ -38,7 +38,8 @@ import ToolhostSession
 
   @Test func argumentsAreAskedForAgainstTheChosenToolAlone() throws {
     let request = ModelRequest(
-      transcript: Transcript(entries: [.prompt(.init(text: "What is the climate of Oslo in May?"))]), tools: [search, weather],
+      transcript: Transcript(entries: [.prompt(.init(text: "What is the climate of Oslo in May?"))]),
+      tools: [search, weather],
       toolChoice: .auto)
     let decision = #"{"need": "the weather in Oslo", "tool": "getWeather"}"#
     let body = GuidedToolCalls.argumentsBody(
