@@ -42,7 +42,7 @@ public enum GuidedToolCalls {
   ///
   /// With `answerOnly`, the reply is constrained to the answer object: for a second try after the model repeated a
   /// call whose result it already has, or chose a tool a third time for one prompt (see ``repeatsEarlierCall(_:in:)``
-  /// and ``callCount(of:in:)``). `now` is the date and time the instructions give.
+  /// and ``CallHistory``). `now` is the date and time the instructions give.
   public static func requestBody(
     for request: ModelRequest, model: String, stream: Bool,
     format: GuidedResponseFormat = .jsonObjectWithSchema, answerOnly: Bool = false, now: Date = Date()
@@ -61,15 +61,16 @@ public enum GuidedToolCalls {
     return .object(body)
   }
 
-  /// The second request of a guided turn that chose `tool`: the decision's messages, the decision itself as the
-  /// model's message, then a user message with that one tool's signature, full description and argument
-  /// descriptions and the user's request restated; the reply is constrained to the tool's ``decodingSchema(_:)``.
+  /// The second request of a guided turn that chose `tool`: the messages of `decisionBody` (the first request,
+  /// from ``requestBody(for:model:stream:format:answerOnly:now:)``, so the server finds its prompt's start already
+  /// read), the decision itself as the model's message, then a user message with that one tool's signature, full
+  /// description and argument descriptions and the user's request restated; not streamed, and constrained to the
+  /// tool's ``decodingSchema(_:)``.
   public static func argumentsBody(
-    for request: ModelRequest, decision: String, tool: Transcript.ToolDefinition, model: String,
-    stream: Bool = false, format: GuidedResponseFormat = .jsonObjectWithSchema, now: Date = Date()
+    for request: ModelRequest, after decisionBody: JSONValue, decision: String, tool: Transcript.ToolDefinition,
+    model: String, format: GuidedResponseFormat = .jsonObjectWithSchema
   ) -> JSONValue {
-    var messages = messages(
-      from: request.transcript, tools: offeredTools(for: request), choice: request.toolChoice, now: now)
+    var messages = decisionBody["messages"]?.arrayValue ?? []
     messages.append(["role": "assistant", "content": .string(decision)])
     messages.append([
       "role": "user", "content": .string(argumentsPrompt(for: tool, request: lastPrompt(in: request.transcript))),
@@ -78,7 +79,7 @@ public enum GuidedToolCalls {
     body["response_format"] = responseFormat(decodingSchema(tool.parameters), format: format)
     var options = request.options
     options.maximumResponseTokens = options.maximumResponseTokens.map { max($0, 256) }
-    ChatCompletions.addOptions(options, stream: stream, to: &body)
+    ChatCompletions.addOptions(options, stream: false, to: &body)
     return .object(body)
   }
 
@@ -128,16 +129,6 @@ public enum GuidedToolCalls {
     return lines.joined(separator: "\n")
   }
 
-  /// How many calls of `name` the transcript has since its last prompt.
-  public static func callCount(of name: String, in transcript: Transcript) -> Int {
-    let start = transcript.entries.lastIndex { if case .prompt = $0 { true } else { false } } ?? 0
-    var count = 0
-    for entry in transcript.entries[start...] {
-      if case .toolCalls(let calls) = entry { count += calls.calls.filter { $0.toolName == name }.count }
-    }
-    return count
-  }
-
   /// Whether the reply of `request` is constrained: it has tools and may call them.
   public static func isConstrained(_ request: ModelRequest) -> Bool {
     !request.tools.isEmpty && request.toolChoice != .none
@@ -145,7 +136,7 @@ public enum GuidedToolCalls {
 
   /// The JSON Schema of a decision: `{"need": STRING, "tool": NAME}` with NAME one of the tools' names, and, unless
   /// a call is required, the answer object `{"need": STRING, "tool": "none", "answer": STRING}`. The arguments are
-  /// asked for in a second request (``argumentsBody(for:decision:tool:model:format:now:)``), against that tool's
+  /// asked for in a second request (``argumentsBody(for:after:decision:tool:model:format:)``), against that tool's
   /// schema alone.
   ///
   /// (A tool named `none` cannot be told from an answer; the session's tool names come from plugins, where `none` is
@@ -414,7 +405,7 @@ public enum GuidedToolCalls {
     return turn
   }
 
-  /// The arguments of an arguments reply (see ``argumentsBody(for:decision:tool:model:format:now:)``): the JSON
+  /// The arguments of an arguments reply (see ``argumentsBody(for:after:decision:tool:model:format:)``): the JSON
   /// object, also in a code fence; anything else is kept as a string, for the session to report back as invalid.
   public static func arguments(fromReply text: String) -> JSONValue {
     parseReply(text) ?? .string(text)

@@ -231,35 +231,25 @@ public final class OpenAIModel: LanguageModel {
   /// when `onText` is set.
   private func guidedTurn(_ request: ModelRequest, onText: ((String) -> Void)?) async throws -> ModelTurn {
     let now = Date()
+    let history = CallHistory(request.transcript)
     var answerOnly = false
     while true {
       let decisionBody = GuidedToolCalls.requestBody(
         for: request, model: configuration.model, stream: onText != nil, format: configuration.guidedResponseFormat,
         answerOnly: answerOnly, now: now)
-      let raw: ModelTurn
+      var answer = GuidedAnswerStream()
       var streamed = ""
-      if let onText {
-        var answer = GuidedAnswerStream()
-        var finished: ModelTurn?
-        try await stream(decisionBody) { event in
-          switch event {
-          case .textDelta(let piece):
+      let raw = try await reply(
+        to: decisionBody,
+        onPiece: onText.map { onText in
+          { piece in
             let text = answer.feed(piece)
             if !text.isEmpty {
               streamed += text
               onText(text)
             }
-          case .finished(let turn):
-            finished = turn
           }
-        }
-        guard let finished else {
-          throw LanguageModelError(kind: .malformedReply, message: "\(displayName): the stream ended without a reply")
-        }
-        raw = finished
-      } else {
-        raw = try parseWhole(try await collect(try await send(decisionBody)))
-      }
+        })
       var turn = GuidedToolCalls.turn(fromReply: raw.text, base: raw, callID: Self.guidedCallID())
       guard let decided = turn.toolCalls.first else {
         // A reply that was not the expected JSON was held back: show what has not been shown.
@@ -269,25 +259,15 @@ public final class OpenAIModel: LanguageModel {
         return turn
       }
       guard let tool = request.tools.first(where: { $0.name == decided.toolName }) else { return turn }
-      if GuidedToolCalls.callCount(of: tool.name, in: request.transcript) >= 2 {
+      if history.isThirdCall(of: tool.name) {
         answerOnly = true
         continue
       }
-      // Streamed when the decision was (some servers treat the two kinds of request differently), never shown.
-      let argumentsBody = GuidedToolCalls.argumentsBody(
-        for: request, decision: raw.text, tool: tool, model: configuration.model, stream: onText != nil,
-        format: configuration.guidedResponseFormat, now: now)
-      var filledTurn: ModelTurn?
-      if onText != nil {
-        try await stream(argumentsBody) { event in
-          if case .finished(let turn) = event { filledTurn = turn }
-        }
-      } else {
-        filledTurn = try parseWhole(try await collect(try await send(argumentsBody)))
-      }
-      guard let filled = filledTurn else {
-        throw LanguageModelError(kind: .malformedReply, message: "\(displayName): the stream ended without a reply")
-      }
+      let filled = try await reply(
+        to: GuidedToolCalls.argumentsBody(
+          for: request, after: decisionBody, decision: raw.text, tool: tool, model: configuration.model,
+          format: configuration.guidedResponseFormat),
+        onPiece: nil)
       turn.toolCalls = [
         Transcript.ToolCall(
           id: decided.id, toolName: tool.name, arguments: GuidedToolCalls.arguments(fromReply: filled.text))
@@ -303,6 +283,23 @@ public final class OpenAIModel: LanguageModel {
       }
       return turn
     }
+  }
+
+  /// Sends `body` and returns the whole reply; with `onPiece` the request streams and each piece of text is passed
+  /// to it as it arrives.
+  private func reply(to body: JSONValue, onPiece: ((String) -> Void)?) async throws -> ModelTurn {
+    guard let onPiece else { return try parseWhole(try await collect(try await send(body))) }
+    var finished: ModelTurn?
+    try await stream(body) { event in
+      switch event {
+      case .textDelta(let piece): onPiece(piece)
+      case .finished(let turn): finished = turn
+      }
+    }
+    guard let finished else {
+      throw LanguageModelError(kind: .malformedReply, message: "\(displayName): the stream ended without a reply")
+    }
+    return finished
   }
 
   private func body(for request: ModelRequest, stream: Bool) -> JSONValue {

@@ -245,7 +245,7 @@ public final class LanguageModelSession: Sendable {
 
         // A model going round in circles (the same call again, or a tool's third call for one prompt) is asked
         // for its answer instead.
-        if !answerNow, Self.loops(turn.toolCalls, in: working.entries[firstNew...]) {
+        if !answerNow, CallHistory(working).loops(turn.toolCalls) {
           answerNow = true
           continue
         }
@@ -302,27 +302,6 @@ public final class LanguageModelSession: Sendable {
     throw LanguageModelError(
       kind: .malformedReply,
       message: "\(model.displayName): the stream ended without a finished turn")
-  }
-
-  /// Whether every call of a turn repeats a call already answered in `entries` (same tool, equal arguments) or
-  /// would be its tool's third call there. Only calls that succeeded count: a failed call is the repair rounds'
-  /// business.
-  static func loops(_ calls: [Transcript.ToolCall], in entries: ArraySlice<Transcript.Entry>) -> Bool {
-    guard !calls.isEmpty else { return false }
-    var made: [Transcript.ToolCall] = []
-    var succeeded = Set<String>()
-    for entry in entries {
-      switch entry {
-      case .toolCalls(let turn): made += turn.calls
-      case .toolOutput(let output) where !output.isError: succeeded.insert(output.callID)
-      default: break
-      }
-    }
-    let earlier = made.filter { succeeded.contains($0.id) }
-    return calls.allSatisfy { call in
-      earlier.filter { $0.toolName == call.toolName }.count >= 2
-        || earlier.contains { $0.toolName == call.toolName && $0.arguments.jsonEquals(call.arguments) }
-    }
   }
 
   /// Gives every call a non-empty id unique within the turn.

@@ -42,8 +42,11 @@ import ToolhostSession
       tools: [search, weather],
       toolChoice: .auto)
     let decision = #"{"need": "the weather in Oslo", "tool": "getWeather"}"#
+    let decisionBody = GuidedToolCalls.requestBody(
+      for: request, model: "m", stream: true, now: Date(timeIntervalSince1970: 0))
     let body = GuidedToolCalls.argumentsBody(
-      for: request, decision: decision, tool: weather, model: "m", now: Date(timeIntervalSince1970: 0))
+      for: request, after: decisionBody, decision: decision, tool: weather, model: "m")
+    #expect(body["stream"] != true)
     let schema = try #require(body["response_format"]?["schema"])
     // The decoding schema keeps structure and drops what grammar converters do not handle.
     #expect(schema["properties"]?["city"] == ["type": "string"])
@@ -52,13 +55,13 @@ import ToolhostSession
     #expect(schema["required"] == ["city"])
     let messages = try #require(body["messages"]?.arrayValue)
     #expect(messages.map { $0["role"]?.stringValue ?? "" } == ["system", "user", "assistant", "user"])
+    // The decision's messages unchanged, so the server has their start read already.
+    #expect(Array(messages.prefix(2)) == decisionBody["messages"]?.arrayValue)
     #expect(messages[2]["content"]?.stringValue == decision)
     let ask = try #require(messages[3]["content"]?.stringValue)
     #expect(ask.hasPrefix("Arguments for getWeather(city: string, month?: integer 1..12)."))
     #expect(ask.contains("The user's request: What is the climate of Oslo in May?"))
     // The decision request lists the tools best first for the prompt, with the date last.
-    let decisionBody = GuidedToolCalls.requestBody(
-      for: request, model: "m", stream: false, now: Date(timeIntervalSince1970: 0))
     let system = try #require(decisionBody["messages"]?[0]?["content"]?.stringValue)
     #expect(
       system.hasPrefix("You can use these tools:\n- getWeather: Climate normals for a city.\n- searchBreadDatabase"))
@@ -108,16 +111,29 @@ import ToolhostSession
     #expect(offered.first?.name == "tool17")
   }
 
-  @Test func callsOfAToolSinceTheLastPromptAreCounted() {
+  @Test func callsThatSucceededSinceTheLastPromptAreTheHistory() {
     let transcript = Transcript(entries: [
       .prompt(.init(text: "a")),
       .toolCalls(.init(calls: [.init(id: "1", toolName: "t", arguments: [:])])),
+      .toolOutput(.init(callID: "1", toolName: "t", text: "ok")),
       .prompt(.init(text: "b")),
       .toolCalls(.init(calls: [.init(id: "2", toolName: "t", arguments: ["x": 1])])),
+      .toolOutput(.init(callID: "2", toolName: "t", text: "ok")),
       .toolCalls(.init(calls: [.init(id: "3", toolName: "t", arguments: ["x": 2])])),
+      .toolOutput(.init(callID: "3", toolName: "t", text: "ok")),
+      .toolCalls(.init(calls: [.init(id: "4", toolName: "u", arguments: ["y": 1])])),
+      .toolOutput(.init(callID: "4", toolName: "u", text: "bad", isError: true)),
     ])
-    #expect(GuidedToolCalls.callCount(of: "t", in: transcript) == 2)
-    #expect(GuidedToolCalls.callCount(of: "u", in: transcript) == 0)
+    let history = CallHistory(transcript)
+    #expect(history.succeeded.map(\.id) == ["2", "3"])
+    #expect(history.isThirdCall(of: "t"))
+    #expect(!history.isThirdCall(of: "u"))
+    #expect(history.repeats(.init(id: "5", toolName: "t", arguments: ["x": 1])))
+    // A failed call may be tried again (that is a repair).
+    #expect(!history.repeats(.init(id: "6", toolName: "u", arguments: ["y": 1])))
+    #expect(!history.loops([.init(id: "7", toolName: "u", arguments: ["y": 2])]))
+    #expect(history.loops([.init(id: "8", toolName: "t", arguments: ["x": 9])]))
+    #expect(!history.loops([]))
   }
 
   @Test func decodingSchemaSimplifiesNestedSchemas() {
