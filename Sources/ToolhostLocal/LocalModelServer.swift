@@ -285,22 +285,40 @@ public final class LocalModelServer: Sendable {
   private func waitUntilReady(_ process: PersistentProcess, port: Int, started: ContinuousClock.Instant)
     async throws
   {
-    let url = "http://127.0.0.1:\(port)/v1/models"
+    try await Self.waitUntilAnswering(
+      port: port, key: nil, started: started, configuration: configuration, client: client
+    ) {
+      guard let exit = process.exit else { return nil }
+      let hint =
+        exit.termination == .signaled(SIGILL)
+        ? " (an illegal instruction: llama.cpp was built for another CPU; delete the llama_cpp_python wheel in "
+          + "~/.cache/toolhost/wheels and run `\(LocalModelInstallation.setupCommand)` again)"
+        : ""
+      return "\(exit.termination)\(hint)"
+    }
+  }
+
+  /// Polls `http://127.0.0.1:PORT/v1/models` (with `key` as bearer key) every 100 ms until it answers.
+  ///
+  /// `ended` says how the server process ended (`nil` while it runs).
+  /// - Throws: ``LanguageModelError`` of kind `.configuration` when it ended (with the end of its log), `.timedOut`
+  ///   after ``LocalServerConfiguration/startupTimeout`` from `started`; `CancellationError`.
+  static func waitUntilAnswering(
+    port: Int, key: String?, started: ContinuousClock.Instant, configuration: LocalServerConfiguration,
+    client: HTTPClient, ended: () -> String?
+  ) async throws {
+    var request = HTTPClientRequest(url: "http://127.0.0.1:\(port)/v1/models")
+    request.method = .GET
+    if let key { request.headers.add(name: "Authorization", value: "Bearer \(key)") }
     let deadline = started + configuration.startupTimeout
     while true {
       try Task.checkCancellation()
-      if let exit = process.exit {
-        let tail = Self.logTail(configuration.logPath)
-        let hint =
-          exit.termination == .signaled(SIGILL)
-          ? " (an illegal instruction: llama.cpp was built for another CPU; delete the llama_cpp_python wheel in "
-            + "~/.cache/toolhost/wheels and run `\(LocalModelInstallation.setupCommand)` again)"
-          : ""
+      if let how = ended() {
         throw LanguageModelError(
           kind: .configuration,
           message:
-            "the llama.cpp server \(exit.termination) while starting\(hint); "
-            + "the end of its log (\(configuration.logPath)):\n\(tail)")
+            "the llama.cpp server \(how) while starting; "
+            + "the end of its log (\(configuration.logPath)):\n\(logTail(configuration.logPath))")
       }
       if ContinuousClock.now > deadline {
         throw LanguageModelError(
@@ -309,8 +327,6 @@ public final class LocalModelServer: Sendable {
             "the llama.cpp server did not answer on 127.0.0.1:\(port) within "
             + "\(configuration.startupTimeout.components.seconds) s; see its log \(configuration.logPath)")
       }
-      var request = HTTPClientRequest(url: url)
-      request.method = .GET
       if let response = try? await client.execute(request, timeout: .seconds(2)), response.status == .ok {
         _ = try? await response.body.collect(upTo: 1 << 20)
         return
@@ -379,6 +395,9 @@ final class LogFile: Sendable {
       try? writeAll(fd, bytes)  // a log that cannot be written must not stop the server
     }
   }
+
+  /// The open descriptor (-1 once closed), for a child process's stderr.
+  var descriptor: Int32 { fd.withLock { $0 } }
 
   func close() {
     fd.withLock { fd in

@@ -102,7 +102,7 @@ public final class SharedModelServer: Sendable {
   /// The marker in the server's command line that tells it from any other process with a recycled PID.
   static let marker = "toolhost-model-server"
 
-  /// The state file for this model: `run/<first 16 hex digits of the model path's SHA-256>.json`.
+  /// The state file for this model: `run/server-<64-bit FNV-1a hash of the model path, in hex>.json`.
   public var statePath: String { shared.runDirectory + "/" + Self.modelKey(configuration.modelPath) + ".json" }
   private var lockPath: String { shared.runDirectory + "/" + Self.modelKey(configuration.modelPath) + ".lock" }
 
@@ -168,9 +168,11 @@ public final class SharedModelServer: Sendable {
   /// - Returns: the server that was stopped, or `nil` when none ran. Does not throw.
   @discardableResult
   public func stop(grace: Duration = .seconds(5)) async -> SharedServerRecord? {
-    guard let record = readRecord() else { return nil }
+    guard FileManager.default.fileExists(atPath: statePath) else { return nil }
+    // Under the lock, so a start in progress finishes first and its record is the one read.
     let lock = try? await FileLock.acquire(lockPath)
     defer { lock?.release() }
+    guard let record = readRecord() else { return nil }
     let ours = Self.isOurs(record.pid)
     if ours {
       await Self.terminate(record.pid, grace: grace)
@@ -222,23 +224,22 @@ public final class SharedModelServer: Sendable {
     if let home = ProcessInfo.processInfo.environment["HOME"] { environment["HOME"] = home }
     // stdout is a pipe on which the server reports its PID and port; stderr is the log.
     var pipe: [Int32] = [-1, -1]
-    let logFD = open(c.logPath, O_WRONLY | O_APPEND | O_CLOEXEC | O_NOFOLLOW)
     let nullFD = open("/dev/null", O_RDONLY | O_CLOEXEC)
     defer {
-      for fd in [logFD, nullFD, pipe[0], pipe[1]] where fd >= 0 { close(fd) }
+      for fd in [nullFD, pipe[0], pipe[1]] where fd >= 0 { close(fd) }
     }
-    guard logFD >= 0, nullFD >= 0, Glibc.pipe(&pipe) == 0,
+    guard nullFD >= 0, Glibc.pipe(&pipe) == 0,
       fcntl(pipe[0], F_SETFD, FD_CLOEXEC) == 0, fcntl(pipe[1], F_SETFD, FD_CLOEXEC) == 0
     else {
       throw LanguageModelError(
         kind: .configuration,
-        message: "cannot prepare the llama.cpp server's output (\(c.logPath)): \(String(cString: strerror(errno)))")
+        message: "cannot make a pipe for the llama.cpp server: \(String(cString: strerror(errno)))")
     }
     let first: ProcessOutcome.Termination
     do {
       first = try await runDaemonizing(
         executable: c.python, arguments: ["-c", Self.daemon, settingsJSON], environment: environment,
-        workingDirectory: shared.runDirectory, stdio: (nullFD, pipe[1], logFD))
+        workingDirectory: shared.runDirectory, stdio: (nullFD, pipe[1], log.descriptor))
     } catch {
       throw LanguageModelError(
         kind: .configuration,
@@ -274,7 +275,9 @@ public final class SharedModelServer: Sendable {
       pid: pid, port: port, key: key, model: c.modelPath, keepAliveSeconds: Int(shared.keepAlive.components.seconds),
       started: Date().timeIntervalSince1970)
     do {
-      try await waitUntilReady(record, started: started)
+      try await LocalModelServer.waitUntilAnswering(
+        port: port, key: key, started: started, configuration: c, client: client
+      ) { Self.isAlive(pid) ? nil : "exited" }
     } catch {
       await Self.terminate(pid, grace: .milliseconds(500))
       throw error
@@ -288,29 +291,6 @@ public final class SharedModelServer: Sendable {
     let startup = ContinuousClock.now - started
     onEvent(.ready(pid: pid, port: port, startup: startup))
     return endpoint(record, startup: startup)
-  }
-
-  private func waitUntilReady(_ record: SharedServerRecord, started: ContinuousClock.Instant) async throws {
-    let deadline = started + configuration.startupTimeout
-    while true {
-      try Task.checkCancellation()
-      if !Self.isAlive(record.pid) {
-        throw LanguageModelError(
-          kind: .configuration,
-          message:
-            "the llama.cpp server exited while starting; the end of its log (\(configuration.logPath)):\n"
-            + LocalModelServer.logTail(configuration.logPath))
-      }
-      if ContinuousClock.now > deadline {
-        throw LanguageModelError(
-          kind: .timedOut,
-          message:
-            "the llama.cpp server did not answer on 127.0.0.1:\(record.port) within "
-            + "\(configuration.startupTimeout.components.seconds) s; see its log \(configuration.logPath)")
-      }
-      if await answers(record) { return }
-      try await Task.sleep(for: .milliseconds(100))
-    }
   }
 
   /// Whether the server of `record` answers `/v1/models` with its key.
