@@ -102,9 +102,7 @@ struct ChatOptions: ParsableArguments {
     }
     if maxToolRounds < 1 { throw ValidationError("--max-tool-rounds must be at least 1") }
     if let timeout, timeout <= 0 { throw ValidationError("--timeout must be more than 0 seconds") }
-    if let keepAlive, SharedServerConfiguration.parseKeepAlive(keepAlive) == nil {
-      throw ValidationError("--keep-alive takes a time such as 90s, 5m or 1h, not \(keepAlive)")
-    }
+    try ModelCommand.validate(keepAlive: keepAlive)
   }
 }
 
@@ -296,12 +294,11 @@ final class ChatRun: Sendable {
         throw ValidationError("--base-url is for HTTP models; a local model runs its own server")
       }
       var configuration: LocalModelConfiguration
-      switch Result(catching: { () throws(LanguageModelError) -> LocalModelConfiguration in
+      do {
         let keepAlive = try ModelCommand.keepAlive(options.keepAlive, environment: environment)
-        return try LocalModelConfiguration.named(name, environment: environment, keepAlive: keepAlive)
-      }) {
-      case .success(let value): configuration = value
-      case .failure(let error): throw printer.usageError(error.description)
+        configuration = try LocalModelConfiguration.named(name, environment: environment, keepAlive: keepAlive)
+      } catch {
+        throw printer.usageError(error.description)
       }
       if let strategy = options.toolCalling { configuration.toolCalling = strategy }
       let local = LocalModel(configuration: configuration) { event in console.show(event) }

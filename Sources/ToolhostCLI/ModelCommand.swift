@@ -41,25 +41,30 @@ struct ModelCommand: AsyncParsableCommand {
 
     @OptionGroup var output: OutputOptions
 
-    func server(keepAlive: String? = nil, printer: Printer) throws -> (SharedModelServer, LocalModelInstallation) {
+    /// The shared server of `--model`, with the keep-alive a start would use (`--keep-alive`, else
+    /// `$TOOLHOST_MODEL_KEEP_ALIVE`, else 5 minutes).
+    func server(keepAlive: String? = nil, printer: Printer) throws -> SharedModelServer {
       let environment = ProcessInfo.processInfo.environment
-      let model = self.model
-      let found = Result { () throws(LanguageModelError) -> (LocalModelConfiguration, LocalModelInstallation) in
-        let installation = try LocalModelInstallation.locate(environment: environment)
-        let configuration = try LocalModelConfiguration.named(
+      let configuration: LocalModelConfiguration
+      do {
+        configuration = try LocalModelConfiguration.named(
           model, environment: environment,
           keepAlive: try ModelCommand.keepAlive(keepAlive, environment: environment, fallback: .seconds(300)))
-        return (configuration, installation)
-      }
-      switch found {
-      case .failure(let error):
+      } catch {
         throw printer.usageError(error.description)
-      case .success(let (configuration, installation)):
-        let shared = configuration.shared ?? SharedServerConfiguration(runDirectory: installation.runDirectory)
-        return (
-          SharedModelServer(server: configuration.server, shared: shared, httpClient: .shared), installation
-        )
       }
+      // `named` makes the configuration shared whenever it is given a keep-alive, as it is here.
+      guard let shared = configuration.shared else { throw ExitCode.failure }
+      return SharedModelServer(server: configuration.server, shared: shared, httpClient: .shared)
+    }
+  }
+
+  /// Checks a `--keep-alive` value.
+  ///
+  /// - Throws: `ValidationError` naming the forms it takes.
+  static func validate(keepAlive: String?) throws {
+    if let keepAlive, SharedServerConfiguration.parseKeepAlive(keepAlive) == nil {
+      throw ValidationError("--keep-alive takes a time such as 90s, 5m or 1h, not \(keepAlive)")
     }
   }
 
@@ -75,8 +80,7 @@ struct ModelCommand: AsyncParsableCommand {
 
     func run() async throws {
       let printer = Printer(raw: common.output.raw)
-      let (_, installation) = try common.server(printer: printer)
-      let running = SharedModelServer.running(in: installation.runDirectory)
+      let running = SharedModelServer.running(in: try common.server(printer: printer).shared.runDirectory)
       if running.isEmpty {
         printer.say("no local model server is running")
         return
@@ -94,15 +98,11 @@ struct ModelCommand: AsyncParsableCommand {
       help: ArgumentHelp("How long it stays up without a request (default 5m).", valueName: "time"))
     var keepAlive: String?
 
-    func validate() throws {
-      if let keepAlive, SharedServerConfiguration.parseKeepAlive(keepAlive) == nil {
-        throw ValidationError("--keep-alive takes a time such as 90s, 5m or 1h, not \(keepAlive)")
-      }
-    }
+    func validate() throws { try ModelCommand.validate(keepAlive: keepAlive) }
 
     func run() async throws {
       let printer = Printer(raw: common.output.raw)
-      let (server, _) = try common.server(keepAlive: keepAlive, printer: printer)
+      let server = try common.server(keepAlive: keepAlive, printer: printer)
       do {
         let endpoint = try await server.ensureRunning()
         let how = endpoint.startup == .zero ? "already running" : "started"
@@ -120,7 +120,7 @@ struct ModelCommand: AsyncParsableCommand {
 
     func run() async throws {
       let printer = Printer(raw: common.output.raw)
-      let (server, _) = try common.server(printer: printer)
+      let server = try common.server(printer: printer)
       if let record = await server.stop() {
         printer.say("stopped the local model server (pid \(record.pid))")
       } else {
