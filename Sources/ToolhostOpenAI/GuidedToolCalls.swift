@@ -34,99 +34,56 @@ public enum GuidedResponseFormat: String, Sendable, Equatable, Codable, CaseIter
 /// toolhost's own validator (constrained decoders skip keywords such as numeric ranges), and an invalid call is
 /// reported back to the model for a repair, like any other call.
 public enum GuidedToolCalls {
-  /// The first request of a guided turn, the decision: the transcript rendered for guided calling, with the tools
-  /// listed best first for the last prompt (see ``offeredTools(for:)``), and a `response_format` constraining the
-  /// reply to ``replySchema(tools:choice:)`` (a tool's name, or an answer). With no tools, or `tool_choice` `none`,
-  /// the reply is plain text and no format is sent. Sampling options and additional parameters as in
-  /// ``ChatCompletions/requestBody(for:model:stream:)``.
+  /// The request body: the transcript rendered for guided calling, and a `response_format` constraining the reply
+  /// to ``replySchema(tools:choice:)``. With no tools, or `tool_choice` `none`, the reply is plain text and no
+  /// format is sent. Sampling options and additional parameters as in ``ChatCompletions/requestBody(for:model:stream:)``.
   ///
   /// With `answerOnly`, the reply is constrained to the answer object: for a second try after the model repeated a
-  /// call whose result it already has, or chose a tool a third time for one prompt (see ``repeatsEarlierCall(_:in:)``
-  /// and ``CallHistory``). `now` is the date and time the instructions give.
+  /// call whose result it already has (see ``repeatsEarlierCall(_:in:)``). With more than ``shortlistThreshold``
+  /// tools, only the best ``shortlistSize`` for the last prompt are offered (see ``offeredTools(for:)``).
   public static func requestBody(
     for request: ModelRequest, model: String, stream: Bool,
-    format: GuidedResponseFormat = .jsonObjectWithSchema, answerOnly: Bool = false, now: Date = Date()
+    format: GuidedResponseFormat = .jsonObjectWithSchema, answerOnly: Bool = false
   ) -> JSONValue {
     let constrained = isConstrained(request)
     let tools = constrained ? offeredTools(for: request) : []
     var body: JSONObject = [
       "model": .string(model),
-      "messages": .array(messages(from: request.transcript, tools: tools, choice: request.toolChoice, now: now)),
+      "messages": .array(messages(from: request.transcript, tools: tools, choice: request.toolChoice)),
     ]
     if constrained {
       let schema = replySchema(tools: answerOnly ? [] : tools, choice: answerOnly ? .auto : request.toolChoice)
-      body["response_format"] = responseFormat(schema, format: format)
+      switch format {
+      case .jsonObjectWithSchema:
+        body["response_format"] = ["type": "json_object", "schema": schema]
+      case .jsonSchema:
+        body["response_format"] = [
+          "type": "json_schema", "json_schema": ["name": "tool_call_or_answer", "schema": schema],
+        ]
+      }
     }
     ChatCompletions.addOptions(request.options, stream: stream, to: &body)
     return .object(body)
   }
 
-  /// The second request of a guided turn that chose `tool`: the messages of `decisionBody` (the first request,
-  /// from ``requestBody(for:model:stream:format:answerOnly:now:)``, so the server finds its prompt's start already
-  /// read), the decision itself as the model's message, then a user message with that one tool's signature, full
-  /// description and argument descriptions and the user's request restated; not streamed, and constrained to the
-  /// tool's ``decodingSchema(_:)``.
-  public static func argumentsBody(
-    for request: ModelRequest, after decisionBody: JSONValue, decision: String, tool: Transcript.ToolDefinition,
-    model: String, format: GuidedResponseFormat = .jsonObjectWithSchema
-  ) -> JSONValue {
-    var messages = decisionBody["messages"]?.arrayValue ?? []
-    messages.append(["role": "assistant", "content": .string(decision)])
-    messages.append([
-      "role": "user", "content": .string(argumentsPrompt(for: tool, request: lastPrompt(in: request.transcript))),
-    ])
-    var body: JSONObject = ["model": .string(model), "messages": .array(messages)]
-    body["response_format"] = responseFormat(decodingSchema(tool.parameters), format: format)
-    var options = request.options
-    options.maximumResponseTokens = options.maximumResponseTokens.map { max($0, 256) }
-    ChatCompletions.addOptions(options, stream: false, to: &body)
-    return .object(body)
-  }
-
-  private static func responseFormat(_ schema: JSONValue, format: GuidedResponseFormat) -> JSONValue {
-    switch format {
-    case .jsonObjectWithSchema:
-      return ["type": "json_object", "schema": schema]
-    case .jsonSchema:
-      return ["type": "json_schema", "json_schema": ["name": "tool_call_or_answer", "schema": schema]]
-    }
-  }
-
-  /// The most tools a decision lists; with more offered, the best ``shortlistSize`` for the prompt are shown.
+  /// The most tools a request lists; with more offered, the best ``shortlistSize`` for the prompt are shown.
   public static let shortlistThreshold = 12
   /// How many tools a shortlist holds.
   public static let shortlistSize = 8
 
-  /// The tools a decision lists, best first for the transcript's last prompt (``ToolRanking``): all of them up to
-  /// ``shortlistThreshold``, else the best ``shortlistSize``. A small model picks the first tools of a list more
-  /// often than the last, so the order matters as much as the shortlist.
+  /// The tools a request lists: all of them, in the order given, up to ``shortlistThreshold`` (a fixed order keeps
+  /// the prompt's start the same from question to question, which the server's prompt cache needs); above it the
+  /// best ``shortlistSize`` for the transcript's last prompt, best first (``ToolRanking``), as "tool search" does.
   public static func offeredTools(for request: ModelRequest) -> [Transcript.ToolDefinition] {
-    let ranked = ToolRanking.rank(request.tools, for: lastPrompt(in: request.transcript)).map(\.tool)
-    return ranked.count > shortlistThreshold ? Array(ranked.prefix(shortlistSize)) : ranked
-  }
-
-  /// The text of the transcript's last prompt, or "".
-  static func lastPrompt(in transcript: Transcript) -> String {
-    for entry in transcript.entries.reversed() {
-      if case .prompt(let p) = entry { return p.text }
-    }
-    return ""
-  }
-
-  /// The message asking for one tool's arguments: its signature, description and argument descriptions, then the
-  /// request, last, so the model reads it right before it writes the arguments.
-  public static func argumentsPrompt(for tool: Transcript.ToolDefinition, request: String) -> String {
-    var lines = ["Arguments for \(tool.name)(\(signature(of: tool.parameters))).", tool.description]
-    if let properties = tool.parameters["properties"]?.objectValue {
-      for (name, property) in properties {
-        if let text = property["description"]?.stringValue, !text.isEmpty { lines.append("- \(name): \(text)") }
+    guard request.tools.count > shortlistThreshold else { return request.tools }
+    var prompt = ""
+    for entry in request.transcript.entries.reversed() {
+      if case .prompt(let p) = entry {
+        prompt = p.text
+        break
       }
     }
-    let question = request.count > 500 ? String(request.prefix(500)) + "…" : request
-    lines.append("")
-    lines.append("The user's request: \(question)")
-    lines.append("Reply with the arguments for this request as one JSON object.")
-    return lines.joined(separator: "\n")
+    return Array(ToolRanking.rank(request.tools, for: prompt).prefix(shortlistSize).map(\.tool))
   }
 
   /// Whether the reply of `request` is constrained: it has tools and may call them.
@@ -134,25 +91,25 @@ public enum GuidedToolCalls {
     !request.tools.isEmpty && request.toolChoice != .none
   }
 
-  /// The JSON Schema of a decision: `{"need": STRING, "tool": NAME}` with NAME one of the tools' names, and, unless
-  /// a call is required, the answer object `{"need": STRING, "tool": "none", "answer": STRING}`. The arguments are
-  /// asked for in a second request (``argumentsBody(for:after:decision:tool:model:format:)``), against that tool's
-  /// schema alone.
+  /// The JSON Schema of a reply: `anyOf` one object per tool, `{"need": STRING, "tool": NAME, "arguments":
+  /// PARAMETERS}`, and, unless a call is required, the answer object `{"need": STRING, "tool": "none", "answer":
+  /// STRING}`.
   ///
-  /// (A tool named `none` cannot be told from an answer; the session's tool names come from plugins, where `none` is
-  /// as unlikely as it is unhelpful.)
+  /// Each tool's parameters go through ``decodingSchema(_:)``. (A tool named `none` cannot be told from an answer;
+  /// the session's tool names come from plugins, where `none` is as unlikely as it is unhelpful.)
   public static func replySchema(tools: [Transcript.ToolDefinition], choice: ToolChoice) -> JSONValue {
     var branches: [JSONValue] = []
-    if !tools.isEmpty {
+    for tool in tools {
       branches.append([
         "type": "object",
         "properties": [
-          "need": ["type": "string"], "tool": ["enum": .array(tools.map { .string($0.name) })],
+          "need": ["type": "string"], "tool": ["const": .string(tool.name)],
+          "arguments": decodingSchema(tool.parameters),
         ],
-        "required": ["need", "tool"], "additionalProperties": false,
+        "required": ["need", "tool", "arguments"], "additionalProperties": false,
       ])
     }
-    if choice != .required || tools.isEmpty {
+    if choice != .required {
       branches.append([
         "type": "object",
         "properties": ["need": ["type": "string"], "tool": ["const": "none"], "answer": ["type": "string"]],
@@ -206,26 +163,22 @@ public enum GuidedToolCalls {
     return .object(out)
   }
 
-  /// The text added to the system message when tools may be called: one line per tool with the first sentence of
-  /// its description, in the order given, the reply format, examples of both kinds of reply (with made-up tools
-  /// from domains no plugin is likely to cover, and no arguments: those are asked for separately), then the date
-  /// and time, last, so that everything before it stays the same from minute to minute and the server's cache of
-  /// the prompt's start stays valid.
+  /// The text added to the system message when tools may be called: one line per tool with a compact signature
+  /// (see ``signature(of:)``) and the first sentence of its description, then the reply format.
   ///
-  /// Compact on purpose: a small model on two cores reads about 80 prompt tokens a second.
-  public static func toolInstructions(
-    tools: [Transcript.ToolDefinition], choice: ToolChoice, now: Date = Date()
-  ) -> String {
+  /// Compact on purpose: a small model on two cores reads about 80 prompt tokens a second, and full schemas for the
+  /// example plugins come to over 2,000 tokens; the reply schema enforces the structure anyway.
+  public static func toolInstructions(tools: [Transcript.ToolDefinition], choice: ToolChoice) -> String {
     var lines = ["You can use these tools:"]
     for tool in tools {
       let summary = summary(of: tool.description)
-      lines.append("- \(tool.name)\(summary.isEmpty ? "" : ": " + summary)")
+      lines.append("- \(tool.name)(\(signature(of: tool.parameters)))\(summary.isEmpty ? "" : ": " + summary)")
     }
     lines.append("")
     lines.append(
       "Reply with one JSON object. First write \"need\": what the user asks for, in a few words. Then, if one of "
-        + "the tools does that, \"tool\": its name (use the tool rather than compute, recall or guess what it "
-        + "provides)"
+        + "the tools does that, \"tool\": its name and \"arguments\" (use the tool rather than compute, recall or "
+        + "guess what it provides)"
         + (choice == .required
           ? ". A tool call is required now."
           : "; otherwise \"tool\": \"none\" and \"answer\": your reply. After a tool's result, answer with it."))
@@ -240,22 +193,11 @@ public enum GuidedToolCalls {
       lines.append(#"{"need": "the painter of the Mona Lisa", "tool": "none", "answer": "Leonardo da Vinci."}"#)
     }
     lines.append("User: Send Bob an email saying I am late. (with a tool sendEmail)")
-    lines.append(#"{"need": "an email to Bob", "tool": "sendEmail"}"#)
+    lines.append(
+      #"{"need": "an email to Bob", "tool": "sendEmail", "arguments": {"to": "Bob", "body": "I am late."}}"#)
     lines.append("User: What is ACME's stock price? (with a tool getStockPrice)")
-    lines.append(#"{"need": "the stock price of ACME", "tool": "getStockPrice"}"#)
-    lines.append("")
-    lines.append(dateLine(now))
+    lines.append(#"{"need": "the stock price of ACME", "tool": "getStockPrice", "arguments": {"symbol": "ACME"}}"#)
     return lines.joined(separator: "\n")
-  }
-
-  /// "It is now Tuesday, 24 November 2026, 04:50 (UTC)." in the machine's time zone.
-  public static func dateLine(_ now: Date, timeZone: TimeZone = .current) -> String {
-    let formatter = DateFormatter()
-    formatter.locale = Locale(identifier: "en_US_POSIX")
-    formatter.timeZone = timeZone
-    formatter.dateFormat = "EEEE, d MMMM yyyy, HH:mm"
-    let zone = timeZone.abbreviation(for: now) ?? timeZone.identifier
-    return "It is now \(formatter.string(from: now)) (\(zone))."
   }
 
   /// A schema's properties as a compact signature: `city: string, month?: integer 1..12, units?: "c"|"f"`
@@ -334,10 +276,10 @@ public enum GuidedToolCalls {
   /// `assistant` messages holding `{"tool": …, "arguments": …}` (when `tools` is empty, answers stay plain text);
   /// each tool output is a `user` message naming the tool, with the output and what to do next.
   public static func messages(
-    from transcript: Transcript, tools: [Transcript.ToolDefinition], choice: ToolChoice, now: Date = Date()
+    from transcript: Transcript, tools: [Transcript.ToolDefinition], choice: ToolChoice
   ) -> [JSONValue] {
     let guided = !tools.isEmpty
-    let extra = guided ? toolInstructions(tools: tools, choice: choice, now: now) : nil
+    let extra = guided ? toolInstructions(tools: tools, choice: choice) : nil
     var messages: [JSONValue] = []
     var sawInstructions = false
     var lastPrompt = ""
@@ -403,12 +345,6 @@ public enum GuidedToolCalls {
       turn.text = answer
     }
     return turn
-  }
-
-  /// The arguments of an arguments reply (see ``argumentsBody(for:after:decision:tool:model:format:)``): the JSON
-  /// object, also in a code fence; anything else is kept as a string, for the session to report back as invalid.
-  public static func arguments(fromReply text: String) -> JSONValue {
-    parseReply(text) ?? .string(text)
   }
 
   /// Whether `turn` calls a tool with the same arguments as a call made since the transcript's last prompt.

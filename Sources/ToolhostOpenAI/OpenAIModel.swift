@@ -190,22 +190,29 @@ public final class OpenAIModel: LanguageModel {
 
   /// Sends the request without streaming and reads the whole reply.
   ///
-  /// With guided tool calling a turn takes one request to decide (a tool's name, or an answer) and, for a tool, a
-  /// second for its arguments; see ``GuidedToolCalls``. A call that repeats one already answered since the last
-  /// prompt, or a third call of one tool for one prompt, is not returned: the model is asked again for an answer.
+  /// With guided tool calling the reply is read as a guided reply (see ``GuidedToolCalls/turn(fromReply:base:callID:)``);
+  /// a reply that repeats a call already answered since the last prompt is asked for again, constrained to an answer.
   /// - Throws: ``LanguageModelError``, or `CancellationError` when the task is cancelled.
   public func turn(for request: ModelRequest) async throws -> ModelTurn {
     guard isGuided(request) else {
       return try parseWhole(try await collect(try await send(body(for: request, stream: false))))
     }
-    return try await guidedTurn(request, onText: nil)
+    var answerOnly = false
+    while true {
+      let raw = try parseWhole(
+        try await collect(try await send(body(for: request, stream: false, answerOnly: answerOnly))))
+      let turn = GuidedToolCalls.turn(fromReply: raw.text, base: raw, callID: Self.guidedCallID())
+      if answerOnly || !GuidedToolCalls.repeatsEarlierCall(turn, in: request.transcript) { return turn }
+      answerOnly = true
+    }
   }
 
   /// Sends the request with `stream: true` and yields text as it arrives, then the assembled turn.
   ///
   /// A server that ignores `stream` and answers with one JSON reply works too. With guided tool calling only the
-  /// answer's text is streamed (decoded from the JSON reply as it arrives); a tool's arguments are asked for
-  /// without streaming, as in ``turn(for:)``. The stream throws ``LanguageModelError`` or `CancellationError`.
+  /// answer's text is streamed (decoded from the JSON reply as it arrives) and the finished turn is the parsed
+  /// reply (asked for again, as in ``turn(for:)``, when it repeats an answered call). The stream throws
+  /// ``LanguageModelError`` or `CancellationError`.
   public func streamTurn(for request: ModelRequest) -> ModelStream {
     let guided = isGuided(request)
     return AsyncThrowingStream { continuation in
@@ -216,8 +223,36 @@ public final class OpenAIModel: LanguageModel {
             continuation.finish()
             return
           }
-          let turn = try await self.guidedTurn(request) { continuation.yield(.textDelta($0)) }
-          continuation.yield(.finished(turn))
+          var answerOnly = false
+          var done = false
+          while !done {
+            var answer = GuidedAnswerStream()
+            var streamed = ""
+            var finished: ModelTurn?
+            try await self.stream(self.body(for: request, stream: true, answerOnly: answerOnly)) { event in
+              switch event {
+              case .textDelta(let piece):
+                let text = answer.feed(piece)
+                if !text.isEmpty {
+                  streamed += text
+                  continuation.yield(.textDelta(text))
+                }
+              case .finished(let raw):
+                finished = GuidedToolCalls.turn(fromReply: raw.text, base: raw, callID: Self.guidedCallID())
+              }
+            }
+            guard let turn = finished else { break }
+            if !answerOnly && GuidedToolCalls.repeatsEarlierCall(turn, in: request.transcript) {
+              answerOnly = true
+              continue
+            }
+            // A reply that was not the expected JSON was held back: show what has not been shown.
+            if turn.toolCalls.isEmpty, turn.text.hasPrefix(streamed), turn.text.count > streamed.count {
+              continuation.yield(.textDelta(String(turn.text.dropFirst(streamed.count))))
+            }
+            continuation.yield(.finished(turn))
+            done = true
+          }
           continuation.finish()
         } catch {
           continuation.finish(throwing: error)
@@ -227,88 +262,14 @@ public final class OpenAIModel: LanguageModel {
     }
   }
 
-  /// A guided turn: the decision, then the chosen tool's arguments; an answer is passed to `onText` as it streams
-  /// when `onText` is set.
-  private func guidedTurn(_ request: ModelRequest, onText: ((String) -> Void)?) async throws -> ModelTurn {
-    let now = Date()
-    let history = CallHistory(request.transcript)
-    var answerOnly = false
-    while true {
-      let decisionBody = GuidedToolCalls.requestBody(
-        for: request, model: configuration.model, stream: onText != nil, format: configuration.guidedResponseFormat,
-        answerOnly: answerOnly, now: now)
-      var answer = GuidedAnswerStream()
-      var streamed = ""
-      let raw = try await reply(
-        to: decisionBody,
-        onPiece: onText.map { onText in
-          { piece in
-            let text = answer.feed(piece)
-            if !text.isEmpty {
-              streamed += text
-              onText(text)
-            }
-          }
-        })
-      var turn = GuidedToolCalls.turn(fromReply: raw.text, base: raw, callID: Self.guidedCallID())
-      guard let decided = turn.toolCalls.first else {
-        // A reply that was not the expected JSON was held back: show what has not been shown.
-        if let onText, turn.text.hasPrefix(streamed), turn.text.count > streamed.count {
-          onText(String(turn.text.dropFirst(streamed.count)))
-        }
-        return turn
-      }
-      guard let tool = request.tools.first(where: { $0.name == decided.toolName }) else { return turn }
-      if history.isThirdCall(of: tool.name) {
-        answerOnly = true
-        continue
-      }
-      let filled = try await reply(
-        to: GuidedToolCalls.argumentsBody(
-          for: request, after: decisionBody, decision: raw.text, tool: tool, model: configuration.model,
-          format: configuration.guidedResponseFormat),
-        onPiece: nil)
-      turn.toolCalls = [
-        Transcript.ToolCall(
-          id: decided.id, toolName: tool.name, arguments: GuidedToolCalls.arguments(fromReply: filled.text))
-      ]
-      if let first = raw.usage, let second = filled.usage {
-        turn.usage = TokenUsage(
-          promptTokens: first.promptTokens + second.promptTokens,
-          completionTokens: first.completionTokens + second.completionTokens)
-      }
-      if GuidedToolCalls.repeatsEarlierCall(turn, in: request.transcript) {
-        answerOnly = true
-        continue
-      }
-      return turn
-    }
-  }
-
-  /// Sends `body` and returns the whole reply; with `onPiece` the request streams and each piece of text is passed
-  /// to it as it arrives.
-  private func reply(to body: JSONValue, onPiece: ((String) -> Void)?) async throws -> ModelTurn {
-    guard let onPiece else { return try parseWhole(try await collect(try await send(body))) }
-    var finished: ModelTurn?
-    try await stream(body) { event in
-      switch event {
-      case .textDelta(let piece): onPiece(piece)
-      case .finished(let turn): finished = turn
-      }
-    }
-    guard let finished else {
-      throw LanguageModelError(kind: .malformedReply, message: "\(displayName): the stream ended without a reply")
-    }
-    return finished
-  }
-
-  private func body(for request: ModelRequest, stream: Bool) -> JSONValue {
+  private func body(for request: ModelRequest, stream: Bool, answerOnly: Bool = false) -> JSONValue {
     switch configuration.toolCalling {
     case .native:
       ChatCompletions.requestBody(for: request, model: configuration.model, stream: stream)
     case .guided:
       GuidedToolCalls.requestBody(
-        for: request, model: configuration.model, stream: stream, format: configuration.guidedResponseFormat)
+        for: request, model: configuration.model, stream: stream, format: configuration.guidedResponseFormat,
+        answerOnly: answerOnly)
     }
   }
 

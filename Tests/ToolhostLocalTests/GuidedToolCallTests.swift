@@ -22,61 +22,29 @@ import ToolhostSession
       "additionalProperties": true,
     ])
 
-  @Test func decisionSchemaOffersTheToolNamesAndAnAnswer() throws {
+  @Test func replySchemaOffersAnAnswerAndOneBranchPerTool() throws {
     let schema = GuidedToolCalls.replySchema(tools: [weather, search], choice: .auto)
     let branches = try #require(schema["anyOf"]?.arrayValue)
-    #expect(branches.count == 2)
-    #expect(branches[0]["properties"]?["tool"] == ["enum": ["getWeather", "searchBreadDatabase"]])
-    #expect(branches[0]["required"] == ["need", "tool"])
-    #expect(branches[0]["properties"]?["arguments"] == nil)
-    #expect(branches[1]["properties"]?["tool"] == ["const": "none"])
-    #expect(branches[1]["required"] == ["need", "tool", "answer"])
-    // Answer only: the answer object alone.
-    let answer = GuidedToolCalls.replySchema(tools: [], choice: .auto)
-    #expect(answer["properties"]?["tool"] == ["const": "none"])
-  }
-
-  @Test func argumentsAreAskedForAgainstTheChosenToolAlone() throws {
-    let request = ModelRequest(
-      transcript: Transcript(entries: [.prompt(.init(text: "What is the climate of Oslo in May?"))]),
-      tools: [search, weather],
-      toolChoice: .auto)
-    let decision = #"{"need": "the weather in Oslo", "tool": "getWeather"}"#
-    let decisionBody = GuidedToolCalls.requestBody(
-      for: request, model: "m", stream: true, now: Date(timeIntervalSince1970: 0))
-    let body = GuidedToolCalls.argumentsBody(
-      for: request, after: decisionBody, decision: decision, tool: weather, model: "m")
-    #expect(body["stream"] != true)
-    let schema = try #require(body["response_format"]?["schema"])
+    #expect(branches.count == 3)
+    #expect(branches[0]["properties"]?["tool"] == ["const": "getWeather"])
+    #expect(branches[0]["required"] == ["need", "tool", "arguments"])
+    #expect(branches[1]["properties"]?["tool"] == ["const": "searchBreadDatabase"])
+    #expect(branches[2]["properties"]?["tool"] == ["const": "none"])
+    #expect(branches[2]["required"] == ["need", "tool", "answer"])
     // The decoding schema keeps structure and drops what grammar converters do not handle.
-    #expect(schema["properties"]?["city"] == ["type": "string"])
-    #expect(schema["properties"]?["month"] == ["type": "integer"])
-    #expect(schema["additionalProperties"] == false)
-    #expect(schema["required"] == ["city"])
-    let messages = try #require(body["messages"]?.arrayValue)
-    #expect(messages.map { $0["role"]?.stringValue ?? "" } == ["system", "user", "assistant", "user"])
-    // The decision's messages unchanged, so the server has their start read already.
-    #expect(Array(messages.prefix(2)) == decisionBody["messages"]?.arrayValue)
-    #expect(messages[2]["content"]?.stringValue == decision)
-    let ask = try #require(messages[3]["content"]?.stringValue)
-    #expect(ask.hasPrefix("Arguments for getWeather(city: string, month?: integer 1..12)."))
-    #expect(ask.contains("The user's request: What is the climate of Oslo in May?"))
-    // The decision request lists the tools best first for the prompt, with the date last.
-    let system = try #require(decisionBody["messages"]?[0]?["content"]?.stringValue)
-    #expect(
-      system.hasPrefix("You can use these tools:\n- getWeather: Climate normals for a city.\n- searchBreadDatabase"))
-    #expect(system.hasSuffix(GuidedToolCalls.dateLine(Date(timeIntervalSince1970: 0))))
-    #expect(
-      GuidedToolCalls.dateLine(Date(timeIntervalSince1970: 0), timeZone: TimeZone(identifier: "UTC")!)
-        == "It is now Thursday, 1 January 1970, 00:00 (GMT).")
-    #expect(GuidedToolCalls.arguments(fromReply: "```json\n{\"city\": \"Oslo\"}\n```") == ["city": "Oslo"])
-    #expect(GuidedToolCalls.arguments(fromReply: "Oslo") == "Oslo")
+    let arguments = try #require(branches[0]["properties"]?["arguments"])
+    #expect(arguments["properties"]?["city"] == ["type": "string"])
+    #expect(arguments["properties"]?["month"] == ["type": "integer"])
+    #expect(arguments["additionalProperties"] == false)
+    #expect(arguments["required"] == ["city"])
+    // A schema that allows more properties keeps saying so.
+    #expect(branches[1]["properties"]?["arguments"]?["additionalProperties"] == true)
   }
 
   @Test func requiredChoiceLeavesOutTheAnswer() {
     let one = GuidedToolCalls.replySchema(tools: [weather], choice: .required)
     #expect(one["anyOf"] == nil)
-    #expect(one["properties"]?["tool"] == ["enum": ["getWeather"]])
+    #expect(one["properties"]?["tool"] == ["const": "getWeather"])
     let instructions = GuidedToolCalls.toolInstructions(tools: [weather], choice: .required)
     #expect(!instructions.contains("\"none\""))
     #expect(instructions.contains("A tool call is required now."))
@@ -109,6 +77,12 @@ import ToolhostSession
     let offered = GuidedToolCalls.offeredTools(for: request)
     #expect(offered.count == GuidedToolCalls.shortlistSize)
     #expect(offered.first?.name == "tool17")
+    // The request offers only those, in the reply schema too.
+    let body = GuidedToolCalls.requestBody(for: request, model: "m", stream: false)
+    #expect(body["response_format"]?["schema"]?["anyOf"]?.arrayValue?.count == GuidedToolCalls.shortlistSize + 1)
+    // Up to the threshold every tool is offered, in the order given.
+    let few = ModelRequest(transcript: request.transcript, tools: Array(tools.prefix(12)), toolChoice: .auto)
+    #expect(GuidedToolCalls.offeredTools(for: few).map(\.name) == tools.prefix(12).map(\.name))
   }
 
   @Test func callsThatSucceededSinceTheLastPromptAreTheHistory() {
@@ -183,7 +157,10 @@ import ToolhostSession
     #expect(
       messages.map { $0["role"]?.stringValue ?? "" } == ["system", "user", "assistant", "user", "assistant", "user"])
     let system = try #require(messages[0]["content"]?.stringValue)
-    #expect(system.hasPrefix("Be brief.\n\nYou can use these tools:\n- getWeather: Climate normals for a city."))
+    #expect(
+      system.hasPrefix(
+        "Be brief.\n\nYou can use these tools:\n- getWeather(city: string, month?: integer 1..12): Climate normals for a city."
+      ))
     #expect(messages[2]["content"] == "{\"tool\":\"getWeather\",\"arguments\":{\"city\":\"Boston\"}}")
     #expect(messages[3]["content"]?.stringValue?.hasPrefix("Result of getWeather:\n{\"high\":13}") == true)
     #expect(messages[4]["content"] == "{\"tool\":\"none\",\"answer\":\"About 13 °C.\"}")
