@@ -55,7 +55,8 @@ public struct LocalModelConfiguration: Sendable {
     let path = try LocalModelSpecifier.modelPath(for: name, installation: installation)
     return LocalModelConfiguration(
       server: LocalServerConfiguration(
-        python: installation.python, modelPath: path, logPath: installation.serverLog),
+        python: installation.python, modelPath: path, logPath: installation.serverLog,
+        promptCacheDirectory: installation.promptCacheDirectory),
       shared: keepAlive.map { SharedServerConfiguration(runDirectory: installation.runDirectory, keepAlive: $0) })
   }
 }

@@ -33,6 +33,8 @@ public struct LocalModelInstallation: Sendable, Equatable {
   public var serverLog: String { logDirectory + "/server.log" }
   /// The folder of shared servers' state and lock files (see ``SharedModelServer``).
   public var runDirectory: String { directory + "/run" }
+  /// Where servers save the model's state after the system message (``LocalServerConfiguration/promptCacheDirectory``).
+  public var promptCacheDirectory: String { directory + "/cache" }
   /// Whether the set-up finished here.
   public var isReady: Bool {
     FileManager.default.fileExists(atPath: directory + "/ready")

@@ -20,12 +20,15 @@ public struct LocalServerConfiguration: Sendable {
   public var logPath: String
   /// More command-line arguments for `llama_cpp.server` (for example `["--n_batch", "256"]`).
   public var extraArguments: [String]
+  /// A folder where the server saves the model's state after the system message, so that a server started later
+  /// does not read the instructions and tool list again (see ``LlamaServerPatches``); `nil` saves nothing.
+  public var promptCacheDirectory: String?
 
   /// Makes a configuration.
   public init(
     python: String, modelPath: String, contextSize: Int = 4096,
     threads: Int = ProcessInfo.processInfo.activeProcessorCount, startupTimeout: Duration = .seconds(120),
-    logPath: String, extraArguments: [String] = []
+    logPath: String, extraArguments: [String] = [], promptCacheDirectory: String? = nil
   ) {
     self.python = python
     self.modelPath = modelPath
@@ -34,6 +37,18 @@ public struct LocalServerConfiguration: Sendable {
     self.startupTimeout = startupTimeout
     self.logPath = logPath
     self.extraArguments = extraArguments
+    self.promptCacheDirectory = promptCacheDirectory
+  }
+
+  /// The environment the server runs with: PATH, HOME, unbuffered UTF-8 output and the prompt cache's folder.
+  func serverEnvironment() -> [String: String] {
+    let host = ProcessInfo.processInfo.environment
+    var environment = [
+      "PATH": host["PATH"] ?? "/usr/local/bin:/usr/bin:/bin", "PYTHONUNBUFFERED": "1", "LANG": "C.UTF-8",
+    ]
+    if let home = host["HOME"] { environment["HOME"] = home }
+    if let promptCacheDirectory { environment["TOOLHOST_PROMPT_CACHE"] = promptCacheDirectory }
+    return environment
   }
 }
 
@@ -189,21 +204,22 @@ public final class LocalModelServer: Sendable {
   // MARK: - Starting
 
   /// The launcher: exits when stdin closes (toolhost has gone), then runs `python -m llama_cpp.server` with the
-  /// arguments after `-c CODE`. It reads descriptor 0 with `os.read`, not through `sys.stdin`: a daemon thread
+  /// arguments after `-c CODE`, with ``LlamaServerPatches`` applied. It reads descriptor 0 with `os.read`, not through `sys.stdin`: a daemon thread
   /// blocked inside the buffered reader makes Python abort (SIGABRT) when the server exits by itself.
-  static let launcher = """
-    import os, runpy, sys, threading
-    def watch():
-        try:
-            while os.read(0, 65536):
-                pass
-        except Exception:
-            pass
-        os._exit(0)
-    threading.Thread(target=watch, daemon=True).start()
-    sys.argv = ["llama_cpp.server"] + sys.argv[1:]
-    runpy.run_module("llama_cpp.server", run_name="__main__", alter_sys=True)
-    """
+  static let launcher =
+    LlamaServerPatches.source + "\n" + """
+      import os, runpy, sys, threading
+      def watch():
+          try:
+              while os.read(0, 65536):
+                  pass
+          except Exception:
+              pass
+          os._exit(0)
+      threading.Thread(target=watch, daemon=True).start()
+      sys.argv = ["llama_cpp.server"] + sys.argv[1:]
+      runpy.run_module("llama_cpp.server", run_name="__main__", alter_sys=True)
+      """
 
   private func launch() async throws -> Endpoint {
     var lastError: LanguageModelError?
@@ -223,11 +239,7 @@ public final class LocalModelServer: Sendable {
     let port = try Self.freePort()
     let log = try LogFile(path: c.logPath)
     onEvent(.starting(logPath: c.logPath))
-    var environment: [String: String] = [
-      "PATH": ProcessInfo.processInfo.environment["PATH"] ?? "/usr/local/bin:/usr/bin:/bin",
-      "PYTHONUNBUFFERED": "1", "LANG": "C.UTF-8",
-    ]
-    if let home = ProcessInfo.processInfo.environment["HOME"] { environment["HOME"] = home }
+    let environment = c.serverEnvironment()
     let arguments =
       [
         "-c", Self.launcher, "--model", c.modelPath, "--host", "127.0.0.1", "--port", String(port),

@@ -217,11 +217,8 @@ public final class SharedModelServer: Sendable {
       "\n=== \(Date()) toolhost (pid \(getpid())) starts a shared server (keep-alive "
         + "\(shared.keepAlive.components.seconds) s): \(c.python) -m llama_cpp.server --model \(c.modelPath) "
         + "--n_ctx \(c.contextSize) --n_threads \(c.threads) \(c.extraArguments.joined(separator: " "))\n")
-    var environment: [String: String] = [
-      "PATH": ProcessInfo.processInfo.environment["PATH"] ?? "/usr/local/bin:/usr/bin:/bin",
-      "PYTHONUNBUFFERED": "1", "LANG": "C.UTF-8", "TOOLHOST_SERVER_KEY": key,
-    ]
-    if let home = ProcessInfo.processInfo.environment["HOME"] { environment["HOME"] = home }
+    var environment = c.serverEnvironment()
+    environment["TOOLHOST_SERVER_KEY"] = key
     // stdout is a pipe on which the server reports its PID and port; stderr is the log.
     var pipe: [Int32] = [-1, -1]
     let nullFD = open("/dev/null", O_RDONLY | O_CLOEXEC)
@@ -336,9 +333,11 @@ public final class SharedModelServer: Sendable {
   }
 
   /// The server program: binds a port, forks (the first process exits, so the server belongs to no toolhost),
-  /// reports its PID and port on stdout, then runs llama-cpp-python's app with a bearer key and an idle timer. It
-  /// removes its state file when it stops by itself.
-  static let daemon = """
+  /// reports its PID and port on stdout, then runs llama-cpp-python's app (with ``LlamaServerPatches`` applied) with
+  /// a bearer key and an idle timer. It removes its state file when it stops by itself.
+  static let daemon = daemonStart + LlamaServerPatches.source + "\n" + daemonServe
+
+  private static let daemonStart = """
     # toolhost-model-server
     import fcntl, json, os, signal, socket, sys, threading, time
     cfg = json.loads(sys.argv[1])
@@ -352,6 +351,10 @@ public final class SharedModelServer: Sendable {
     os.setsid()
     os.write(1, (json.dumps({"pid": os.getpid(), "port": sock.getsockname()[1]}) + "\\n").encode())
     os.dup2(2, 1)
+
+    """
+
+  private static let daemonServe = """
     import argparse, uvicorn
     from llama_cpp.server.app import create_app
     from llama_cpp.server.settings import Settings, ServerSettings, ModelSettings

@@ -182,6 +182,47 @@ struct LocalModelTests {
     return (status, host.stdout, host.stderr)
   }
 
+  /// The first server saves the state after the system message; a server started later restores it instead of
+  /// reading the message again, and a guided reply (grammar checked last) is still a valid call of the right tool.
+  @Test func aLaterServerStartsFromTheSavedPromptPrefix() async throws {
+    let dir = try LocalTestEnvironment.temporaryDirectory()
+    defer { try? FileManager.default.removeItem(at: dir) }
+    var configuration = try LocalModelConfiguration.named("local")
+    configuration.server.promptCacheDirectory = dir.appendingPathComponent("cache").path
+    configuration.server.logPath = dir.appendingPathComponent("server.log").path
+    let weather = Transcript.ToolDefinition(
+      name: "getWeather",
+      description: "Typical weather for a major world city in a given month: average high and low temperature.",
+      parameters: [
+        "type": "object", "properties": ["city": ["type": "string"], "month": ["type": "integer"]],
+        "required": ["city"],
+      ])
+    let bread = Transcript.ToolDefinition(
+      name: "searchBreadDatabase", description: "Searches a database of bread recipes by keyword.",
+      parameters: ["type": "object", "properties": ["searchTerm": ["type": "string"]], "required": ["searchTerm"]])
+    let request = ModelRequest(
+      transcript: Transcript(entries: [.prompt(.init(text: "Find me a recipe for rye bread."))]),
+      tools: [weather, bread], toolChoice: .auto)
+    var calls: [String] = []
+    for _ in 0..<2 {
+      let turn = try await LocalModel.withModel(configuration) { try await $0.turn(for: request) }
+      let call = try #require(turn.toolCalls.first, "no tool call: \(turn.text)")
+      #expect(call.arguments["searchTerm"]?.stringValue?.lowercased().contains("rye") == true, "\(call.arguments)")
+      calls.append(call.toolName)
+    }
+    #expect(calls == ["searchBreadDatabase", "searchBreadDatabase"])
+    let log = try String(contentsOf: dir.appendingPathComponent("server.log"), encoding: .utf8)
+    #expect(log.contains("toolhost: saved a prompt prefix of"), "\(log.suffix(2000))")
+    #expect(log.contains("toolhost: restored a saved prompt prefix of"), "\(log.suffix(2000))")
+    let files = try FileManager.default.contentsOfDirectory(atPath: dir.appendingPathComponent("cache").path)
+    #expect(files.count == 2, "\(files)")
+    for file in files {
+      let attributes = try FileManager.default.attributesOfItem(
+        atPath: dir.appendingPathComponent("cache/\(file)").path)
+      #expect((attributes[.posixPermissions] as? Int) == 0o600, "\(file)")
+    }
+  }
+
   @Test func aSharedServerIsReusedRestartedStoppedAndEndsWhenIdle() async throws {
     let home = try LocalTestEnvironment.temporaryDirectory()
     defer { try? FileManager.default.removeItem(at: home) }
