@@ -36,7 +36,8 @@ struct ModelCommand: AsyncParsableCommand {
 
   struct Common: ParsableArguments {
     @Option(
-      help: ArgumentHelp("The local model: `local` (default) or `local:/path/model.gguf`.", valueName: "name"))
+      help: ArgumentHelp(
+        "The local model: `local` (default), `local:1.5b` or `local:/path/model.gguf`.", valueName: "name"))
     var model = "local"
 
     @OptionGroup var output: OutputOptions

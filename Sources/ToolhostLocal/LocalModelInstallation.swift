@@ -27,6 +27,10 @@ public struct LocalModelInstallation: Sendable, Equatable {
   public var python: String { directory + "/venv/bin/python" }
   /// The default model's path.
   public var defaultModel: String { directory + "/models/" + Self.defaultModelFile }
+  /// The larger model's file name (Qwen2.5-Coder-1.5B-Instruct Q4_K_M), which `--with-1.5b` installs.
+  public static let largerModelFile = "qwen2.5-coder-1.5b-instruct-q4_k_m.gguf"
+  /// The larger model, `local:1.5b`.
+  public var largerModel: String { directory + "/models/" + Self.largerModelFile }
   /// The folder of the server's log.
   public var logDirectory: String { directory + "/logs" }
   /// The server's log file.
@@ -110,8 +114,8 @@ public enum LocalModelSpecifier {
     name == "local" || name.hasPrefix("local:")
   }
 
-  /// The model file `name` names: the installation's default model for `local`, `PATH` (with `~` expanded,
-  /// relative to the current directory) for `local:PATH`.
+  /// The model file `name` names: the installation's default model for `local`, its larger model for `local:1.5b`,
+  /// `PATH` (with `~` expanded, relative to the current directory) for `local:PATH`.
   ///
   /// - Throws: ``LanguageModelError`` of kind `.configuration` when the file is missing, unreadable or not a GGUF
   ///   file, or when `name` is not a local model.
@@ -123,7 +127,14 @@ public enum LocalModelSpecifier {
         kind: .configuration, message: "\(name) is not a local model (use `local` or `local:/path/model.gguf`)")
     }
     var path = installation.defaultModel
-    if name.hasPrefix("local:") {
+    if name == "local:1.5b" {
+      path = installation.largerModel
+      guard FileManager.default.fileExists(atPath: path) else {
+        throw LanguageModelError(
+          kind: .configuration,
+          message: "the 1.5B local model is not installed; run `\(LocalModelInstallation.setupCommand) --with-1.5b`")
+      }
+    } else if name.hasPrefix("local:") {
       path = (String(name.dropFirst("local:".count)) as NSString).expandingTildeInPath
       if path.isEmpty {
         throw LanguageModelError(

@@ -58,6 +58,22 @@ import ToolhostSession
     #expect(LocalModelSpecifier.isLocal("local:/m.gguf"))
   }
 
+  @Test func theLargerModelNamesItsInstallOption() throws {
+    let dir = try LocalTestEnvironment.temporaryDirectory()
+    defer { try? FileManager.default.removeItem(at: dir) }
+    let installation = LocalModelInstallation(directory: dir.path)
+    #expect {
+      try LocalModelSpecifier.modelPath(for: "local:1.5b", installation: installation)
+    } throws: { error in
+      (error as? LanguageModelError)?.message.contains("scripts/install-local-model --with-1.5b") == true
+    }
+    try FileManager.default.createDirectory(
+      at: dir.appendingPathComponent("models"), withIntermediateDirectories: true)
+    try Data("GGUF....".utf8).write(to: URL(fileURLWithPath: installation.largerModel))
+    #expect(
+      try LocalModelSpecifier.modelPath(for: "local:1.5b", installation: installation) == installation.largerModel)
+  }
+
   @Test func keepAliveTimesAreRead() {
     #expect(SharedServerConfiguration.parseKeepAlive("300") == .seconds(300))
     #expect(SharedServerConfiguration.parseKeepAlive("90s") == .seconds(90))
