@@ -167,7 +167,7 @@ private func measureSpeed(model: LocalModel, endpoint: LocalModelServer.Endpoint
 // MARK: - Tool-call accuracy
 
 /// One evaluation prompt: the tool that should be called (or none) and arguments the call must have.
-private struct EvalCase {
+struct EvalCase {
   var prompt: String
   var tool: String?
   /// Argument name → what its value must be (numbers compared as numbers, strings case-insensitively as a
@@ -304,7 +304,7 @@ func toolCallBenchmarks() async throws -> [BenchRow] {
 
 /// Whether an argument value is what was expected: numbers as numbers, strings as a case-insensitive substring, an
 /// array of strings as any of them.
-private func matches(_ actual: JSONValue?, _ expected: JSONValue) -> Bool {
+func matches(_ actual: JSONValue?, _ expected: JSONValue) -> Bool {
   guard let actual else { return false }
   if let options = expected.arrayValue { return options.contains { matches(actual, $0) } }
   if let e = expected.doubleValue, expected.stringValue == nil {

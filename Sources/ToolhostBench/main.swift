@@ -1,10 +1,11 @@
 import Foundation
 
 // toolhost-bench [suite ...]: runs the named suites (default: all) and prints one table.
-// Suites: json, discovery, validation, runner, persistent, session (run by default), and local, toolcalls (the local
-// model's speed and tool-call accuracy: minutes each, and they need scripts/install-local-model).
+// Suites: json, discovery, validation, runner, persistent, session (run by default), and local, toolcalls, ask (the
+// local model's speed, tool-call accuracy and the end-to-end `toolhost ask` eval: minutes each, and they need
+// scripts/install-local-model).
 let defaults = ["json", "discovery", "validation", "runner", "persistent", "session"]
-let all = defaults + ["local", "toolcalls"]
+let all = defaults + ["local", "toolcalls", "ask"]
 var wanted = Array(CommandLine.arguments.dropFirst())
 if wanted.isEmpty { wanted = defaults }
 if let bad = wanted.first(where: { !all.contains($0) }) {
@@ -24,6 +25,7 @@ for suite in wanted {
     case "session": rows += try await sessionBenchmarks()
     case "local": rows += try await localBenchmarks()
     case "toolcalls": rows += try await toolCallBenchmarks()
+    case "ask": rows += try await askEvalBenchmarks()
     default: break
     }
   } catch {

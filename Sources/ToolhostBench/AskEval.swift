@@ -1,0 +1,306 @@
+// The end-to-end eval of the local model (suite `ask`): the real `toolhost ask --model local --json PROMPT`, each
+// prompt in a fresh scratch folder holding a copy of every example plugin, first with no model server running
+// (cold: each ask starts and ends its own) and then against a shared server that `toolhost model start` loaded
+// (warm). Needs scripts/install-local-model, `make -C plugins` and a release build of `toolhost`.
+import Foundation
+import ToolhostJSON
+
+#if canImport(Glibc)
+  import Glibc
+#endif
+
+/// The prompts: every example tool, and questions that need none. The scratch to-do list holds three items
+/// (1 buy milk, 2 call the dentist, 3 water the plants) before each prompt.
+private let allAskCases: [EvalCase] = [
+  // getWeather (8)
+  EvalCase(prompt: "What's the weather like in Boston right now?", tool: "getWeather", expect: ["city": "Boston"]),
+  EvalCase(prompt: "Tell me the temperature in Tokyo.", tool: "getWeather", expect: ["city": "Tokyo"]),
+  EvalCase(prompt: "How warm is Rome in July?", tool: "getWeather", expect: ["city": "Rome", "month": 7]),
+  EvalCase(
+    prompt: "Does it rain a lot in London in November?", tool: "getWeather", expect: ["city": "London", "month": 11]),
+  EvalCase(prompt: "Will I need a coat in Oslo in January?", tool: "getWeather", expect: ["city": "Oslo", "month": 1]),
+  EvalCase(
+    prompt: "What is Lisbon usually like in April, in Fahrenheit?", tool: "getWeather",
+    expect: ["city": "Lisbon", "month": 4, "units": "fahrenheit"]),
+  EvalCase(
+    prompt: "How cold does Chicago get in February?", tool: "getWeather", expect: ["city": "Chicago", "month": 2]),
+  EvalCase(
+    prompt: "What's the weather in Sydney in December?", tool: "getWeather", expect: ["city": "Sydney", "month": 12]),
+  // searchBreadDatabase (4)
+  EvalCase(prompt: "Find me a recipe for rye bread.", tool: "searchBreadDatabase", expect: ["searchTerm": "rye"]),
+  EvalCase(prompt: "Do you have a sourdough recipe?", tool: "searchBreadDatabase", expect: ["searchTerm": "sourdough"]),
+  EvalCase(
+    prompt: "Show me two flatbread recipes.", tool: "searchBreadDatabase",
+    expect: ["searchTerm": "flatbread", "limit": 2]),
+  EvalCase(prompt: "How do I bake a baguette?", tool: "searchBreadDatabase", expect: ["searchTerm": "baguette"]),
+  // the to-do tools (7)
+  EvalCase(prompt: "Add 'buy eggs' to my to-do list.", tool: "todoAdd", expect: ["text": "eggs"]),
+  EvalCase(prompt: "Remind me to pay the rent: put it on my to-do list.", tool: "todoAdd", expect: ["text": "rent"]),
+  EvalCase(prompt: "What's on my to-do list?", tool: "todoList"),
+  EvalCase(prompt: "Show me my open to-dos.", tool: "todoList"),
+  EvalCase(prompt: "I finished to-do item 3, mark it as done.", tool: "todoDone", expect: ["id": 3]),
+  EvalCase(prompt: "Delete item 2 from my to-do list for good.", tool: "todoRemove", expect: ["id": 2]),
+  EvalCase(prompt: "Clear my whole to-do list.", tool: "todoClear", expect: ["onlyDone": false]),
+  // convertUnits (5)
+  EvalCase(
+    prompt: "Convert 5 miles to kilometers.", tool: "convertUnits",
+    expect: ["value": 5, "from": "mi", "to": ["km", "kilomet"]]),
+  EvalCase(
+    prompt: "How many pounds is 70 kg?", tool: "convertUnits",
+    expect: ["value": 70, "from": ["kg", "kilogram"], "to": ["lb", "pound"]]),
+  EvalCase(
+    prompt: "What is 100 degrees Fahrenheit in Celsius?", tool: "convertUnits",
+    expect: ["value": 100, "from": "f", "to": "c"]),
+  EvalCase(
+    prompt: "How many cups are in 2 liters?", tool: "convertUnits",
+    expect: ["value": 2, "from": "l", "to": "cup"]),
+  EvalCase(prompt: "Convert 3 feet to meters.", tool: "convertUnits", expect: ["value": 3, "from": "f", "to": "m"]),
+  // describeData (4)
+  EvalCase(prompt: "What are the mean and median of 3, 5, 8 and 13?", tool: "describeData"),
+  EvalCase(prompt: "Compute the standard deviation of 10, 20, 30, 40.", tool: "describeData"),
+  EvalCase(prompt: "What's the average of 4, 8, 15, 16, 23 and 42?", tool: "describeData"),
+  EvalCase(prompt: "Give me summary statistics for 2.5, 3.5, 1.0 and 7.25.", tool: "describeData"),
+  // the time MCP server's tools (3)
+  EvalCase(prompt: "What time is it in Tokyo right now?", tool: "get_current_time", expect: ["timezone": "Tokyo"]),
+  EvalCase(
+    prompt: "What's the current time in New York?", tool: "get_current_time", expect: ["timezone": "New_York"]),
+  EvalCase(
+    prompt: "If it is 14:00 in London, what time is it in New York?", tool: "convert_time",
+    expect: ["time": "14:00", "source_timezone": "London", "target_timezone": ["New_York", "New York"]]),
+  // no tool (10)
+  EvalCase(prompt: "What is 2+2?", tool: nil),
+  EvalCase(prompt: "Say hello in French.", tool: nil),
+  EvalCase(prompt: "Write a haiku about the sea.", tool: nil),
+  EvalCase(prompt: "What is the capital of Italy?", tool: nil),
+  EvalCase(prompt: "Who wrote Hamlet?", tool: nil),
+  EvalCase(prompt: "Translate 'thank you' into Spanish.", tool: nil),
+  EvalCase(prompt: "Thanks, that's all!", tool: nil),
+  EvalCase(prompt: "Tell me a fun fact about bread.", tool: nil),
+  EvalCase(prompt: "What does a to-do list app do, in one sentence?", tool: nil),
+  EvalCase(prompt: "In one sentence, why do recipes use grams instead of cups?", tool: nil),
+]
+
+/// What one `toolhost ask` did.
+private struct AskOutcome {
+  var status: Int32?
+  var seconds: Double
+  var calls: [(tool: String, arguments: JSONValue)]
+  var answer: String?
+  var stderr: String
+}
+
+/// The verdict on one outcome: right when the prompt got an answer (exit 0), a prompt that needs a tool called it
+/// with the expected arguments and made at most one other call, and a prompt that needs none made no call.
+private func verdict(_ outcome: AskOutcome, for c: EvalCase) -> String? {
+  guard outcome.status == 0, outcome.answer != nil else {
+    return outcome.status == nil ? "timed out" : "exit \(outcome.status!): \(outcome.stderr.suffix(160))"
+  }
+  guard let expected = c.tool else {
+    return outcome.calls.isEmpty ? nil : "needless call"
+  }
+  let right = outcome.calls.filter { call in
+    call.tool == expected
+      && c.expect.allSatisfy { key, value in
+        // An expected `false` is also met by leaving the argument out (its default).
+        value == .bool(false) && call.arguments[key] == nil || matches(call.arguments[key], value)
+      }
+  }
+  if right.isEmpty {
+    return outcome.calls.contains { $0.tool == expected } ? "arguments off" : "wrong or no tool"
+  }
+  return outcome.calls.count > 2 ? "\(outcome.calls.count) calls" : nil
+}
+
+/// Where the eval finds its programs and data.
+private struct AskEvalSetup {
+  var toolhost: String
+  var plugins: URL
+  var model: String
+  var environment: [String: String]
+
+  static func locate() throws -> AskEvalSetup {
+    let exe = try FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")
+    let toolhost = URL(fileURLWithPath: exe).deletingLastPathComponent().appendingPathComponent("toolhost").path
+    guard FileManager.default.isExecutableFile(atPath: toolhost) else {
+      throw BenchFailure("no toolhost beside the benchmark (\(toolhost)): run `swift build -c release` first")
+    }
+    let plugins = URL(fileURLWithPath: FileManager.default.currentDirectoryPath).appendingPathComponent("plugins")
+    guard FileManager.default.isExecutableFile(atPath: plugins.appendingPathComponent("bread/bin/search-bread").path)
+    else { throw BenchFailure("the example plugins are not built: run `make -C plugins` in the checkout") }
+    let host = ProcessInfo.processInfo.environment
+    var environment = ["PATH": host["PATH"] ?? "/usr/bin:/bin", "LANG": "C.UTF-8", "NO_COLOR": "1"]
+    environment["TOOLHOST_LOCAL_DIR"] =
+      host["TOOLHOST_LOCAL_DIR"] ?? FileManager.default.currentDirectoryPath + "/.toolhost/local-model"
+    return AskEvalSetup(
+      toolhost: toolhost, plugins: plugins, model: host["TOOLHOST_BENCH_MODEL"] ?? "local", environment: environment)
+  }
+
+  /// A fresh scratch folder: HOME, a copy of the example plugins, a to-do list with three items.
+  func scratch() throws -> URL {
+    let dir = FileManager.default.temporaryDirectory.appendingPathComponent("toolhost-eval-\(UUID().uuidString)")
+    try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
+    try FileManager.default.copyItem(at: plugins, to: dir.appendingPathComponent("plugins"))
+    for item in ["buy milk", "call the dentist", "water the plants"] {
+      let seeded = try run(["call", "--plugins", "plugins", "todoAdd", "--text", item], in: dir, timeout: 30)
+      guard seeded.status == 0 else { throw BenchFailure("seeding the to-do list failed: \(seeded.stderr)") }
+    }
+    return dir
+  }
+
+  /// Runs toolhost in `dir` (HOME too) with no terminal; kills it after `timeout` seconds.
+  func run(_ arguments: [String], in dir: URL, timeout: Double) throws -> (
+    status: Int32?, stdout: String, stderr: String, seconds: Double
+  ) {
+    let process = Process()
+    process.executableURL = URL(fileURLWithPath: toolhost)
+    process.arguments = arguments
+    process.currentDirectoryURL = dir
+    var env = environment
+    env["HOME"] = dir.path
+    env["XDG_CONFIG_HOME"] = dir.appendingPathComponent(".config").path
+    process.environment = env
+    let out = dir.appendingPathComponent(".out")
+    let err = dir.appendingPathComponent(".err")
+    _ = FileManager.default.createFile(atPath: out.path, contents: nil)
+    _ = FileManager.default.createFile(atPath: err.path, contents: nil)
+    process.standardInput = FileHandle.nullDevice
+    process.standardOutput = try FileHandle(forWritingTo: out)
+    process.standardError = try FileHandle(forWritingTo: err)
+    let t0 = now()
+    try process.run()
+    var status: Int32? = nil
+    while true {
+      if !process.isRunning {
+        status = process.terminationStatus
+        break
+      }
+      if now() - t0 > timeout {
+        kill(process.processIdentifier, SIGINT)
+        usleep(3_000_000)
+        if process.isRunning { kill(process.processIdentifier, SIGKILL) }
+        process.waitUntilExit()
+        break
+      }
+      usleep(20_000)
+    }
+    let seconds = now() - t0
+    return (
+      status, (try? String(contentsOf: out, encoding: .utf8)) ?? "",
+      (try? String(contentsOf: err, encoding: .utf8)) ?? "",
+      seconds
+    )
+  }
+
+  /// `toolhost ask --json` for one prompt in a fresh scratch folder.
+  func ask(_ prompt: String, keepAlive: Bool) throws -> AskOutcome {
+    let dir = try scratch()
+    defer { try? FileManager.default.removeItem(at: dir) }
+    var arguments = ["ask", "--json", "--yes", "--model", model, "--plugins", "plugins"]
+    if keepAlive { arguments += ["--keep-alive", "10m"] }
+    let result = try run(arguments + [prompt], in: dir, timeout: 240)
+    let events = result.stdout.split(separator: "\n").compactMap { try? JSONValue.parse(String($0)) }
+    let calls = events.filter { $0["type"] == "tool_call_started" }.map {
+      (tool: $0["tool"]?.stringValue ?? "?", arguments: $0["arguments"] ?? .null)
+    }
+    let answer = events.last { $0["type"] == "response" }?["text"]?.stringValue
+    return AskOutcome(
+      status: result.status, seconds: result.seconds, calls: calls, answer: answer, stderr: result.stderr)
+  }
+
+  /// `toolhost model start|stop` for the eval's model.
+  func model(_ verb: String) throws {
+    let dir = FileManager.default.temporaryDirectory.appendingPathComponent("toolhost-eval-\(UUID().uuidString)")
+    try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
+    defer { try? FileManager.default.removeItem(at: dir) }
+    var arguments = ["model", verb]
+    if verb == "start" {
+      arguments += ["--model", model, "--keep-alive", "10m"]
+    } else {
+      arguments += ["--model", model]
+    }
+    let result = try run(arguments, in: dir, timeout: 120)
+    guard result.status == 0 else { throw BenchFailure("toolhost model \(verb) failed: \(result.stderr)") }
+  }
+}
+
+struct BenchFailure: Error, CustomStringConvertible {
+  var description: String
+  init(_ description: String) { self.description = description }
+}
+
+/// The scores of one binary in one run (cold or warm).
+private struct AskScore {
+  var right = 0
+  var times: [Double] = []
+  var extra = 0
+  var needless = 0
+}
+
+/// Runs every prompt with `setup`'s toolhost, cold or warm, and scores it; per-prompt lines go to stderr.
+private func askRun(_ setup: AskEvalSetup, _ cases: [EvalCase], warm: Bool, label: String) throws -> AskScore {
+  try setup.model("stop")
+  if warm { try setup.model("start") }
+  defer { if warm { try? setup.model("stop") } }
+  var score = AskScore()
+  for c in cases {
+    let outcome = try setup.ask(c.prompt, keepAlive: warm)
+    let wrong = verdict(outcome, for: c)
+    if wrong == nil { score.right += 1 }
+    score.times.append(outcome.seconds)
+    if c.tool == nil { score.needless += outcome.calls.count } else { score.extra += max(0, outcome.calls.count - 1) }
+    let calls =
+      outcome.calls.isEmpty
+      ? "no call" : outcome.calls.map { "\($0.tool) \($0.arguments.description)" }.joined(separator: ", ")
+    FileHandle.standardError.write(
+      Data(
+        ("  \(label) \(wrong == nil ? "ok " : "BAD") \(String(format: "%5.1f", outcome.seconds)) s  \(c.prompt) → "
+          + calls + (wrong.map { "  [\($0)]" } ?? "") + "\n").utf8))
+  }
+  return score
+}
+
+/// Runs every prompt cold, then warm, and scores both. Per-prompt lines go to stderr. `TOOLHOST_EVAL_RUNS`
+/// (`cold,warm` by default) picks the runs; `TOOLHOST_BENCH_MODEL` the model (`local:/path/model.gguf`);
+/// `TOOLHOST_EVAL_TOOLS` (tool names, `none` for the prompts needing none) a part of the set, while trying things;
+/// `TOOLHOST_EVAL_BASELINE` another `toolhost` binary (an earlier commit's) to run the same prompts with, in the same
+/// run, as the baseline column.
+func askEvalBenchmarks() async throws -> [BenchRow] {
+  let setup = try AskEvalSetup.locate()
+  let environment = ProcessInfo.processInfo.environment
+  let runs = (environment["TOOLHOST_EVAL_RUNS"] ?? "cold,warm").split(separator: ",").map(String.init)
+  let only = environment["TOOLHOST_EVAL_TOOLS"].map { Set($0.split(separator: ",").map(String.init)) }
+  let cases = allAskCases.filter { c in only.map { $0.contains(c.tool ?? "none") } ?? true }
+  var baseline: AskEvalSetup? = nil
+  if let path = environment["TOOLHOST_EVAL_BASELINE"] {
+    guard FileManager.default.isExecutableFile(atPath: path) else {
+      throw BenchFailure("TOOLHOST_EVAL_BASELINE is not an executable: \(path)")
+    }
+    baseline = setup
+    baseline?.toolhost = path
+  }
+  var rows: [BenchRow] = []
+  let total = Double(cases.count)
+  for run in runs {
+    let warm = run == "warm"
+    let current = try askRun(setup, cases, warm: warm, label: run)
+    let before = try baseline.map { try askRun($0, cases, warm: warm, label: run + " baseline") }
+    let server = warm ? "shared server running" : "no server running"
+    func row(_ name: String, _ value: (AskScore) -> Double, unit: String, goal: String? = nil, higher: Bool = false)
+      -> BenchRow
+    {
+      BenchRow(
+        suite: "ask", name: name, value: value(current), unit: unit, baselineName: before.map { _ in "baseline" },
+        baselineValue: before.map(value), goal: goal, higherIsBetter: higher, showsRatio: unit == "s")
+    }
+    rows.append(
+      row(
+        "right, \(cases.count) prompts, \(server)", { Double($0.right) * 100 / total }, unit: "%", goal: "≥ 90",
+        higher: true))
+    rows.append(row("calls for prompts needing none, \(server)", { Double($0.needless) }, unit: "calls", goal: "0"))
+    rows.append(row("extra calls for prompts needing one, \(server)", { Double($0.extra) }, unit: "calls"))
+    rows.append(
+      row("median time per ask, \(server)", { median($0.times) }, unit: "s", goal: warm ? "≤ 4" : "≤ 8"))
+    rows.append(row("worst time, \(server)", { $0.times.max() ?? 0 }, unit: "s"))
+  }
+  return rows
+}
