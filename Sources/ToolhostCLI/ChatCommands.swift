@@ -17,8 +17,8 @@ struct ChatOptions: ParsableArguments {
   @Option(
     help: ArgumentHelp(
       "The model name (default: $TOOLHOST_MODEL, else gpt-4o-mini); `local` runs the default local model with "
-        + "llama.cpp, `local:1.5b` the larger one (`scripts/install-local-model --with-1.5b`), `local:/path/model.gguf` any "
-        + "GGUF file.", valueName: "name"))
+        + "llama.cpp, `local:1.5b` the larger one (`scripts/install-local-model --with-1.5b`), "
+        + "`local:/path/model.gguf` any GGUF file.", valueName: "name"))
   var model: String?
 
   @Option(

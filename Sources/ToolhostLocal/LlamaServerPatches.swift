@@ -35,7 +35,8 @@ enum LlamaServerPatches {
             self.one = (llama_cpp.llama_token_data * 1)()
         def _apply(self, sampler, data, size):
             cur = llama_cpp.llama_token_data_array(
-                data=ctypes.cast(data, ctypes.POINTER(llama_cpp.llama_token_data)), size=size, selected=-1, sorted=False)
+                data=ctypes.cast(data, ctypes.POINTER(llama_cpp.llama_token_data)), size=size, selected=-1,
+                sorted=False)
             llama_cpp.llama_sampler_apply(sampler, ctypes.byref(cur))
             return cur
         def _fill(self, logits):
@@ -152,7 +153,8 @@ enum LlamaServerPatches {
         written = llama_cpp.llama_state_get_data(self._ctx.ctx, buffer, size)
         name = "prefix-%s-%s" % (key, hashlib.sha256(repr(tokens[:n]).encode()).hexdigest()[:16])
         os.makedirs(_cache_dir, mode=0o700, exist_ok=True)
-        for suffix, payload in ((".bin", bytes(buffer)[:written]), (".json", json.dumps({"tokens": tokens[:n]}).encode())):
+        index = json.dumps({"tokens": tokens[:n]}).encode()
+        for suffix, payload in ((".bin", bytes(buffer)[:written]), (".json", index)):
             fd, tmp = tempfile.mkstemp(dir=_cache_dir)
             with os.fdopen(fd, "wb") as f:
                 f.write(payload)

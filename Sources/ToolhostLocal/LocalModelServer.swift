@@ -204,8 +204,9 @@ public final class LocalModelServer: Sendable {
   // MARK: - Starting
 
   /// The launcher: exits when stdin closes (toolhost has gone), then runs `python -m llama_cpp.server` with the
-  /// arguments after `-c CODE`, with ``LlamaServerPatches`` applied. It reads descriptor 0 with `os.read`, not through `sys.stdin`: a daemon thread
-  /// blocked inside the buffered reader makes Python abort (SIGABRT) when the server exits by itself.
+  /// arguments after `-c CODE`, with ``LlamaServerPatches`` applied. It reads descriptor 0 with `os.read`, not
+  /// through `sys.stdin`: a daemon thread blocked inside the buffered reader makes Python abort (SIGABRT) when the
+  /// server exits by itself.
   static let launcher =
     LlamaServerPatches.source + "\n" + """
       import os, runpy, sys, threading
