@@ -10,8 +10,9 @@
 ///   message (the instructions and the tool list: everything up to the first end-of-turn token, 32 tokens or more) is
 ///   saved there once per model and tool set (files 0600 in a 0700 folder, the newest 8 kept), and a server that
 ///   starts later restores it instead of reading that message again. The key is the model file (path, size, mtime),
-///   the context size and llama-cpp-python's version; a file that is not the user's own or is group- or
-///   world-writable is not read. A failure to save or restore is a line in the server log, never a failed request.
+///   llama-cpp-python's version and the context's settings (size, cache types, attention); a file that is not the
+///   user's own or is group- or world-writable is not read. Files of any key unused for 30 days are removed. A
+///   failure to save or restore is a line in the server log, never a failed request.
 enum LlamaServerPatches {
   static let source = """
     import ctypes, math, sys
@@ -73,7 +74,7 @@ enum LlamaServerPatches {
 
     # A saved prompt prefix: the model's state after the system message (instructions and tool list), kept on disk so
     # that a freshly started server does not read that message again.
-    import hashlib, json, os, stat, tempfile
+    import hashlib, json, os, stat, tempfile, time
     _generate = _llama.Llama.generate
     _cache_dir = os.environ.get("TOOLHOST_PROMPT_CACHE")
 
@@ -87,8 +88,12 @@ enum LlamaServerPatches {
 
     def _model_key(self):
         st = os.stat(self.model_path)
-        identity = "%s|%d|%d|%d|%s" % (os.path.realpath(self.model_path), st.st_size, st.st_mtime_ns, self.n_ctx(),
-                                       llama_cpp.__version__)
+        # Whatever shapes the saved state: the model file, llama.cpp's version and the context's settings.
+        params = self.context_params
+        layout = [getattr(params, f, None) for f in ("n_ctx", "type_k", "type_v", "flash_attn_type", "swa_full",
+                                                      "kv_unified", "rope_freq_base", "rope_freq_scale")]
+        identity = "%s|%d|%d|%s|%r" % (os.path.realpath(self.model_path), st.st_size, st.st_mtime_ns,
+                                       llama_cpp.__version__, layout)
         return hashlib.sha256(identity.encode()).hexdigest()[:16]
 
     def _own_file(path):
@@ -139,6 +144,10 @@ enum LlamaServerPatches {
         self.input_ids[:n] = best[1]
         self.n_tokens = n
         self._requires_eval = True
+        try:
+            os.utime(os.path.join(_cache_dir, best[0] + ".json"))
+        except OSError:
+            pass
         print("toolhost: restored a saved prompt prefix of %d tokens" % n, file=sys.stderr)
 
     def _remember(self, tokens):
@@ -159,12 +168,19 @@ enum LlamaServerPatches {
             with os.fdopen(fd, "wb") as f:
                 f.write(payload)
             os.replace(tmp, os.path.join(_cache_dir, name + suffix))
-        # Keep the newest few tool sets.
+        # Keep the newest few tool sets of this key, and nothing of any key (an older llama.cpp, a removed model)
+        # unused for 30 days.
         old = sorted((os.path.getmtime(os.path.join(_cache_dir, e[0] + ".json")), e[0]) for e in entries)
-        for _, stale in old[:-7]:
+        stale = [e for _, e in old[:-7]]
+        for other in os.listdir(_cache_dir):
+            path = os.path.join(_cache_dir, other)
+            unused = time.time() - os.path.getmtime(path) > 30 * 86400
+            if other.startswith("prefix-") and other.endswith(".json") and unused:
+                stale.append(other[:-5])
+        for name in stale:
             for suffix in (".json", ".bin"):
                 try:
-                    os.unlink(os.path.join(_cache_dir, stale + suffix))
+                    os.unlink(os.path.join(_cache_dir, name + suffix))
                 except OSError:
                     pass
         print("toolhost: saved a prompt prefix of %d tokens" % n, file=sys.stderr)
