@@ -54,7 +54,6 @@ enum LlamaServerPatches {
             if math.isinf(self.one[0].logit):
                 self._fill(logits)
                 cur = self._apply(self.grammar, self.buf, self.n)
-                cur = llama_cpp.llama_token_data_array(data=cur.data, size=cur.size, selected=-1, sorted=cur.sorted)
                 llama_cpp.llama_sampler_apply(self.chain.sampler, ctypes.byref(cur))
                 token = cur.data[cur.selected].id
             llama_cpp.llama_sampler_accept(self.grammar, token)
@@ -77,6 +76,9 @@ enum LlamaServerPatches {
     import hashlib, json, os, stat, tempfile, time
     _generate = _llama.Llama.generate
     _cache_dir = os.environ.get("TOOLHOST_PROMPT_CACHE")
+    # Prefixes this process knows are saved, so a warm server touches the folder only for a system message it has
+    # not seen.
+    _saved = set()
 
     def _common(a, b):
         n = 0
@@ -128,6 +130,9 @@ enum LlamaServerPatches {
 
     def _restore(self, tokens):
         have = _common(self._input_ids[: self.n_tokens].tolist(), tokens)
+        n = _prefix_length(self, tokens)
+        if 0 < n <= have:
+            return  # the live state already holds the system message
         key, entries = _entries(self)
         best = max(entries, key=lambda e: _common(e[1], tokens), default=None)
         if best is None or _common(best[1], tokens) < have + 16:
@@ -140,27 +145,31 @@ enum LlamaServerPatches {
         buffer = (ctypes.c_uint8 * len(data)).from_buffer_copy(data)
         if llama_cpp.llama_state_set_data(self._ctx.ctx, buffer, len(data)) != len(data):
             return
-        n = len(best[1])
-        self.input_ids[:n] = best[1]
-        self.n_tokens = n
+        restored = len(best[1])
+        self.input_ids[:restored] = best[1]
+        self.n_tokens = restored
         self._requires_eval = True
         try:
             os.utime(os.path.join(_cache_dir, best[0] + ".json"))
         except OSError:
             pass
-        print("toolhost: restored a saved prompt prefix of %d tokens" % n, file=sys.stderr)
+        print("toolhost: restored a saved prompt prefix of %d tokens" % restored, file=sys.stderr)
 
     def _remember(self, tokens):
         n = _prefix_length(self, tokens)
         if n < 32 or self.n_tokens < n or _common(self._input_ids[:n].tolist(), tokens[:n]) < n:
             return
+        prefix = hashlib.sha256(repr(tokens[:n]).encode()).hexdigest()[:16]
+        if prefix in _saved:
+            return
         key, entries = _entries(self)
         if any(_common(e[1], tokens) >= n for e in entries):
+            _saved.add(prefix)
             return
         size = llama_cpp.llama_state_get_size(self._ctx.ctx)
         buffer = (ctypes.c_uint8 * size)()
         written = llama_cpp.llama_state_get_data(self._ctx.ctx, buffer, size)
-        name = "prefix-%s-%s" % (key, hashlib.sha256(repr(tokens[:n]).encode()).hexdigest()[:16])
+        name = "prefix-%s-%s" % (key, prefix)
         os.makedirs(_cache_dir, mode=0o700, exist_ok=True)
         index = json.dumps({"tokens": tokens[:n]}).encode()
         for suffix, payload in ((".bin", bytes(buffer)[:written]), (".json", index)):
@@ -168,15 +177,18 @@ enum LlamaServerPatches {
             with os.fdopen(fd, "wb") as f:
                 f.write(payload)
             os.replace(tmp, os.path.join(_cache_dir, name + suffix))
+        _saved.add(prefix)
         # Keep the newest few tool sets of this key, and nothing of any key (an older llama.cpp, a removed model)
         # unused for 30 days.
         old = sorted((os.path.getmtime(os.path.join(_cache_dir, e[0] + ".json")), e[0]) for e in entries)
         stale = [e for _, e in old[:-7]]
         for other in os.listdir(_cache_dir):
-            path = os.path.join(_cache_dir, other)
-            unused = time.time() - os.path.getmtime(path) > 30 * 86400
-            if other.startswith("prefix-") and other.endswith(".json") and unused:
-                stale.append(other[:-5])
+            if other.startswith("prefix-") and other.endswith(".json"):
+                try:
+                    if time.time() - os.path.getmtime(os.path.join(_cache_dir, other)) > 30 * 86400:
+                        stale.append(other[:-5])
+                except OSError:
+                    pass  # removed meanwhile by another server
         for name in stale:
             for suffix in (".json", ".bin"):
                 try:
