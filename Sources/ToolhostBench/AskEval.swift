@@ -212,12 +212,8 @@ private struct AskEvalSetup {
     let dir = FileManager.default.temporaryDirectory.appendingPathComponent("toolhost-eval-\(UUID().uuidString)")
     try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
     defer { try? FileManager.default.removeItem(at: dir) }
-    var arguments = ["model", verb]
-    if verb == "start" {
-      arguments += ["--model", model, "--keep-alive", "10m"]
-    } else {
-      arguments += ["--model", model]
-    }
+    var arguments = ["model", verb, "--model", model]
+    if verb == "start" { arguments += ["--keep-alive", "10m"] }
     let result = try run(arguments, in: dir, timeout: 120)
     guard result.status == 0 else { throw BenchFailure("toolhost model \(verb) failed: \(result.stderr)") }
   }

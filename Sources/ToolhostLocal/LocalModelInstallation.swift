@@ -127,13 +127,10 @@ public enum LocalModelSpecifier {
         kind: .configuration, message: "\(name) is not a local model (use `local` or `local:/path/model.gguf`)")
     }
     var path = installation.defaultModel
+    var missing = "the default local model \(path) is missing; run `\(LocalModelInstallation.setupCommand)` again"
     if name == "local:1.5b" {
       path = installation.largerModel
-      guard FileManager.default.fileExists(atPath: path) else {
-        throw LanguageModelError(
-          kind: .configuration,
-          message: "the 1.5B local model is not installed; run `\(LocalModelInstallation.setupCommand) --with-1.5b`")
-      }
+      missing = "the 1.5B local model is not installed; run `\(LocalModelInstallation.setupCommand) --with-1.5b`"
     } else if name.hasPrefix("local:") {
       path = (String(name.dropFirst("local:".count)) as NSString).expandingTildeInPath
       if path.isEmpty {
@@ -143,20 +140,18 @@ public enum LocalModelSpecifier {
       if !path.hasPrefix("/") {
         path = FileManager.default.currentDirectoryPath + "/" + path
       }
+      missing = "no model file at \(path); pass `--model local:/path/to/model.gguf` with an existing GGUF file"
     }
-    try checkGGUF(path, isDefault: name == "local")
+    try checkGGUF(path, missing: missing)
     return path
   }
 
-  /// Checks that `path` is a readable file that starts with the GGUF magic.
-  static func checkGGUF(_ path: String, isDefault: Bool) throws(LanguageModelError) {
+  /// Checks that `path` is a readable file that starts with the GGUF magic; `missing` is the message when there is
+  /// no file at `path`.
+  static func checkGGUF(_ path: String, missing: String) throws(LanguageModelError) {
     var isDirectory: ObjCBool = false
     guard FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory), !isDirectory.boolValue else {
-      throw LanguageModelError(
-        kind: .configuration,
-        message: isDefault
-          ? "the default local model \(path) is missing; run `\(LocalModelInstallation.setupCommand)` again"
-          : "no model file at \(path); pass `--model local:/path/to/model.gguf` with an existing GGUF file")
+      throw LanguageModelError(kind: .configuration, message: missing)
     }
     guard let handle = FileHandle(forReadingAtPath: path) else {
       throw LanguageModelError(kind: .configuration, message: "cannot read the model file \(path) (permissions?)")

@@ -76,13 +76,7 @@ public enum GuidedToolCalls {
   /// best ``shortlistSize`` for the transcript's last prompt, best first (``ToolRanking``), as "tool search" does.
   public static func offeredTools(for request: ModelRequest) -> [Transcript.ToolDefinition] {
     guard request.tools.count > shortlistThreshold else { return request.tools }
-    var prompt = ""
-    for entry in request.transcript.entries.reversed() {
-      if case .prompt(let p) = entry {
-        prompt = p.text
-        break
-      }
-    }
+    let prompt = request.transcript.lastPrompt ?? ""
     return Array(ToolRanking.rank(request.tools, for: prompt).prefix(shortlistSize).map(\.tool))
   }
 

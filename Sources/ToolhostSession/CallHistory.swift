@@ -2,7 +2,7 @@ import ToolhostJSON
 
 /// The tool calls that succeeded since a transcript's last prompt: what tells a model going round in circles from
 /// one making progress. ``LanguageModelSession`` asks for the answer instead of running a turn whose every call
-/// ``loops(_:)``; guided backends use the same rule before they ask for arguments.
+/// ``loops(_:)``.
 ///
 /// ```swift
 /// let history = CallHistory(transcript)

@@ -36,6 +36,14 @@ public struct Transcript: Sendable, Equatable, Codable, RandomAccessCollection {
     return nil
   }
 
+  /// The text of the last prompt, if any.
+  public var lastPrompt: String? {
+    for entry in entries.reversed() {
+      if case .prompt(let p) = entry { return p.text }
+    }
+    return nil
+  }
+
   /// Encodes as its entries array.
   public func encode(to encoder: any Encoder) throws {
     var container = encoder.singleValueContainer()
