@@ -10,75 +10,123 @@ struct Compiler {
   private struct Job {
     let index: Int
     let value: JSONValue
-    let location: String
+    let key: SchemaKey
     let depth: Int
+    /// The base URI, resource and dialect the subschema inherits from where it was found.
+    let info: SubschemaInfo
   }
 
-  private let root: JSONValue
-  /// The root `$id` without a trailing empty fragment; a `$ref` that starts with it is local.
-  private var rootID: String?
+  private var index: SchemaIndex
+  private let options: SchemaOptions
   private var nodes: [Node?] = []
-  private var indexByPointer: [String: Int] = [:]
+  private var indexByKey: [SchemaKey: Int] = [:]
   private var queue: [Job] = []
   private var patterns: [String: Pattern] = [:]
+  /// The anchor names some `$dynamicRef` resolves dynamically.
+  private var dynamicNames: Set<String> = []
+  /// The information of the schema object being built, which its subschemas inherit.
+  private var current: SubschemaInfo
 
-  private init(root: JSONValue) {
-    self.root = root
+  private init(options: SchemaOptions) {
+    self.options = options
+    self.index = SchemaIndex(options: options)
+    self.current = SubschemaInfo(base: URIReference(""), resource: 0, dialect: .standard)
   }
 
-  /// Compiles a whole schema document; node 0 of the result is the root.
-  static func compile(_ schema: JSONValue) throws(SchemaError) -> Program {
-    var compiler = Compiler(root: schema)
-    if case .object(let object) = schema, let id = object["$id"] {
-      guard case .string(var text) = id else {
-        throw invalid("", "'$id' must be a string, got \(id.typeName)")
-      }
-      if text.hasSuffix("#") { text.removeLast() }
-      compiler.rootID = text
-    }
-    _ = compiler.schema(schema, at: "", depth: 0)
+  /// Compiles a whole schema document; node 0 of the result is the root. Documents that references name are loaded
+  /// from the options' registry and compiled into the same program.
+  static func compile(_ schema: JSONValue, options: SchemaOptions = SchemaOptions()) throws(SchemaError) -> Program {
+    var compiler = Compiler(options: options)
+    _ = try compiler.index.add(schema, uri: options.baseURI ?? "")
+    let root = SchemaKey(document: 0, pointer: "")
+    _ = compiler.schema(schema, at: root, depth: 0, info: compiler.index.info(at: root))
+    // Compile until every dynamic anchor that a `$dynamicRef` may reach is compiled too: compiling may load more
+    // documents, and with them more anchors.
+    var anchorsDone = Set<SchemaKey>()
     var next = 0
-    while next < compiler.queue.count {
-      let job = compiler.queue[next]
-      next += 1
-      try compiler.build(job.value, at: job.location, into: job.index, depth: job.depth)
+    while true {
+      while next < compiler.queue.count {
+        let job = compiler.queue[next]
+        next += 1
+        try compiler.build(job.value, at: job.key, into: job.index, depth: job.depth, info: job.info)
+      }
+      var added = false
+      for resource in compiler.index.resources {
+        for (name, key) in resource.dynamicAnchors
+        where compiler.dynamicNames.contains(name) && !anchorsDone.contains(key) {
+          anchorsDone.insert(key)
+          if let value = compiler.index.value(at: key) {
+            let depth = JSONPointer.tokens(key.pointer)?.count ?? 0
+            _ = compiler.schema(value, at: key, depth: depth, info: compiler.index.info(at: key))
+            added = true
+          }
+        }
+      }
+      if !added { break }
     }
-    return Program(nodes: compiler.nodes.map { $0! })
+    let dynamicAnchors: [[String: Int]] =
+      compiler.dynamicNames.isEmpty
+      ? []
+      : compiler.index.resources.map { resource in
+        resource.dynamicAnchors.filter { compiler.dynamicNames.contains($0.key) }
+          .compactMapValues { compiler.indexByKey[$0] }
+      }
+    return Program(
+      nodes: compiler.nodes.map { $0! }, dynamicAnchors: dynamicAnchors,
+      usesDynamicScope: !compiler.dynamicNames.isEmpty)
   }
 
   // MARK: - Schemas
 
-  /// The node index of the schema `value` found at `location`; it is compiled later, from the queue, if it is new.
-  private mutating func schema(_ value: JSONValue, at location: String, depth: Int) -> Int {
-    if let index = indexByPointer[location] { return index }
+  /// The node index of the schema `value` found at `key`; it is compiled later, from the queue, if it is new. It
+  /// inherits `info`, or by default that of the schema being built.
+  private mutating func schema(_ value: JSONValue, at key: SchemaKey, depth: Int, info: SubschemaInfo? = nil)
+    -> Int
+  {
+    if let index = indexByKey[key] { return index }
     let index = nodes.count
     nodes.append(nil)
-    indexByPointer[location] = index
-    queue.append(Job(index: index, value: value, location: location, depth: depth))
+    indexByKey[key] = index
+    queue.append(Job(index: index, value: value, key: key, depth: depth, info: info ?? current))
     return index
   }
 
-  private mutating func build(_ value: JSONValue, at location: String, into index: Int, depth: Int)
-    throws(SchemaError)
-  {
+  /// The place of a keyword (or a member of it) inside the schema at `key`.
+  private func child(_ key: SchemaKey, _ tokens: String...) -> SchemaKey {
+    var pointer = key.pointer
+    for token in tokens { pointer = JSONPointer.appending(token, to: pointer) }
+    return SchemaKey(document: key.document, pointer: pointer)
+  }
+
+  private mutating func build(
+    _ value: JSONValue, at key: SchemaKey, into index: Int, depth: Int, info: SubschemaInfo
+  ) throws(SchemaError) {
+    let location = self.index.location(key)
     guard depth <= JSONSchema.maximumDepth else {
       throw Self.invalid(
         location, "schemas are nested deeper than \(JSONSchema.maximumDepth) levels")
     }
     switch value {
     case .bool(let b):
-      nodes[index] = Node(location: location, kind: b ? .anything : .nothing)
+      nodes[index] = Node(
+        location: location, kind: b ? .anything : .nothing, resource: info.resource)
     case .object(let object):
-      nodes[index] = try build(object, at: location, depth: depth)
+      // A schema with its own `$id` or `$schema` starts a resource or a dialect, which the index knows.
+      current = object["$id"] != nil || object["$schema"] != nil ? self.index.info(at: key) : info
+      nodes[index] = try build(object, at: key, depth: depth)
     default:
       throw Self.invalid(location, "a schema must be an object or a boolean, got \(value.typeName)")
     }
   }
 
   /// Compiles the keywords of one schema object.
-  private mutating func build(_ object: JSONObject, at location: String, depth: Int)
+  private mutating func build(_ object: JSONObject, at key: SchemaKey, depth: Int)
     throws(SchemaError) -> Node
   {
+    let info = current
+    let location = index.location(key)
+    let vocabularies = info.dialect.vocabularies
+    let assertFormat = options.format == .assertion || vocabularies.contains(.formatAssertion)
     var type: TypeCheck?
     var general: [Check] = []
     var numeric: [Check] = []
@@ -89,17 +137,25 @@ struct Compiler {
     var required: [String] = []
     var patternProperties: [(Pattern, Int)] = []
     var additional: (Int, Bool)?
+    var unevaluated: (properties: Check?, items: Check?)
     let inner = depth + 1
 
-    for key in object.keys {
-      let value = object[key]!
-      let here = JSONPointer.appending(key, to: location)
-      func check(_ rule: Rule) -> Check { Check(keyword: key, location: here, rule: rule) }
+    for keyword in object.keys {
+      let value = object[keyword]!
+      let here = child(key, keyword)
+      let hereText = index.location(here)
+      func check(_ rule: Rule) -> Check { Check(keyword: keyword, location: hereText, rule: rule) }
+      func subschema(_ value: JSONValue) -> Int { schema(value, at: here, depth: inner) }
 
-      switch key {
+      if vocabularies != .standard, let vocabulary = Keywords.vocabulary[keyword] {
+        // A keyword of a vocabulary the dialect leaves out is an unknown keyword: ignored.
+        guard vocabulary == .core || vocabularies.contains(vocabulary) else { continue }
+      }
+
+      switch keyword {
       // Any instance.
       case "type":
-        type = try typeCheck(value, at: location, keywordLocation: here)
+        type = try typeCheck(value, at: location, keywordLocation: hereText)
       case "enum":
         guard case .array(let values) = value else {
           throw Self.invalid(location, "'enum' must be an array")
@@ -108,38 +164,36 @@ struct Compiler {
       case "const":
         general.append(check(.const(value)))
       case "$ref":
-        general.append(check(.ref(try reference(value, at: location))))
+        general.append(check(.ref(try reference(value, from: key, base: info.base, dynamic: false).node)))
+      case "$dynamicRef":
+        let target = try reference(value, from: key, base: info.base, dynamic: true)
+        general.append(check(.dynamicRef(target.node, anchor: target.anchor)))
       case "allOf":
-        general.append(check(.allOf(try schemaArray(value, key, at: location, depth: inner))))
+        general.append(check(.allOf(try schemaArray(value, keyword, at: key, depth: inner))))
       case "anyOf":
-        general.append(check(.anyOf(try schemaArray(value, key, at: location, depth: inner))))
+        general.append(check(.anyOf(try schemaArray(value, keyword, at: key, depth: inner))))
       case "oneOf":
-        general.append(check(.oneOf(try schemaArray(value, key, at: location, depth: inner))))
+        general.append(check(.oneOf(try schemaArray(value, keyword, at: key, depth: inner))))
       case "not":
-        general.append(check(.not(schema(value, at: here, depth: inner))))
+        general.append(check(.not(subschema(value))))
       case "if":
-        let condition = schema(value, at: here, depth: inner)
+        let condition = subschema(value)
         var then: Int?
         var otherwise: Int?
-        if let t = object["then"] {
-          then = schema(t, at: JSONPointer.appending("then", to: location), depth: inner)
-        }
-        if let e = object["else"] {
-          otherwise = schema(e, at: JSONPointer.appending("else", to: location), depth: inner)
-        }
-        if then != nil || otherwise != nil {
-          general.append(check(.conditional(if: condition, then: then, else: otherwise)))
-        }
+        if let t = object["then"] { then = schema(t, at: child(key, "then"), depth: inner) }
+        if let e = object["else"] { otherwise = schema(e, at: child(key, "else"), depth: inner) }
+        // `if` alone still evaluates, for the annotations `unevaluated*` read.
+        general.append(check(.conditional(if: condition, then: then, else: otherwise)))
       case "then", "else":
         // Without `if` they do nothing; with it they are compiled above. Either way they must be schemas.
-        if object["if"] == nil { _ = schema(value, at: here, depth: inner) }
+        if object["if"] == nil { _ = subschema(value) }
 
       // Numbers.
       case "minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum":
         guard let limit = Limit(value) else {
-          throw Self.invalid(location, "'\(key)' must be a number, got \(Self.describe(value))")
+          throw Self.invalid(location, "'\(keyword)' must be a number, got \(Self.describe(value))")
         }
-        switch key {
+        switch keyword {
         case "minimum": numeric.append(check(.minimum(limit)))
         case "maximum": numeric.append(check(.maximum(limit)))
         case "exclusiveMinimum": numeric.append(check(.exclusiveMinimum(limit)))
@@ -154,14 +208,19 @@ struct Compiler {
 
       // Strings.
       case "minLength":
-        string.append(check(.minLength(try count(value, key, at: location))))
+        string.append(check(.minLength(try count(value, keyword, at: location))))
       case "maxLength":
-        string.append(check(.maxLength(try count(value, key, at: location))))
+        string.append(check(.maxLength(try count(value, keyword, at: location))))
       case "pattern":
         guard case .string(let source) = value else {
           throw Self.invalid(location, "'pattern' must be a string, got \(value.typeName)")
         }
-        string.append(check(.pattern(try pattern(source, key, at: location))))
+        string.append(check(.pattern(try pattern(source, keyword, at: location))))
+      case "format":
+        guard case .string(let name) = value else {
+          throw Self.invalid(location, "'format' must be a string, got \(value.typeName)")
+        }
+        if assertFormat && FormatChecks.known.contains(name) { string.append(check(.format(name))) }
 
       // Arrays.
       case "prefixItems":
@@ -169,25 +228,30 @@ struct Compiler {
           throw Self.invalid(
             location, "'items' must be a schema, not an array, when 'prefixItems' is present")
         }
-        array.append(check(.prefixItems(try schemaArray(value, key, at: location, depth: inner))))
+        array.append(check(.prefixItems(try schemaArray(value, keyword, at: key, depth: inner))))
       case "items":
         if case .array = value {
-          // Draft 7 tuple form: the same as `prefixItems` (accepted for compatibility; `additionalItems` is not).
-          array.append(check(.prefixItems(try schemaArray(value, key, at: location, depth: inner))))
+          // Draft 7 tuple form: the same as `prefixItems` (accepted for compatibility, with `additionalItems`).
+          array.append(check(.prefixItems(try schemaArray(value, keyword, at: key, depth: inner))))
         } else {
           let start = object["prefixItems"]?.arrayValue?.count ?? 0
-          array.append(check(.items(schema(value, at: here, depth: inner), start: start)))
+          array.append(check(.items(subschema(value), start: start)))
+        }
+      case "additionalItems":
+        // Draft 7: the items after an `items` array; without one it does nothing.
+        if case .array(let tuple) = object["items"] {
+          array.append(check(.items(subschema(value), start: tuple.count)))
         }
       case "contains":
-        let node = schema(value, at: here, depth: inner)
+        let node = subschema(value)
         var rule = (min: 1, max: Int?.none, minLocation: String?.none, maxLocation: String?.none)
-        if let min = object["minContains"] {
+        if let min = object["minContains"], vocabularies.contains(.validation) {
           rule.min = try count(min, "minContains", at: location)
-          rule.minLocation = JSONPointer.appending("minContains", to: location)
+          rule.minLocation = index.location(child(key, "minContains"))
         }
-        if let max = object["maxContains"] {
+        if let max = object["maxContains"], vocabularies.contains(.validation) {
           rule.max = try count(max, "maxContains", at: location)
-          rule.maxLocation = JSONPointer.appending("maxContains", to: location)
+          rule.maxLocation = index.location(child(key, "maxContains"))
         }
         array.append(
           check(
@@ -196,79 +260,80 @@ struct Compiler {
                 node: node, min: rule.min, max: rule.max, minLocation: rule.minLocation,
                 maxLocation: rule.maxLocation))))
       case "minContains", "maxContains":
-        _ = try count(value, key, at: location)  // used by `contains`; ignored without it
+        _ = try count(value, keyword, at: location)  // used by `contains`; ignored without it
       case "minItems":
-        array.append(check(.minItems(try count(value, key, at: location))))
+        array.append(check(.minItems(try count(value, keyword, at: location))))
       case "maxItems":
-        array.append(check(.maxItems(try count(value, key, at: location))))
+        array.append(check(.maxItems(try count(value, keyword, at: location))))
       case "uniqueItems":
         guard case .bool(let unique) = value else {
           throw Self.invalid(location, "'uniqueItems' must be a boolean, got \(value.typeName)")
         }
         if unique { array.append(check(.uniqueItems)) }
+      case "unevaluatedItems":
+        unevaluated.items = check(.unevaluatedItems(subschema(value)))
 
       // Objects.
       case "properties":
-        properties = try schemaObject(value, key, at: location, depth: inner)
+        properties = try schemaObject(value, keyword, at: key, depth: inner)
       case "patternProperties":
-        let entries = try schemaObject(value, key, at: location, depth: inner)
+        let entries = try schemaObject(value, keyword, at: key, depth: inner)
         var compiled: [(Pattern, Int)] = []
         for (source, node) in entries {
-          compiled.append((try pattern(source, key, at: location), node))
+          compiled.append((try pattern(source, keyword, at: location), node))
         }
         patternProperties = compiled
       case "additionalProperties":
-        additional = (schema(value, at: here, depth: inner), value == .bool(false))
+        additional = (subschema(value), value == .bool(false))
       case "required":
-        required = try strings(value, key, at: location)
+        required = try strings(value, keyword, at: location)
       case "minProperties":
-        members.append(check(.minProperties(try count(value, key, at: location))))
+        members.append(check(.minProperties(try count(value, keyword, at: location))))
       case "maxProperties":
-        members.append(check(.maxProperties(try count(value, key, at: location))))
+        members.append(check(.maxProperties(try count(value, keyword, at: location))))
       case "propertyNames":
-        members.append(check(.propertyNames(schema(value, at: here, depth: inner))))
+        members.append(check(.propertyNames(subschema(value))))
       case "dependentRequired":
-        guard case .object(let map) = value else {
-          throw Self.invalid(
-            location, "'dependentRequired' must be an object, got \(value.typeName)")
-        }
-        var rules: [(String, [String])] = []
-        for name in map.keys {
-          rules.append((name, try strings(map[name]!, "dependentRequired", at: location)))
-        }
-        members.append(check(.dependentRequired(rules)))
+        members.append(check(.dependentRequired(try dependentRequired(value, keyword, at: location))))
       case "dependentSchemas":
         members.append(
-          check(.dependentSchemas(try schemaObject(value, key, at: location, depth: inner))))
+          check(.dependentSchemas(try schemaObject(value, keyword, at: key, depth: inner))))
+      case "dependencies":
+        // Draft 7 (legacy dialects only; in 2020-12 an unknown keyword): arrays are `dependentRequired`, schemas
+        // `dependentSchemas`.
+        guard info.dialect.legacy else { continue }
+        guard case .object(let map) = value else {
+          throw Self.invalid(location, "'dependencies' must be an object, got \(value.typeName)")
+        }
+        var names: [(String, [String])] = []
+        var schemas: [(String, Int)] = []
+        for name in map.keys {
+          if case .array = map[name]! {
+            names.append((name, try strings(map[name]!, keyword, at: location)))
+          } else {
+            schemas.append((name, schema(map[name]!, at: child(key, keyword, name), depth: inner)))
+          }
+        }
+        if !names.isEmpty { members.append(check(.dependentRequired(names))) }
+        if !schemas.isEmpty { members.append(check(.dependentSchemas(schemas))) }
+      case "unevaluatedProperties":
+        unevaluated.properties = check(.unevaluatedProperties(subschema(value)))
 
-      // Structure.
+      // Structure: identifiers and anchors were read by the index; definitions are compiled when referred to.
       case "$defs", "definitions":
-        _ = try schemaObject(value, key, at: location, depth: inner)
+        _ = try schemaObject(value, keyword, at: key, depth: inner)
       case "$schema":
-        guard case .string(let uri) = value else {
+        guard case .string = value else {
           throw Self.invalid(location, "'$schema' must be a string, got \(value.typeName)")
-        }
-        guard Keywords.knownMetaSchemas.contains(uri) else {
-          throw SchemaError(
-            kind: .unsupportedKeyword, schemaLocation: location,
-            message:
-              "'$schema' \(Self.quote(uri)) is not supported; use https://json-schema.org/draft/2020-12/schema"
-          )
-        }
-      case "$id":
-        if !location.isEmpty {
-          throw SchemaError(
-            kind: .unsupportedKeyword, schemaLocation: location,
-            message: "'$id' is supported only at the root, not in a subschema")
         }
 
       default:
-        if Keywords.unsupported.contains(key) {
+        if info.dialect.legacy && Keywords.legacyUnsupported.contains(keyword) {
           throw SchemaError(
             kind: .unsupportedKeyword, schemaLocation: location,
-            message: "keyword '\(key)' is not supported")
+            message: "keyword '\(keyword)' of older drafts is not supported; use '$dynamicRef' (draft 2020-12)")
         }
-      // Annotations (title, description, default, format, examples, ...) and unknown keywords: nothing to check.
+      // Annotations (title, description, default, examples, content*, ...): nothing to check.
       }
     }
 
@@ -282,23 +347,26 @@ struct Compiler {
         list.append(MembersRule.Member(name: name, node: nil, required: true))
       }
       let rule = MembersRule(
-        members: list, propertiesLocation: JSONPointer.appending("properties", to: location),
-        requiredLocation: JSONPointer.appending("required", to: location),
+        members: list, propertiesLocation: index.location(child(key, "properties")),
+        requiredLocation: index.location(child(key, "required")),
         patterns: patternProperties,
         additional: additional?.0, additionalForbidden: additional?.1 ?? false,
-        additionalLocation: JSONPointer.appending("additionalProperties", to: location))
+        additionalLocation: index.location(child(key, "additionalProperties")))
       members.insert(
         Check(keyword: "properties", location: rule.propertiesLocation, rule: .members(rule)), at: 0
       )
     }
+    // `unevaluated*` go last: they read what every other keyword evaluated.
+    if let items = unevaluated.items { array.append(items) }
+    if let properties = unevaluated.properties { members.append(properties) }
 
     let empty =
       type == nil && general.isEmpty && numeric.isEmpty && string.isEmpty && array.isEmpty
       && members.isEmpty
     return Node(
-      location: location, kind: empty ? .anything : .checks, type: type, general: general,
-      numeric: numeric,
-      string: string, array: array, object: members)
+      location: location, kind: empty ? .anything : .checks, resource: info.resource,
+      collectsAnnotations: unevaluated.items != nil || unevaluated.properties != nil, type: type,
+      general: general, numeric: numeric, string: string, array: array, object: members)
   }
 
   // MARK: - Keyword values
@@ -368,38 +436,48 @@ struct Compiler {
     return result
   }
 
+  private func dependentRequired(_ value: JSONValue, _ key: String, at location: String) throws(SchemaError)
+    -> [(String, [String])]
+  {
+    guard case .object(let map) = value else {
+      throw Self.invalid(location, "'\(key)' must be an object, got \(value.typeName)")
+    }
+    var rules: [(String, [String])] = []
+    for name in map.keys {
+      rules.append((name, try strings(map[name]!, key, at: location)))
+    }
+    return rules
+  }
+
   private mutating func schemaArray(
-    _ value: JSONValue, _ key: String, at location: String, depth: Int
+    _ value: JSONValue, _ keyword: String, at key: SchemaKey, depth: Int
   )
     throws(SchemaError) -> [Int]
   {
     guard case .array(let items) = value, !items.isEmpty else {
-      throw Self.invalid(location, "'\(key)' must be a non-empty array of schemas")
+      throw Self.invalid(index.location(key), "'\(keyword)' must be a non-empty array of schemas")
     }
-    let base = JSONPointer.appending(key, to: location)
     var result: [Int] = []
     result.reserveCapacity(items.count)
     for (i, item) in items.enumerated() {
-      result.append(schema(item, at: "\(base)/\(i)", depth: depth))
+      result.append(schema(item, at: child(key, keyword, String(i)), depth: depth))
     }
     return result
   }
 
   private mutating func schemaObject(
-    _ value: JSONValue, _ key: String, at location: String, depth: Int
+    _ value: JSONValue, _ keyword: String, at key: SchemaKey, depth: Int
   )
     throws(SchemaError) -> [(String, Int)]
   {
     guard case .object(let map) = value else {
       throw Self.invalid(
-        location, "'\(key)' must be an object whose values are schemas, got \(value.typeName)")
+        index.location(key), "'\(keyword)' must be an object whose values are schemas, got \(value.typeName)")
     }
-    let base = JSONPointer.appending(key, to: location)
     var result: [(String, Int)] = []
     result.reserveCapacity(map.count)
     for name in map.keys {
-      result.append(
-        (name, schema(map[name]!, at: JSONPointer.appending(name, to: base), depth: depth)))
+      result.append((name, schema(map[name]!, at: child(key, keyword, name), depth: depth)))
     }
     return result
   }
@@ -421,61 +499,62 @@ struct Compiler {
 
   // MARK: - References
 
-  /// The node index of a `$ref` target; the target is compiled later if it has not been yet.
-  private mutating func reference(_ value: JSONValue, at location: String) throws(SchemaError)
-    -> Int
+  /// The node a `$ref` or `$dynamicRef` designates (compiled later if it has not been yet), and for a `$dynamicRef`
+  /// whose target is a `$dynamicAnchor`, the anchor's name, which evaluation looks up in the dynamic scope.
+  private mutating func reference(_ value: JSONValue, from key: SchemaKey, base: URIReference, dynamic: Bool)
+    throws(SchemaError) -> (node: Int, anchor: String?)
   {
+    let keyword = dynamic ? "$dynamicRef" : "$ref"
+    let location = index.location(key)
     guard case .string(let ref) = value else {
-      throw Self.invalid(location, "'$ref' must be a string, got \(value.typeName)")
+      throw Self.invalid(location, "'\(keyword)' must be a string, got \(value.typeName)")
     }
-    let base: Substring
-    let fragment: Substring
-    if let hash = ref.firstIndex(of: "#") {
-      base = ref[..<hash]
-      fragment = ref[ref.index(after: hash)...]
+    let target = URIReference(ref).resolved(against: base)
+    let resource = try index.resource(target.withoutFragment, for: ref, at: location)
+    guard let fragment = Self.percentDecoded((target.fragment ?? "")[...]) else {
+      throw SchemaError(
+        kind: .unresolvedReference, schemaLocation: location,
+        message: "'\(keyword)' \(Self.quote(ref)) has invalid percent-encoding")
+    }
+    let root = index.resources[resource].root
+    let place: SchemaKey
+    var anchor: String?
+    if fragment.isEmpty {
+      place = root
+    } else if fragment.hasPrefix("/") {
+      guard let tokens = JSONPointer.tokens(fragment) else {
+        throw SchemaError(
+          kind: .unresolvedReference, schemaLocation: location,
+          message: "'\(keyword)' \(Self.quote(ref)) is not a valid JSON Pointer")
+      }
+      place = SchemaKey(document: root.document, pointer: root.pointer + JSONPointer.pointer(tokens))
     } else {
-      base = ref[...]
-      fragment = ""
+      guard let found = index.anchor(fragment, in: resource) else {
+        throw SchemaError(
+          kind: .unresolvedReference, schemaLocation: location,
+          message: "'\(keyword)' \(Self.quote(ref)) does not resolve: no '$anchor' named \(Self.quote(fragment))")
+      }
+      place = found
+      if dynamic && index.resources[resource].dynamicAnchors[fragment] == found {
+        anchor = fragment
+        dynamicNames.insert(fragment)
+      }
     }
-    if !base.isEmpty && base != rootID.map({ $0[...] }) {
-      throw SchemaError(
-        kind: .unsupportedKeyword, schemaLocation: location,
-        message:
-          "remote reference \(Self.quote(ref)) is not supported; only local references such as '#/$defs/name' are"
-      )
-    }
-    guard let pointer = Self.percentDecoded(fragment) else {
-      throw SchemaError(
-        kind: .unresolvedReference, schemaLocation: location,
-        message: "'$ref' \(Self.quote(ref)) has invalid percent-encoding")
-    }
-    if !pointer.isEmpty && !pointer.hasPrefix("/") {
-      throw SchemaError(
-        kind: .unsupportedKeyword, schemaLocation: location,
-        message:
-          "'$ref' \(Self.quote(ref)) names an anchor, which is not supported; use a JSON Pointer such as '#/$defs/name'"
-      )
-    }
-    guard let tokens = JSONPointer.tokens(pointer) else {
-      throw SchemaError(
-        kind: .unresolvedReference, schemaLocation: location,
-        message: "'$ref' \(Self.quote(ref)) is not a valid JSON Pointer")
-    }
-    guard let target = JSONPointer.resolve(pointer, in: root) else {
+    guard let designated = index.value(at: place) else {
       throw SchemaError(
         kind: .unresolvedReference, schemaLocation: location,
         message:
-          "'$ref' \(Self.quote(ref)) does not resolve: the schema has nothing at \(Self.quote(pointer))"
-      )
+          "'\(keyword)' \(Self.quote(ref)) does not resolve: the schema has nothing at \(Self.quote(fragment))")
     }
-    switch target {
+    switch designated {
     case .object, .bool: break
     default:
       throw Self.invalid(
-        location, "'$ref' \(Self.quote(ref)) designates \(target.typeName), not a schema")
+        location, "'\(keyword)' \(Self.quote(ref)) designates \(designated.typeName), not a schema")
     }
     // The target's depth is not known from here; its number of pointer tokens is an upper bound.
-    return schema(target, at: JSONPointer.pointer(tokens), depth: tokens.count)
+    let depth = JSONPointer.tokens(place.pointer)?.count ?? 0
+    return (schema(designated, at: place, depth: depth, info: index.info(at: place)), anchor)
   }
 
   /// Decodes `%XX` escapes (as UTF-8); `nil` for a malformed escape or invalid UTF-8.

@@ -6,8 +6,32 @@ enum PathToken {
   case index(Int)
 }
 
+/// What the keywords applied to one instance location evaluated so far: the annotations that `unevaluatedProperties`
+/// and `unevaluatedItems` read. Only subschemas that succeed contribute.
+struct Evaluated {
+  var keys: Set<String> = []
+  var allKeys = false
+  /// Items `0..<prefix` were evaluated (by `prefixItems`).
+  var prefix = 0
+  var allItems = false
+  /// Items that matched `contains`.
+  var indices: Set<Int> = []
+
+  mutating func merge(_ other: Evaluated) {
+    keys.formUnion(other.keys)
+    allKeys = allKeys || other.allKeys
+    prefix = max(prefix, other.prefix)
+    allItems = allItems || other.allItems
+    indices.formUnion(other.indices)
+  }
+
+  func covers(key: String) -> Bool { allKeys || keys.contains(key) }
+  func covers(item: Int) -> Bool { allItems || item < prefix || indices.contains(item) }
+}
+
 /// The state of one validation: whether issues are collected, how deep the evaluation is, where in the instance it
-/// is (only tracked when collecting), and the issues so far.
+/// is (only tracked when collecting), the dynamic scope and annotations when the schema needs them, and the issues so
+/// far.
 struct Context {
   /// Collect every issue (`validate`) or stop at the first failure and build nothing (`isValid`).
   let collect: Bool
@@ -17,12 +41,33 @@ struct Context {
   var depth: Int
   var path: [PathToken]
   var issues: [ValidationIssue] = []
+  /// The schema resources entered, outermost first (kept only when the program uses `$dynamicRef`).
+  var scope: [Int] = []
+  /// What has been evaluated at the current instance location, when some enclosing schema's `unevaluated*` needs it;
+  /// `nil` otherwise.
+  var evaluated: Evaluated?
 
-  init(collect: Bool, flatten: Bool = false, depth: Int = 0, path: [PathToken] = []) {
+  init(
+    collect: Bool, flatten: Bool = false, depth: Int = 0, path: [PathToken] = [], scope: [Int] = [],
+    evaluated: Evaluated? = nil
+  ) {
     self.collect = collect
     self.flatten = flatten
     self.depth = depth
     self.path = path
+    self.scope = scope
+    self.evaluated = evaluated
+  }
+
+  /// A context that stops at the first failure, at the same depth and scope, collecting annotations afresh if this
+  /// one collects them.
+  func quiet() -> Context {
+    Context(collect: false, depth: depth, scope: scope, evaluated: evaluated == nil ? nil : Evaluated())
+  }
+
+  /// A context that collects every issue, flattened, at the same place, depth and scope, with no annotations.
+  func explaining() -> Context {
+    Context(collect: true, flatten: true, depth: depth, path: path, scope: scope)
   }
 
   /// The JSON Pointer of the current instance location.
@@ -85,7 +130,26 @@ extension Program {
     }
     context.depth += 1
     defer { context.depth -= 1 }
+    let entered = usesDynamicScope && context.scope.last != node.resource
+    if entered { context.scope.append(node.resource) }
+    defer { if entered { context.scope.removeLast() } }
+    guard node.collectsAnnotations else { return evaluateChecks(node, instance, &context) }
+    // This node reads annotations: collect its own afresh, and pass them up if it succeeds.
+    let outer = context.evaluated
+    context.evaluated = Evaluated()
+    let valid = evaluateChecks(node, instance, &context)
+    if var outer, let mine = context.evaluated, valid {
+      outer.merge(mine)
+      context.evaluated = outer
+    } else {
+      context.evaluated = outer
+    }
+    return valid
+  }
 
+  /// Evaluates the keywords of a node that has some.
+  @inline(__always)
+  private func evaluateChecks(_ node: Node, _ instance: JSONValue, _ context: inout Context) -> Bool {
     var valid = true
     if let type = node.type, TypeMask.of(instance).isDisjoint(with: type.mask) {
       guard context.collect else { return false }
@@ -133,18 +197,32 @@ extension Program {
     return valid
   }
 
-  /// Evaluates a node at the current place without collecting, whatever the context does.
+  /// Evaluates a node at the current place without collecting issues, whatever the context does. Its annotations,
+  /// when the context collects them and the node succeeds, are added to the context's.
   @inline(__always)
-  private func matches(_ index: Int, _ instance: JSONValue, _ context: borrowing Context) -> Bool {
-    var quiet = Context(collect: false, depth: context.depth)
+  private func matches(_ index: Int, _ instance: JSONValue, _ context: inout Context) -> Bool {
+    var quiet = context.quiet()
+    let valid = evaluate(index, instance, &quiet)
+    if valid, let found = quiet.evaluated { context.evaluated?.merge(found) }
+    return valid
+  }
+
+  /// Evaluates a node at the current place without collecting issues or annotations.
+  @inline(__always)
+  private func matchesQuietly(_ index: Int, _ instance: JSONValue, _ context: borrowing Context) -> Bool {
+    var quiet = Context(collect: false, depth: context.depth, scope: context.scope)
     return evaluate(index, instance, &quiet)
   }
 
-  /// Evaluates a node on a member or an item, with the instance location extended by `token` when collecting.
+  /// Evaluates a node on a member or an item, with the instance location extended by `token` when collecting, and
+  /// annotations (which belong to one instance location) set aside meanwhile.
   @inline(__always)
   private func evaluate(
     _ index: Int, _ instance: JSONValue, at token: PathToken, _ context: inout Context
   ) -> Bool {
+    let annotations = context.evaluated
+    if annotations != nil { context.evaluated = nil }
+    defer { if annotations != nil { context.evaluated = annotations } }
     guard context.collect else { return evaluate(index, instance, &context) }
     context.path.append(token)
     defer { context.path.removeLast() }
@@ -180,6 +258,15 @@ extension Program {
     case .ref(let target):
       return evaluate(target, instance, &context)
 
+    case .dynamicRef(let target, let anchor):
+      if let anchor {
+        // The outermost resource in the dynamic scope that has this dynamic anchor.
+        for resource in context.scope {
+          if let node = dynamicAnchors[resource][anchor] { return evaluate(node, instance, &context) }
+        }
+      }
+      return evaluate(target, instance, &context)
+
     case .allOf(let subschemas):
       var valid = true
       for subschema in subschemas where !evaluate(subschema, instance, &context) {
@@ -189,14 +276,21 @@ extension Program {
       return valid
 
     case .anyOf(let subschemas):
-      for subschema in subschemas where matches(subschema, instance, context) { return true }
+      if context.evaluated != nil {
+        // Every alternative that matches contributes annotations, so none is skipped.
+        var any = false
+        for subschema in subschemas where matches(subschema, instance, &context) { any = true }
+        if any { return true }
+      } else {
+        for subschema in subschemas where matches(subschema, instance, &context) { return true }
+      }
       if context.collect { reportNoAlternative(check, subschemas, instance, &context) }
       return false
 
     case .oneOf(let subschemas):
       var first = -1
       var second = -1
-      for (i, subschema) in subschemas.enumerated() where matches(subschema, instance, context) {
+      for (i, subschema) in subschemas.enumerated() where matches(subschema, instance, &context) {
         if first < 0 {
           first = i
         } else {
@@ -211,7 +305,7 @@ extension Program {
         reportNoAlternative(check, subschemas, instance, &context)
       } else {
         var matched: [String] = []
-        for (i, subschema) in subschemas.enumerated() where matches(subschema, instance, context) {
+        for (i, subschema) in subschemas.enumerated() where matchesQuietly(subschema, instance, context) {
           matched.append(String(i + 1))
         }
         context.report(
@@ -222,7 +316,7 @@ extension Program {
       return false
 
     case .not(let subschema):
-      if !matches(subschema, instance, context) { return true }
+      if !matchesQuietly(subschema, instance, context) { return true }
       if context.collect {
         context.report(
           check.keyword, check.location,
@@ -231,7 +325,8 @@ extension Program {
       return false
 
     case .conditional(let condition, let then, let otherwise):
-      if matches(condition, instance, context) {
+      if then == nil && otherwise == nil && context.evaluated == nil { return true }
+      if matches(condition, instance, &context) {
         if let then { return evaluate(then, instance, &context) }
       } else if let otherwise {
         return evaluate(otherwise, instance, &context)
@@ -252,7 +347,7 @@ extension Program {
     let here = context.instanceLocation
     var results: [[ValidationIssue]] = []
     for subschema in subschemas {
-      var inner = Context(collect: true, flatten: true, depth: context.depth, path: context.path)
+      var inner = context.explaining()
       _ = evaluate(subschema, instance, &inner)
       results.append(inner.issues)
     }
@@ -369,6 +464,9 @@ extension Program {
     case .pattern(let pattern):
       if pattern.matches(s) { return true }
       return fail(check, "does not match the pattern \(pattern.source)", s, &context)
+    case .format(let name):
+      if FormatChecks.check(name, s) ?? true { return true }
+      return fail(check, "is not a valid \(name)", s, &context)
     default:
       return true
     }
@@ -397,10 +495,14 @@ extension Program {
         guard context.collect else { return false }
         valid = false
       }
+      if context.evaluated != nil {
+        context.evaluated!.prefix = max(context.evaluated!.prefix, min(schemas.count, items.count))
+      }
       return valid
 
     case .items(let schema, let start):
       guard start < items.count else { return true }
+      if context.evaluated != nil { context.evaluated!.allItems = true }
       if case .nothing = nodes[schema].kind {
         if context.collect {
           context.report(
@@ -420,7 +522,14 @@ extension Program {
 
     case .contains(let rule):
       var found = 0
-      for item in items where matches(rule.node, item, context) {
+      if context.evaluated != nil {
+        // Every matching item is evaluated, so all are looked at.
+        for (i, item) in items.enumerated() where matchesQuietly(rule.node, item, context) {
+          found += 1
+          context.evaluated!.indices.insert(i)
+        }
+      }
+      for item in items where context.evaluated == nil && matchesQuietly(rule.node, item, context) {
         found += 1
         if rule.max == nil && found >= rule.min { return true }
         if let max = rule.max, found > max { break }
@@ -439,7 +548,7 @@ extension Program {
         }
       } else if let max = rule.max {
         var total = 0
-        for item in items where matches(rule.node, item, context) { total += 1 }
+        for item in items where matchesQuietly(rule.node, item, context) { total += 1 }
         context.report(
           "maxContains", rule.maxLocation ?? check.location,
           "expected at most \(Messages.items(max)) matching the schema in \"contains\", got \(total)"
@@ -473,6 +582,24 @@ extension Program {
           "items \(i) and \(j) are equal (\(Messages.preview(items[i]))); all items must be unique")
       }
       return false
+
+    case .unevaluatedItems(let schema):
+      let seen = context.evaluated ?? Evaluated()
+      var valid = true
+      for i in items.indices where !seen.covers(item: i) {
+        if case .nothing = nodes[schema].kind {
+          guard context.collect else { return false }
+          context.report(
+            check.keyword, check.location,
+            "item \(i) is not allowed: no other keyword of the schema evaluates it (unevaluatedItems is false)")
+          valid = false
+        } else if !evaluate(schema, items[i], at: .index(i), &context) {
+          guard context.collect else { return false }
+          valid = false
+        }
+      }
+      if valid { context.evaluated?.allItems = true }
+      return valid
 
     default:
       return true
@@ -510,9 +637,9 @@ extension Program {
 
     case .propertyNames(let schema):
       var valid = true
-      for key in object.keys where !matches(schema, .string(key), context) {
+      for key in object.keys where !matchesQuietly(schema, .string(key), context) {
         guard context.collect else { return false }
-        var inner = Context(collect: true, flatten: true, depth: context.depth, path: context.path)
+        var inner = context.explaining()
         _ = evaluate(schema, .string(key), &inner)
         let reasons = inner.issues.map(\.message).joined(separator: "; ")
         context.report(
@@ -544,6 +671,25 @@ extension Program {
       }
       return valid
 
+    case .unevaluatedProperties(let schema):
+      let seen = context.evaluated ?? Evaluated()
+      var valid = true
+      for key in object.keys where !seen.covers(key: key) {
+        if case .nothing = nodes[schema].kind {
+          guard context.collect else { return false }
+          context.report(
+            check.keyword, check.location,
+            "property \(Messages.quoted(key)) is not allowed: no other keyword of the schema evaluates it "
+              + "(unevaluatedProperties is false)")
+          valid = false
+        } else if !evaluate(schema, object[key]!, at: .key(key), &context) {
+          guard context.collect else { return false }
+          valid = false
+        }
+      }
+      if valid { context.evaluated?.allKeys = true }
+      return valid
+
     default:
       return true
     }
@@ -570,6 +716,7 @@ extension Program {
       }
       guard let schema = member.node else { continue }
       listedPresent += 1
+      if context.evaluated != nil { context.evaluated!.keys.insert(member.name) }
       if case .nothing = nodes[schema].kind {
         guard context.collect else { return false }
         context.report(
@@ -590,12 +737,14 @@ extension Program {
       var matched = false
       for (pattern, schema) in rule.patterns where pattern.matches(key) {
         matched = true
+        if context.evaluated != nil { context.evaluated!.keys.insert(key) }
         if !evaluate(schema, object[key]!, at: .key(key), &context) {
           guard context.collect else { return false }
           valid = false
         }
       }
       guard let additional = rule.additional, !matched, !rule.known.contains(key) else { continue }
+      if context.evaluated != nil { context.evaluated!.keys.insert(key) }
       if rule.additionalForbidden {
         guard context.collect else { return false }
         context.report(

@@ -1,17 +1,19 @@
 import ToolhostJSON
 
-/// A compiled JSON Schema (draft 2020-12 subset): compile once per tool, validate many times.
+/// A compiled JSON Schema (draft 2020-12): compile once per tool, validate many times.
 ///
-/// Compiling checks the schema, resolves every local `$ref` and compiles every `pattern` once; validating then
-/// walks the compiled form without re-reading the schema. A compiled schema is immutable and safe to share between
-/// threads and tasks.
+/// Compiling checks the schema, resolves every `$ref` (in the schema, or in the documents of the options' registry:
+/// nothing is fetched over the network) and compiles every `pattern` once; validating then walks the compiled form
+/// without re-reading the schema. Every keyword of draft 2020-12 is implemented, including `$dynamicRef`,
+/// `unevaluatedProperties` and `unevaluatedItems`, and custom meta-schemas' vocabularies. A compiled schema is
+/// immutable and safe to share between threads and tasks.
 ///
 /// ```swift
 /// let schema = try JSONSchema(["type": "object", "required": ["city"]])
 /// schema.validate(["town": "Oslo"])  // [/: missing required property "city"]
 /// ```
 public struct JSONSchema: Sendable {
-  /// The schema as given to ``init(_:)``.
+  /// The schema as given to ``init(_:options:)``.
   public let source: JSONValue
 
   /// The compiled form shared by all copies of this value.
@@ -20,14 +22,14 @@ public struct JSONSchema: Sendable {
   /// Compiles a schema, given as a JSON value (an object or a boolean).
   ///
   /// - Throws: ``SchemaError`` of kind `.invalidSchema` when a keyword has a value of the wrong shape (for example
-  ///   `"minimum": "3"`, a `pattern` that is not a valid regular expression, or nesting deeper than
-  ///   ``maximumDepth``); `.unsupportedKeyword` for a keyword this validator knows but does not implement (such as
-  ///   `unevaluatedProperties`, `$dynamicRef`, `$anchor`, a nested `$id`, a remote `$ref` or an unknown `$schema`);
-  ///   `.unresolvedReference` for a local `$ref` that designates nothing. Unknown keywords such as `x-foo` are
-  ///   ignored, as the specification says, and never throw.
-  public init(_ schema: JSONValue) throws(SchemaError) {
+  ///   `"minimum": "3"`, a `pattern` that is not a valid regular expression, an `$id` with a fragment, or nesting
+  ///   deeper than ``maximumDepth``); `.unresolvedReference` for a `$ref` that designates nothing, or names a document
+  ///   that neither the schema nor the registry has; `.unsupportedKeyword` for a `$schema` that names an unknown
+  ///   meta-schema, a meta-schema that requires an unknown vocabulary, or `$recursiveRef` in a schema that declares
+  ///   draft 2019-09. Unknown keywords such as `x-foo` are ignored, as the specification says, and never throw.
+  public init(_ schema: JSONValue, options: SchemaOptions = SchemaOptions()) throws(SchemaError) {
     source = schema
-    program = try Compiler.compile(schema)
+    program = try Compiler.compile(schema, options: options)
   }
 
   /// Validates an instance and returns every problem found; `[]` means the instance is valid.
@@ -45,11 +47,10 @@ public struct JSONSchema: Sendable {
     program.isValid(instance)
   }
 
-  /// The keywords a schema may use, including the annotations that are accepted but not checked (`title`,
-  /// `description`, `default`, `format`, `examples`, ...).
+  /// The keywords a schema may use: every keyword of draft 2020-12, including the annotations that are accepted but
+  /// not checked (`title`, `description`, `default`, `examples`, ...), and `definitions`.
   ///
-  /// Any other keyword that JSON Schema defines makes ``init(_:)`` throw `.unsupportedKeyword`; keywords that no
-  /// specification defines are ignored.
+  /// Other keywords are ignored, as the specification says.
   public static let supportedKeywords: Set<String> = Keywords.supported
 
   /// The deepest nesting of schemas that is compiled, and of schema applications that is validated (recursion
@@ -94,9 +95,10 @@ public struct SchemaError: Error, Sendable, Equatable, CustomStringConvertible {
   public enum Kind: Sendable, Equatable {
     /// A keyword's value has the wrong shape, or the schema is not an object or a boolean.
     case invalidSchema
-    /// A keyword (or a `$ref` form) that JSON Schema defines but this validator does not implement.
+    /// Something the schema relies on that this validator does not know: a meta-schema, a vocabulary, or an older
+    /// draft's keyword.
     case unsupportedKeyword
-    /// A local `$ref` that designates nothing in the schema.
+    /// A `$ref` that designates nothing: no such place or anchor, or a document that is not known.
     case unresolvedReference
   }
 
@@ -115,13 +117,9 @@ public struct SchemaError: Error, Sendable, Equatable, CustomStringConvertible {
     self.message = message
   }
 
-  /// The location and the message, for example `/properties/x: keyword 'unevaluatedProperties' is not supported
-  /// (supported: ...)`; the root is shown as `/`. An unsupported keyword also lists the keywords that are supported.
+  /// The location and the message, for example `/properties/x: 'minimum' must be a number, got string "3"`; the root
+  /// is shown as `/`.
   public var description: String {
-    let place = schemaLocation.isEmpty ? "/" : schemaLocation
-    if kind == .unsupportedKeyword && message.hasPrefix("keyword '") {
-      return "\(place): \(message) (supported: \(Keywords.validationList))"
-    }
-    return "\(place): \(message)"
+    "\(schemaLocation.isEmpty ? "/" : schemaLocation): \(message)"
   }
 }

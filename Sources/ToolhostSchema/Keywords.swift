@@ -1,59 +1,127 @@
-/// The keyword tables: what is checked, what is accepted as an annotation, and what is known but refused.
-enum Keywords {
-  /// Keywords that are checked (or that structure the schema: `$ref`, `$defs`, `$schema`, root `$id`).
-  static let validation: [String] = [
-    "$defs", "$id", "$ref", "$schema", "additionalProperties", "allOf", "anyOf", "const",
-    "contains",
-    "definitions", "dependentRequired", "dependentSchemas", "else", "enum", "exclusiveMaximum",
-    "exclusiveMinimum",
-    "if", "items", "maxContains", "maxItems", "maxLength", "maxProperties", "maximum",
-    "minContains", "minItems",
-    "minLength", "minProperties", "minimum", "multipleOf", "not", "oneOf", "pattern",
-    "patternProperties",
-    "prefixItems", "properties", "propertyNames", "required", "then", "type", "uniqueItems",
+/// The vocabularies of draft 2020-12 as a bit set: which keywords a schema resource's dialect turns on.
+struct Vocabularies: OptionSet, Hashable, Sendable {
+  let rawValue: UInt8
+
+  static let core = Vocabularies(rawValue: 1)
+  static let applicator = Vocabularies(rawValue: 2)
+  static let unevaluated = Vocabularies(rawValue: 4)
+  static let validation = Vocabularies(rawValue: 8)
+  static let metaData = Vocabularies(rawValue: 16)
+  static let formatAnnotation = Vocabularies(rawValue: 32)
+  static let formatAssertion = Vocabularies(rawValue: 64)
+  static let content = Vocabularies(rawValue: 128)
+
+  /// The vocabularies of the standard 2020-12 meta-schema.
+  static let standard: Vocabularies = [
+    .core, .applicator, .unevaluated, .validation, .metaData, .formatAnnotation, .content,
   ]
 
-  /// Keywords that are accepted and not checked.
-  static let annotations: [String] = [
-    "$comment", "contentEncoding", "contentMediaType", "contentSchema", "default", "deprecated",
-    "description",
-    "examples", "format", "readOnly", "title", "writeOnly",
-  ]
-
-  /// Keywords that some JSON Schema draft defines and that this validator does not implement.
-  static let unsupported: Set<String> = [
-    "$anchor", "$dynamicAnchor", "$dynamicRef", "$recursiveAnchor", "$recursiveRef", "$vocabulary",
-    "additionalItems", "dependencies", "unevaluatedItems", "unevaluatedProperties",
-  ]
-
-  /// Everything a schema may use.
-  static let supported = Set(validation).union(annotations)
-
-  /// The checked keywords, listed for error descriptions.
-  static let validationList =
-    validation.joined(separator: ", ") + ", and annotations such as title and description"
-
-  /// The `$schema` values accepted: the published meta-schemas, with or without an empty fragment.
-  ///
-  /// Older drafts are accepted for their common subset; a construct whose meaning changed is refused when compiled
-  /// (for example a boolean `exclusiveMinimum`).
-  static let knownMetaSchemas: Set<String> = {
-    let bases = [
-      "https://json-schema.org/draft/2020-12/schema",
-      "https://json-schema.org/draft/2019-09/schema",
-      "http://json-schema.org/draft-07/schema", "http://json-schema.org/draft-06/schema",
-      "http://json-schema.org/draft-04/schema",
-    ]
-    var all = Set<String>()
-    for base in bases {
-      let other =
-        base.hasPrefix("https:")
-        ? "http:" + base.dropFirst("https:".count) : "https:" + base.dropFirst("http:".count)
-      for uri in [base, other] {
-        all.insert(uri)
-        all.insert(uri + "#")
-      }
+  /// The vocabulary a `$vocabulary` URI names; `nil` for one this validator does not know.
+  init?(uri: String) {
+    let prefix = "https://json-schema.org/draft/2020-12/vocab/"
+    guard uri.hasPrefix(prefix) else { return nil }
+    switch uri.dropFirst(prefix.count) {
+    case "core": self = .core
+    case "applicator": self = .applicator
+    case "unevaluated": self = .unevaluated
+    case "validation": self = .validation
+    case "meta-data": self = .metaData
+    case "format-annotation": self = .formatAnnotation
+    case "format-assertion": self = .formatAssertion
+    case "content": self = .content
+    default: return nil
     }
-    return all
+  }
+
+  init(rawValue: UInt8) {
+    self.rawValue = rawValue
+  }
+}
+
+/// The rules a schema resource is read with: its vocabularies, and whether it declares an older draft.
+struct Dialect: Hashable, Sendable {
+  var vocabularies: Vocabularies
+  /// The resource's `$schema` names draft 2019-09 or older: their keywords that 2020-12 dropped are refused or read
+  /// the old way (`additionalItems`, `dependencies`) instead of being ignored as unknown.
+  var legacy: Bool
+
+  static let standard = Dialect(vocabularies: .standard, legacy: false)
+}
+
+/// The keyword tables: which vocabulary each keyword belongs to, and what older drafts had.
+enum Keywords {
+  /// Every keyword of draft 2020-12, by vocabulary.
+  static let vocabulary: [String: Vocabularies] = {
+    var table: [String: Vocabularies] = [:]
+    let groups: [(Vocabularies, [String])] = [
+      (
+        .core,
+        ["$id", "$schema", "$ref", "$anchor", "$dynamicRef", "$dynamicAnchor", "$vocabulary", "$comment", "$defs"]
+      ),
+      (
+        .applicator,
+        [
+          "prefixItems", "items", "contains", "additionalProperties", "properties", "patternProperties",
+          "dependentSchemas", "propertyNames", "if", "then", "else", "allOf", "anyOf", "oneOf", "not",
+        ]
+      ),
+      (.unevaluated, ["unevaluatedItems", "unevaluatedProperties"]),
+      (
+        .validation,
+        [
+          "type", "const", "enum", "multipleOf", "maximum", "exclusiveMaximum", "minimum", "exclusiveMinimum",
+          "maxLength", "minLength", "pattern", "maxItems", "minItems", "uniqueItems", "maxContains", "minContains",
+          "maxProperties", "minProperties", "required", "dependentRequired",
+        ]
+      ),
+      (.metaData, ["title", "description", "default", "deprecated", "readOnly", "writeOnly", "examples"]),
+      (.formatAnnotation, ["format"]),
+      (.content, ["contentEncoding", "contentMediaType", "contentSchema"]),
+    ]
+    for (vocabulary, keywords) in groups {
+      for keyword in keywords { table[keyword] = vocabulary }
+    }
+    return table
   }()
+
+  /// Keywords of older drafts that 2020-12 dropped and this validator does not read: refused in a resource that
+  /// declares an older draft, ignored (as unknown keywords) in a 2020-12 one.
+  static let legacyUnsupported: Set<String> = ["$recursiveAnchor", "$recursiveRef"]
+
+  /// Every keyword a schema may use: all of draft 2020-12, plus `definitions`.
+  static let supported = Set(vocabulary.keys).union(["definitions"])
+
+  /// Keywords whose value is one schema.
+  static let singleSubschema: Set<String> = [
+    "additionalProperties", "propertyNames", "contains", "if", "then", "else", "not", "unevaluatedItems",
+    "unevaluatedProperties", "additionalItems", "contentSchema",
+  ]
+
+  /// Keywords whose value is an array of schemas.
+  static let subschemaArrays: Set<String> = ["allOf", "anyOf", "oneOf", "prefixItems"]
+
+  /// Keywords whose value is an object whose values are schemas.
+  static let subschemaMaps: Set<String> = [
+    "properties", "patternProperties", "dependentSchemas", "$defs", "definitions",
+  ]
+
+  /// The `$schema` value of 2020-12, with or without an empty fragment, and with either scheme.
+  static func isStandard(_ uri: String) -> Bool {
+    variants("https://json-schema.org/draft/2020-12/schema").contains(uri)
+  }
+
+  /// The `$schema` values of older drafts that are read for their common subset; a construct whose meaning changed
+  /// is refused when compiled (for example a boolean `exclusiveMinimum`).
+  static let legacyMetaSchemas: Set<String> = [
+    "https://json-schema.org/draft/2019-09/schema", "http://json-schema.org/draft-07/schema",
+    "http://json-schema.org/draft-06/schema", "http://json-schema.org/draft-04/schema",
+  ].reduce(into: []) { $0.formUnion(variants($1)) }
+
+  /// A meta-schema URI with `http`/`https` swapped and with or without an empty fragment.
+  private static func variants(_ base: String) -> Set<String> {
+    let other =
+      base.hasPrefix("https:")
+      ? "http:" + base.dropFirst("https:".count) : "https:" + base.dropFirst("http:".count)
+    return [base, base + "#", other, other + "#"]
+  }
 }

@@ -4,9 +4,15 @@ import ToolhostJSON
 /// `$ref`s are plain indices and nothing is compiled twice. Node 0 is the root. Immutable once built.
 final class Program: Sendable {
   let nodes: [Node]
+  /// Per schema resource, its `$dynamicAnchor`s that some `$dynamicRef` may reach: name → node.
+  let dynamicAnchors: [[String: Int]]
+  /// Whether some `$dynamicRef` resolves dynamically, so evaluation keeps the dynamic scope (the resources entered).
+  let usesDynamicScope: Bool
 
-  init(nodes: [Node]) {
+  init(nodes: [Node], dynamicAnchors: [[String: Int]] = [], usesDynamicScope: Bool = false) {
     self.nodes = nodes
+    self.dynamicAnchors = dynamicAnchors
+    self.usesDynamicScope = usesDynamicScope
   }
 }
 
@@ -67,9 +73,14 @@ final class Node: Sendable {
     case checks
   }
 
-  /// Where this schema is in the source, as a JSON Pointer.
+  /// Where this schema is in the source, as a JSON Pointer (in another document: its URI, `#` and a pointer).
   let location: String
   let kind: Kind
+  /// The schema resource the node belongs to, for the dynamic scope.
+  let resource: Int
+  /// Whether the node has `unevaluatedProperties` or `unevaluatedItems`, which read what the other keywords and the
+  /// subschemas applied in place evaluated.
+  let collectsAnnotations: Bool
   /// The `type` keyword, checked first.
   let type: TypeCheck?
   /// Keywords that apply to every instance: `const`, `enum`, `$ref` and the applicators.
@@ -84,12 +95,13 @@ final class Node: Sendable {
   let object: [Check]
 
   init(
-    location: String, kind: Kind, type: TypeCheck? = nil, general: [Check] = [],
-    numeric: [Check] = [],
-    string: [Check] = [], array: [Check] = [], object: [Check] = []
+    location: String, kind: Kind, resource: Int = 0, collectsAnnotations: Bool = false, type: TypeCheck? = nil,
+    general: [Check] = [], numeric: [Check] = [], string: [Check] = [], array: [Check] = [], object: [Check] = []
   ) {
     self.location = location
     self.kind = kind
+    self.resource = resource
+    self.collectsAnnotations = collectsAnnotations
     self.type = type
     self.general = general
     self.numeric = numeric
@@ -130,6 +142,8 @@ enum Rule: Sendable {
   case const(JSONValue)
   case enumeration(EnumRule)
   case ref(Int)
+  /// `$dynamicRef`: the statically resolved node, and the anchor name when it resolves dynamically.
+  case dynamicRef(Int, anchor: String?)
   case allOf([Int])
   case anyOf([Int])
   case oneOf([Int])
@@ -145,6 +159,8 @@ enum Rule: Sendable {
   case minLength(Int)
   case maxLength(Int)
   case pattern(Pattern)
+  /// `format`, when it is asserted.
+  case format(String)
   // Arrays.
   case prefixItems([Int])
   /// `items` from index `start` (after `prefixItems`).
@@ -153,6 +169,8 @@ enum Rule: Sendable {
   case minItems(Int)
   case maxItems(Int)
   case uniqueItems
+  /// `unevaluatedItems`: checked last, on the items no other keyword evaluated.
+  case unevaluatedItems(Int)
   // Objects.
   /// `properties`, `required`, `patternProperties` and `additionalProperties` together.
   case members(MembersRule)
@@ -161,6 +179,8 @@ enum Rule: Sendable {
   case propertyNames(Int)
   case dependentRequired([(String, [String])])
   case dependentSchemas([(String, Int)])
+  /// `unevaluatedProperties`: checked last, on the members no other keyword evaluated.
+  case unevaluatedProperties(Int)
 }
 
 /// `enum`, with a dictionary lookup for long lists of strings.

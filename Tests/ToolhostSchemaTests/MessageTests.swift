@@ -225,6 +225,48 @@ struct MessageTests {
         ])
   }
 
+  @Test("unevaluatedProperties and unevaluatedItems name what no keyword evaluated")
+  func unevaluated() throws {
+    let schema = try compile(
+      #"""
+      {"properties": {"o": {"allOf": [{"properties": {"a": true}}], "anyOf": [{"properties": {"b": true}}, true],
+                            "unevaluatedProperties": false},
+                      "l": {"prefixItems": [true], "contains": {"type": "string"}, "unevaluatedItems": {"type": "integer"}}}}
+      """#)
+    #expect(problems(schema, #"{"o": {"a": 1, "b": 2}, "l": [null, "s", 3]}"#) == [])
+    let issues = schema.validate(json(#"{"o": {"a": 1, "c": 3}, "l": [null, "s", false]}"#))
+    #expect(
+      issues.map(\.description) == [
+        #"/o: property "c" is not allowed: no other keyword of the schema evaluates it (unevaluatedProperties is false)"#,
+        "/l/2: expected integer, got boolean",
+      ])
+    #expect(issues.first?.keywordLocation == "/properties/o/unevaluatedProperties")
+    #expect(issues.last?.keywordLocation == "/properties/l/unevaluatedItems/type")
+  }
+
+  @Test("a $dynamicRef resolves to the outermost dynamic anchor, and issues point into it")
+  func dynamicReference() throws {
+    // The usual extensible shape: a generic list whose items the schema that uses it fixes as strings.
+    let schema = try compile(
+      ##"""
+      {"$id": "https://example.com/strings", "$ref": "list",
+       "$defs": {"string": {"$dynamicAnchor": "item", "type": "string"},
+                 "list": {"$id": "list", "type": "array", "items": {"$dynamicRef": "#item"},
+                          "$defs": {"default": {"$dynamicAnchor": "item"}}}}}
+      """##)
+    #expect(problems(schema, #"["a", "b"]"#) == [])
+    let issues = schema.validate(json(#"["a", 1]"#))
+    #expect(issues.map(\.description) == ["/1: expected string, got integer"])
+    #expect(issues.first?.keywordLocation == "/$defs/string/type")
+    // The list alone allows any item.
+    let list = try compile(
+      ##"""
+      {"$id": "https://example.com/list", "type": "array", "items": {"$dynamicRef": "#item"},
+       "$defs": {"default": {"$dynamicAnchor": "item"}}}
+      """##)
+    #expect(list.isValid(json(#"["a", 1]"#)))
+  }
+
   @Test("too-deep validation is an issue, not a crash")
   func depthLimit() async throws {
     let schema = try compile(##"{"type": "array", "items": {"$ref": "#"}}"##)

@@ -4,52 +4,77 @@ import ToolhostSchema
 
 @Suite("Schema errors")
 struct SchemaErrorTests {
-  @Test("an unsupported keyword is reported with its place and the supported keywords")
-  func unsupportedKeyword() throws {
+  @Test("a keyword of an older draft that is not read is refused there, with its place")
+  func legacyKeyword() throws {
     let error = try #require(
-      schemaError(#"{"properties": {"x": {"unevaluatedProperties": false}}}"#))
+      schemaError(
+        ##"{"$schema": "https://json-schema.org/draft/2019-09/schema", "properties": {"x": {"$recursiveRef": "#"}}}"##))
     #expect(error.kind == .unsupportedKeyword)
     #expect(error.schemaLocation == "/properties/x")
-    #expect(error.message == "keyword 'unevaluatedProperties' is not supported")
-    #expect(
-      error.description.hasPrefix(
-        "/properties/x: keyword 'unevaluatedProperties' is not supported (supported: "))
-    #expect(error.description.contains("additionalProperties"))
+    #expect(error.description.hasPrefix("/properties/x: keyword '$recursiveRef' of older drafts is not supported"))
   }
 
   @Test(
-    "known but unsupported keywords",
-    arguments: [
-      "unevaluatedProperties", "unevaluatedItems", "$dynamicRef", "$dynamicAnchor", "$anchor",
-      "$recursiveRef",
-      "$recursiveAnchor", "$vocabulary", "dependencies", "additionalItems",
-    ])
-  func unsupported(keyword: String) throws {
-    let error = try #require(schemaError(#"{"items": {"\#(keyword)": "x"}}"#))
-    #expect(error.kind == .unsupportedKeyword)
-    #expect(error.schemaLocation == "/items")
-    #expect(error.message == "keyword '\(keyword)' is not supported")
+    "older drafts' keywords are unknown keywords in draft 2020-12, and ignored",
+    arguments: ["$recursiveRef", "$recursiveAnchor", "dependencies"])
+  func ignoredInDraft2020(keyword: String) throws {
+    let schema = try compile(#"{"items": {"\#(keyword)": {"a": ["b"]}, "type": "integer"}}"#)
+    #expect(schema.isValid([1, 2]))
+    #expect(!schema.isValid(["x"]))
   }
 
-  @Test("nested $id, remote and anchor references, unknown meta-schemas")
-  func unsupportedForms() throws {
-    let nested = try #require(schemaError(#"{"$defs": {"a": {"$id": "a.json"}}}"#))
-    #expect(nested.kind == .unsupportedKeyword)
-    #expect(nested.schemaLocation == "/$defs/a")
+  @Test("references to unknown documents and anchors, unknown meta-schemas and vocabularies")
+  func unresolvable() throws {
     let remote = try #require(
       schemaError(#"{"properties": {"a": {"$ref": "https://example.com/a.json"}}}"#))
-    #expect(remote.kind == .unsupportedKeyword)
+    #expect(remote.kind == .unresolvedReference)
     #expect(remote.schemaLocation == "/properties/a")
-    #expect(remote.message.contains("remote reference 'https://example.com/a.json'"))
-    #expect(!remote.description.contains("(supported:"))
+    #expect(remote.message.contains("'https://example.com/a.json', which is not known"))
+    #expect(remote.message.contains("never fetched over the network"))
     let anchor = try #require(schemaError(##"{"$ref": "#foo"}"##))
-    #expect(anchor.kind == .unsupportedKeyword)
+    #expect(anchor.kind == .unresolvedReference)
+    #expect(anchor.message.contains("no '$anchor' named 'foo'"))
     let metaschema = try #require(schemaError(#"{"$schema": "http://example.com/my-meta"}"#))
     #expect(metaschema.kind == .unsupportedKeyword)
     #expect(metaschema.schemaLocation == "")
     #expect(
-      metaschema.description.hasPrefix("/: '$schema' 'http://example.com/my-meta' is not supported")
-    )
+      metaschema.description.hasPrefix(
+        "/: '$schema' 'http://example.com/my-meta' is not a meta-schema toolhost knows"))
+    let vocabulary: JSONValue = [
+      "$vocabulary": ["https://json-schema.org/draft/2020-12/vocab/core": true, "https://example.com/vocab/x": true]
+    ]
+    let options = SchemaOptions(registry: SchemaRegistry(documents: ["https://example.com/meta": vocabulary]))
+    #expect(throws: SchemaError.self) {
+      try JSONSchema(["$schema": "https://example.com/meta"], options: options)
+    }
+    let fragment = try #require(schemaError(##"{"$defs": {"a": {"$id": "a.json#x"}}}"##))
+    #expect(fragment.kind == .invalidSchema)
+    #expect(fragment.schemaLocation == "/$defs/a")
+    let badAnchor = try #require(schemaError(#"{"$anchor": "1abc"}"#))
+    #expect(badAnchor.kind == .invalidSchema)
+  }
+
+  @Test("a registry's loader: its documents resolve, its errors become the reference's")
+  func loader() throws {
+    struct Refused: Error, CustomStringConvertible {
+      var description: String { "refused by the loader" }
+    }
+    let registry = SchemaRegistry { uri in
+      if uri == "file:///plugins/a/common.json" { return ["$defs": ["n": ["type": "integer"]]] }
+      if uri == "file:///plugins/a/secret.json" { throw Refused() }
+      return nil
+    }
+    let options = SchemaOptions(baseURI: "file:///plugins/a/toolhost.json", registry: registry)
+    let schema = try JSONSchema(["$ref": "common.json#/$defs/n"], options: options)
+    #expect(schema.isValid(3))
+    #expect(schema.validate("x").first?.keywordLocation == "file:///plugins/a/common.json#/$defs/n/type")
+    do {
+      _ = try JSONSchema(["$ref": "secret.json"], options: options)
+      Issue.record("a refused document compiled")
+    } catch {
+      #expect(error.kind == .unresolvedReference)
+      #expect(error.message.contains("refused by the loader"))
+    }
   }
 
   @Test("a local reference to nothing")

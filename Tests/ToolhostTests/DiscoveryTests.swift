@@ -41,7 +41,7 @@ struct DiscoveryTests {
     FileManager.default.createFile(atPath: noexec + "/run", contents: Data("#!/bin/sh\n".utf8))
     folder.plugin("badname", script: "#!/bin/sh\n", manifest: PluginFolder.manifest(tool: "bad name!"))
     folder.shTool(
-      "unsupported", body: "true", schema: #"{"type":"object","unevaluatedProperties":false}"#)
+      "unsupported", body: "true", schema: #"{"type":"object","$ref":"https://example.com/s.json"}"#)
 
     let catalog = folder.catalog()
     #expect(catalog.tools.map(\.name) == ["good"])
@@ -56,7 +56,7 @@ struct DiscoveryTests {
     #expect(kinds["noexec"]?.first?.message.contains("chmod +x") == true)
     #expect(kinds["badname"]?.first?.kind == .badToolName)
     #expect(kinds["unsupported"]?.first?.kind == .unsupportedSchema)
-    #expect(kinds["unsupported"]?.first?.message.contains("unevaluatedProperties") == true)
+    #expect(kinds["unsupported"]?.first?.message.contains("never fetched over the network") == true)
     #expect(catalog.hasErrors)
   }
 
