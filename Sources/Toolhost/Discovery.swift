@@ -303,8 +303,9 @@ public struct PluginCatalog: Sendable {
           throw ManifestError(
             path: path, kind: .unsafePermissions, message: "its command is refused: \(problem); \(trust.override)")
         }
+        let options = PluginSchemaFiles.options(manifestPath: path, user: strict ? trust.user : nil)
         let compiled: Compiled = manifest.tools.map { d in
-          Result { () throws(SchemaError) in try PluginTool.compile(d) }
+          Result { () throws(SchemaError) in try PluginTool.compile(d, options: options) }
         }
         return .success((manifest, executable, compiled, secretEnvironmentNotes(manifest, trust: trust)))
       } catch {

@@ -88,14 +88,18 @@ public struct PluginTool: PrecompiledTool, ExternalTool {
   ) throws(SchemaError) {
     try self.init(
       definition: definition, manifest: manifest, executable: executable, runner: runner,
-      hostEnvironment: hostEnvironment, pool: pool, compiled: Self.compile(definition))
+      hostEnvironment: hostEnvironment, pool: pool,
+      compiled: Self.compile(definition, options: PluginSchemaFiles.options(manifestPath: manifest.path, user: nil)))
   }
 
-  /// Compiles a definition's input and output schemas (discovery does this for many tools in parallel).
-  static func compile(_ definition: ToolDefinition) throws(SchemaError) -> (JSONSchema, JSONSchema?) {
+  /// Compiles a definition's input and output schemas (discovery does this for many tools in parallel), with
+  /// references resolving against the manifest and to the schema files beside it.
+  static func compile(_ definition: ToolDefinition, options: SchemaOptions) throws(SchemaError)
+    -> (JSONSchema, JSONSchema?)
+  {
     (
-      try JSONSchema(definition.inputSchema),
-      try definition.outputSchema.map { s throws(SchemaError) in try JSONSchema(s) }
+      try JSONSchema(definition.inputSchema, options: options),
+      try definition.outputSchema.map { s throws(SchemaError) in try JSONSchema(s, options: options) }
     )
   }
 

@@ -1,5 +1,6 @@
 import Foundation
 import ToolhostJSON
+import ToolhostSchema
 
 /// A mistake in command-line arguments, in words that say what to type instead.
 public struct UsageError: Error, Sendable, Equatable, CustomStringConvertible {
@@ -39,13 +40,14 @@ public struct ToolCommandLine: Sendable {
   /// The flags, in schema order.
   public let options: [Option]
 
-  /// Derives the flags of `schema`.
+  /// Derives the flags of `schema`, following its local `$ref`s to the fields they designate.
   public init(toolName: String, schema: JSONValue) {
     self.toolName = toolName
     self.schema = schema
-    let required = Set(schema["required"]?.arrayValue?.compactMap(\.stringValue) ?? [])
+    let expanded = JSONSchema.inliningReferences(in: schema)
+    let required = Set(expanded["required"]?.arrayValue?.compactMap(\.stringValue) ?? [])
     var options: [Option] = []
-    for (name, property) in schema["properties"]?.objectValue ?? [:] {
+    for (name, property) in expanded["properties"]?.objectValue ?? [:] {
       var flags = ["--" + Self.kebab(name)]
       if Self.kebab(name) != name { flags.append("--" + name) }
       options.append(
@@ -371,13 +373,15 @@ public enum SchemaSummary {
       }
     }
     out += "\nARGUMENTS:\n"
-    let props = tool.parameters["properties"]?.objectValue ?? [:]
+    // Local `$ref`s are followed, so that a schema written with `$defs` shows its fields.
+    let parameters = JSONSchema.inliningReferences(in: tool.parameters)
+    let props = parameters["properties"]?.objectValue ?? [:]
     if props.isEmpty { out += "  (none)\n" }
-    out += properties(of: tool.parameters, indent: "  ")
-    if let extra = tool.parameters["additionalProperties"], extra == .bool(false) {
+    out += properties(of: parameters, indent: "  ")
+    if let extra = parameters["additionalProperties"], extra == .bool(false) {
       out += "  (no other arguments are accepted)\n"
     }
-    if let output = tool.outputSchema {
+    if let output = tool.outputSchema.map({ JSONSchema.inliningReferences(in: $0) }) {
       out += "\nRESULT: \(type(of: output))\n" + properties(of: output, indent: "  ")
     }
     return out

@@ -1,5 +1,6 @@
 import Foundation
 import ToolhostJSON
+import ToolhostSchema
 import ToolhostSession
 
 /// How a backend gets tool calls out of a chat-completions server.
@@ -121,10 +122,23 @@ public enum GuidedToolCalls {
   /// 8) and drops the rest (`$ref`, `allOf`, `not`, `pattern`, `format`, numeric ranges, string lengths, larger item
   /// counts, conditionals...);
   /// toolhost's own validator checks every call against the full schema afterwards. An object without
-  /// `additionalProperties` gets `false`, so the model cannot invent arguments.
+  /// `additionalProperties` gets `false`, so the model cannot invent arguments. Local `$ref`s are replaced by what
+  /// they designate first (a recursive one, past its first level, allows anything), and an `allOf` whose members
+  /// name different keywords is merged into its schema, as Pydantic writes a described reference.
   public static func decodingSchema(_ schema: JSONValue) -> JSONValue {
-    guard let object = schema.objectValue else {
+    reduced(JSONSchema.inliningReferences(in: schema, maximumDepth: 4))
+  }
+
+  private static func reduced(_ schema: JSONValue) -> JSONValue {
+    guard var object = schema.objectValue else {
       return schema.boolValue == false ? ["not": [:]] : [:]
+    }
+    if let members = object["allOf"]?.arrayValue, members.allSatisfy({ $0.objectValue != nil }) {
+      let keys = members.flatMap { $0.objectValue!.keys } + object.keys.filter { $0 != "allOf" }
+      if Set(keys).count == keys.count {
+        object["allOf"] = nil
+        for member in members { for (key, value) in member.objectValue! { object[key] = value } }
+      }
     }
     var out = JSONObject()
     if let type = object["type"], type.stringValue != nil || type.arrayValue != nil { out["type"] = type }
@@ -132,23 +146,23 @@ public enum GuidedToolCalls {
     if let value = object["const"] { out["const"] = value }
     for key in ["anyOf", "oneOf"] {
       if let list = object[key]?.arrayValue {
-        out["anyOf"] = .array(list.map(decodingSchema))
+        out["anyOf"] = .array(list.map(reduced))
         break
       }
     }
     if let properties = object["properties"]?.objectValue {
-      out["properties"] = .object(JSONObject(properties.map { ($0.key, decodingSchema($0.value)) }))
+      out["properties"] = .object(JSONObject(properties.map { ($0.key, reduced($0.value)) }))
       if let required = object["required"]?.arrayValue {
         out["required"] = .array(required.filter { $0.stringValue.map { properties[$0] != nil } ?? false })
       }
     }
     let isObject = object["type"]?.stringValue == "object" || object["properties"] != nil
     if let extra = object["additionalProperties"] {
-      out["additionalProperties"] = extra.boolValue != nil ? extra : decodingSchema(extra)
+      out["additionalProperties"] = extra.boolValue != nil ? extra : reduced(extra)
     } else if isObject {
       out["additionalProperties"] = false
     }
-    if let items = object["items"], items.objectValue != nil { out["items"] = decodingSchema(items) }
+    if let items = object["items"], items.objectValue != nil { out["items"] = reduced(items) }
     // Bounds become nested optional rules, one level per unit: llama.cpp's grammar parser fails on long ones (and
     // llama-cpp-python's server then crashes), so only small item counts stay; string lengths never do.
     for key in ["minItems", "maxItems"] {
@@ -197,7 +211,7 @@ public enum GuidedToolCalls {
   /// A schema's properties as a compact signature: `city: string, month?: integer 1..12, units?: "c"|"f"`
   /// (`?` marks optional properties; arrays are `T[]`, nested objects `{…}`).
   public static func signature(of schema: JSONValue) -> String {
-    signature(of: schema, depth: 0)
+    signature(of: JSONSchema.inliningReferences(in: schema, maximumDepth: 4), depth: 0)
   }
 
   private static func signature(of schema: JSONValue, depth: Int) -> String {
@@ -213,6 +227,9 @@ public enum GuidedToolCalls {
       return values.prefix(12).map { $0.serialized() }.joined(separator: "|") + (values.count > 12 ? "|…" : "")
     }
     if let value = schema["const"] { return value.serialized() }
+    if let members = schema["allOf"]?.arrayValue, members.count == 1, schema["type"] == nil {
+      return typeText(members[0], depth: depth)  // a described reference, as Pydantic writes one
+    }
     if let options = (schema["anyOf"] ?? schema["oneOf"])?.arrayValue {
       return options.map { typeText($0, depth: depth) }.joined(separator: "|")
     }

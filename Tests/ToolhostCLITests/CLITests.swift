@@ -153,6 +153,54 @@ struct CLITests {
     #expect(unknown.status == 64)
   }
 
+  @Test func schemasWithReferencesAndFilesBesideTheManifest() throws {
+    let dir = TempDir()
+    // A Pydantic-style schema: the fields behind `$ref`s, one of them in a file the plugin ships.
+    dir.write(
+      "people/toolhost.json",
+      ##"""
+      {"manifestVersion": 1, "command": "run", "tools": [{"name": "addPerson", "description": "adds a person",
+        "inputSchema": {"type": "object", "required": ["person"],
+          "properties": {"person": {"$ref": "#/$defs/Person"}, "address": {"$ref": "common.schema.json#/$defs/Address"}},
+          "unevaluatedProperties": false,
+          "$defs": {"Person": {"type": "object", "required": ["name"], "unevaluatedProperties": false,
+            "properties": {"name": {"type": "string", "description": "Full name"}, "age": {"type": "integer", "minimum": 0}}}}}}]}
+      """##)
+    dir.write(
+      "people/common.schema.json",
+      #"{"$defs": {"Address": {"type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]}}}"#)
+    dir.write("people/run", "#!/bin/sh\ncat >/dev/null\necho '{\"result\": {\"ok\": true}}'\n", executable: true)
+    let describe = try toolhost(["describe", "--plugins", dir.path, "addPerson"])
+    #expect(describe.status == 0, "\(describe.stderrText)")
+    #expect(describe.stdoutText.contains("person: object (required)"))
+    #expect(describe.stdoutText.contains("name: string (required)"))
+    #expect(describe.stdoutText.contains("Full name"))
+    #expect(describe.stdoutText.contains("age: integer [0 ≤ value]"))
+    #expect(!describe.stdoutText.contains("see #/$defs"))
+    let help = try toolhost(["call", "--plugins", dir.path, "addPerson", "--help"])
+    #expect(help.stdoutText.contains("--person <object>"), "\(help.stdoutText)")
+    let ok = try toolhost(
+      ["call", "--plugins", dir.path, "addPerson", "--person", #"{"name": "Ada"}"#, "--address", #"{"city": "Oslo"}"#])
+    #expect(ok.status == 0, "\(ok.stderrText)")
+    let extra = try toolhost(["call", "--plugins", dir.path, "addPerson", "--person", #"{"name": "Ada", "x": 1}"#])
+    #expect(extra.status == 64)
+    #expect(extra.stderrText.contains("/person: property \"x\" is not allowed"), "\(extra.stderrText)")
+    let noCity = try toolhost([
+      "call", "--plugins", dir.path, "addPerson", "--person", #"{"name": "Ada"}"#, "--address", "{}",
+    ])
+    #expect(noCity.status == 64)
+    #expect(noCity.stderrText.contains("missing required property \"city\""), "\(noCity.stderrText)")
+    // A reference out of the plugin's folder, or to the network, is a clear diagnostic, and the tool is not offered.
+    dir.write(
+      "escape/toolhost.json",
+      #"{"manifestVersion": 1, "command": "run", "tools": [{"name": "escapeTool", "description": "d", "inputSchema": {"type": "object", "$ref": "../people/common.schema.json"}}, {"name": "netTool", "description": "d", "inputSchema": {"type": "object", "$ref": "https://example.com/s.json"}}]}"#
+    )
+    dir.write("escape/run", "#!/bin/sh\n", executable: true)
+    let doctor = try toolhost(["doctor", "--plugins", dir.path])
+    #expect(doctor.stdoutText.contains("is outside the plugin's folder"), "\(doctor.stdoutText)\(doctor.stderrText)")
+    #expect(doctor.stdoutText.contains("never fetched over the network"))
+  }
+
   @Test func batchRunsNDJSONInInputOrder() throws {
     let input = """
       {"id": "a", "tool": "getWeather", "arguments": {"city": "Boston"}}

@@ -133,6 +133,35 @@ import ToolhostSession
     #expect(out["properties"]?["choice"] == ["anyOf": [["type": "string"], ["type": "integer"]]])
   }
 
+  @Test func decodingSchemaFollowsLocalReferences() {
+    // As Pydantic writes it: fields behind `$ref`, a described reference wrapped in `allOf`, a recursive type.
+    let schema: JSONValue = [
+      "type": "object",
+      "properties": [
+        "owner": ["allOf": [["$ref": "#/$defs/Person"]], "description": "Who owns it"],
+        "tree": ["$ref": "#/$defs/Node"],
+      ],
+      "required": ["owner"],
+      "$defs": [
+        "Person": ["type": "object", "properties": ["name": ["type": "string"]], "required": ["name"]],
+        "Node": ["type": "object", "properties": ["children": ["type": "array", "items": ["$ref": "#/$defs/Node"]]]],
+      ],
+    ]
+    let out = GuidedToolCalls.decodingSchema(schema)
+    #expect(
+      out["properties"]?["owner"]
+        == [
+          "type": "object", "properties": ["name": ["type": "string"]], "required": ["name"],
+          "additionalProperties": false,
+        ])
+    // The recursive type is expanded once; where it recurs, anything is allowed.
+    let children = out["properties"]?["tree"]?["properties"]?["children"]
+    #expect(children?["type"] == "array")
+    #expect(children?["items"] == [:])
+    #expect(out["$defs"] == nil)
+    #expect(GuidedToolCalls.signature(of: schema).hasPrefix("owner: {name: string}"))
+  }
+
   @Test func requestBodyDescribesToolsInTheSystemMessageAndConstrainsTheReply() throws {
     var transcript = Transcript()
     transcript.entries = [
