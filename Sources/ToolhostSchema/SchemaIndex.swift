@@ -8,10 +8,18 @@ struct SchemaKey: Hashable {
 
 /// What the index knows of one subschema: the base URI its references resolve against, the schema resource it
 /// belongs to, and the dialect it is read with.
-struct SubschemaInfo {
+///
+/// A class, so that the compiler hands it from a schema to its subschemas with one retain.
+final class SubschemaInfo {
   let base: URIReference
   let resource: Int
   let dialect: Dialect
+
+  init(base: URIReference, resource: Int, dialect: Dialect) {
+    self.base = base
+    self.resource = resource
+    self.dialect = dialect
+  }
 }
 
 /// A schema resource: a document's root or a subschema with `$id`.
