@@ -75,7 +75,7 @@ let package = Package(
       ]
     ),
     .testTarget(name: "ToolhostJSONTests", dependencies: ["ToolhostJSON"]),
-    .testTarget(name: "ToolhostSchemaTests", dependencies: ["ToolhostSchema"]),
+    .testTarget(name: "ToolhostSchemaTests", dependencies: ["ToolhostSchema"], exclude: ["Differential"]),
     .testTarget(name: "ToolhostTests", dependencies: ["Toolhost"]),
     .testTarget(name: "ToolhostCLITests", dependencies: ["Toolhost"], exclude: ["Hostile"]),
     .testTarget(name: "ToolhostSessionTests", dependencies: ["ToolhostSession", "ToolhostOpenAI"]),
