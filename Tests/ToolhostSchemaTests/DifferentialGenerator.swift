@@ -5,7 +5,7 @@ import ToolhostJSON
 ///
 /// The differential test uses it instead of the standard library's `random(in:using:)`, whose algorithms are not
 /// promised to stay the same across Swift versions: a seed printed by one run reproduces the same pairs anywhere.
-struct SplitMix64 {
+struct SplitMix64: RandomNumberGenerator {
   private var state: UInt64
 
   /// A generator started at `seed`.
