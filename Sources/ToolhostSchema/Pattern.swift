@@ -19,7 +19,7 @@ final class Pattern: @unchecked Sendable {
   init(_ source: String) throws(PatternError) {
     self.source = source
     do {
-      regex = try Regex(source)
+      regex = try Regex(Self.ecmaDots(source))
         .matchingSemantics(.unicodeScalar)
         .asciiOnlyDigits()
         .asciiOnlyWordCharacters()
@@ -28,6 +28,31 @@ final class Pattern: @unchecked Sendable {
       throw PatternError(message: String(describing: error))
     }
     _ = matches("")  // lowers the program now, before the schema is shared
+  }
+
+  /// The pattern with each `.` outside a character class spelled as ECMA-262 means it: any code point but the four
+  /// line terminators (`\n`, `\r`, U+2028, U+2029). Swift's `.` also leaves out U+000B, U+000C and U+0085.
+  static func ecmaDots(_ source: String) -> String {
+    guard source.contains(".") else { return source }
+    var result = ""
+    var inClass = false
+    var escaped = false
+    for character in source.unicodeScalars {
+      if escaped {
+        escaped = false
+      } else if character == "\\" {
+        escaped = true
+      } else if inClass {
+        if character == "]" { inClass = false }
+      } else if character == "[" {
+        inClass = true
+      } else if character == "." {
+        result += #"[^\n\r\u{2028}\u{2029}]"#
+        continue
+      }
+      result.unicodeScalars.append(character)
+    }
+    return result
   }
 
   /// Whether the pattern matches anywhere in `string`.

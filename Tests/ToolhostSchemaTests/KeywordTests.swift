@@ -77,6 +77,14 @@ struct KeywordTests {
     #expect(!valid(dot, "\"e\u{301}\""))  // `.` is one code point
     let dollar = try compile(#"{"pattern": "^abc$"}"#)
     #expect(!valid(dollar, #""abc\n""#))
+    // `.` leaves out only ECMA-262's four line terminators (Swift's own `.` also leaves out U+000B, U+000C, U+0085),
+    // and stays literal when escaped or in a class.
+    let anyButLineEnds = try compile(#"{"pattern": "^a.b$"}"#)
+    for inside in ["\u{0B}", "\u{0C}", "\u{85}", "x"] { #expect(anyButLineEnds.isValid(.string("a\(inside)b"))) }
+    for inside in ["\n", "\r", "\u{2028}", "\u{2029}"] { #expect(!anyButLineEnds.isValid(.string("a\(inside)b"))) }
+    let literal = try compile(#"{"pattern": "^[.]\\.$"}"#)
+    #expect(valid(literal, #""..""#))
+    #expect(!valid(literal, #""ab""#))
   }
 
   @Test("enum and const compare as JSON Schema does")
