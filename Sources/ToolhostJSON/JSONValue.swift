@@ -1,3 +1,11 @@
+#if canImport(Glibc)
+  import Glibc
+#elseif canImport(Musl)
+  import Musl
+#elseif canImport(Darwin)
+  import Darwin
+#endif
+
 /// A JSON value: object (keys in insertion order), array, string, integer, real, bool or null.
 ///
 /// Integers and reals are distinct cases, so `3` and `3.0` round-trip as written. Integers are 64-bit.
@@ -155,10 +163,12 @@ extension JSONValue: CustomStringConvertible {
 
 /// A JSON object whose keys keep their insertion order and are unique.
 ///
-/// Setting an existing key replaces its value in place; removing a key keeps the order of the others.
+/// Setting an existing key replaces its value in place; removing a key keeps the order of the others. Keys are told
+/// apart by their code points, as JSON does: `"é"` (U+00E9) and `"e\u{301}"` are two keys, although Swift's `==`
+/// calls the two strings equal.
 public struct JSONObject: Sendable, Hashable, Sequence {
   private var keyList: [String] = []
-  private var values: [String: JSONValue] = [:]
+  private var values: [ExactKey: JSONValue] = [:]
 
   /// An empty object.
   public init() {}
@@ -177,12 +187,12 @@ public struct JSONObject: Sendable, Hashable, Sequence {
 
   /// The value for `key`; assigning `nil` removes the member.
   public subscript(key: String) -> JSONValue? {
-    get { values[key] }
+    get { values[ExactKey(key)] }
     set {
       if let newValue {
-        if values.updateValue(newValue, forKey: key) == nil { keyList.append(key) }
-      } else if values.removeValue(forKey: key) != nil {
-        keyList.removeAll { $0 == key }
+        if values.updateValue(newValue, forKey: ExactKey(key)) == nil { keyList.append(key) }
+      } else if values.removeValue(forKey: ExactKey(key)) != nil {
+        keyList.removeAll { ExactKey($0) == ExactKey(key) }
       }
     }
   }
@@ -195,19 +205,54 @@ public struct JSONObject: Sendable, Hashable, Sequence {
     return AnyIterator {
       guard i < keys.count else { return nil }
       defer { i += 1 }
-      return (keys[i], values[keys[i]]!)
+      return (keys[i], values[ExactKey(keys[i])]!)
     }
   }
 
   /// Two objects are equal when they have the same members in the same order.
   public static func == (a: JSONObject, b: JSONObject) -> Bool {
-    a.keyList == b.keyList && a.values == b.values
+    a.keyList.count == b.keyList.count
+      && zip(a.keyList, b.keyList).allSatisfy { ExactKey($0) == ExactKey($1) } && a.values == b.values
   }
 
   /// Hashes the members in order.
   public func hash(into hasher: inout Hasher) {
-    hasher.combine(keyList)
-    for k in keyList { hasher.combine(values[k]) }
+    hasher.combine(keyList.count)
+    for k in keyList {
+      let key = ExactKey(k)
+      hasher.combine(key)
+      hasher.combine(values[key])
+    }
+  }
+}
+
+/// A member name compared and hashed by its UTF-8 bytes (its code points), not by canonical equivalence.
+struct ExactKey: Hashable, Sendable {
+  let text: String
+
+  @inline(__always)
+  init(_ text: String) {
+    self.text = text
+  }
+
+  @inline(__always)
+  static func == (a: ExactKey, b: ExactKey) -> Bool {
+    let x = a.text.utf8
+    let y = b.text.utf8
+    guard x.count == y.count else { return false }
+    let fast = x.withContiguousStorageIfAvailable { p in
+      y.withContiguousStorageIfAvailable { q in
+        p.count == 0 || memcmp(p.baseAddress!, q.baseAddress!, p.count) == 0
+      }
+    }
+    if let fast, let result = fast { return result }
+    return x.elementsEqual(y)
+  }
+
+  @inline(__always)
+  func hash(into hasher: inout Hasher) {
+    let done: Void? = text.utf8.withContiguousStorageIfAvailable { hasher.combine(bytes: UnsafeRawBufferPointer($0)) }
+    if done == nil { Array(text.utf8).withUnsafeBytes { hasher.combine(bytes: $0) } }
   }
 }
 

@@ -12,8 +12,7 @@ import ToolhostJSON
 /// strings by their code points (not by Unicode canonical equivalence, which Swift's `==` uses), arrays element by
 /// element, objects without regard to member order.
 ///
-/// Object keys are matched by ``JSONObject``'s own lookup, which (being a Swift dictionary) treats canonically
-/// equivalent keys as the same key.
+/// Object keys are matched by ``JSONObject``'s own lookup, which also compares code points.
 enum Equality {
   static func equal(_ a: JSONValue, _ b: JSONValue) -> Bool {
     switch (a, b) {

@@ -743,7 +743,7 @@ extension Program {
           valid = false
         }
       }
-      guard let additional = rule.additional, !matched, !rule.known.contains(key) else { continue }
+      guard let additional = rule.additional, !matched, !rule.isKnown(key) else { continue }
       if context.evaluated != nil { context.evaluated!.keys.insert(key) }
       if rule.additionalForbidden {
         guard context.collect else { return false }

@@ -237,8 +237,11 @@ final class MembersRule: Sendable {
   /// Whether `additionalProperties` is `false`, so the message can say which names are allowed.
   let additionalForbidden: Bool
   let additionalLocation: String
-  /// The names `properties` lists, to find the members that are additional.
-  let known: Set<String>
+  /// The names `properties` lists, to find the members that are additional: under Swift equality, with the exact
+  /// name that ``isKnown(_:)`` confirms code point by code point; `others` holds the rare further names that Swift
+  /// calls equal to one already there.
+  private let known: [String: String]
+  private let others: [String]
 
   init(
     members: [Member], propertiesLocation: String, requiredLocation: String,
@@ -252,7 +255,21 @@ final class MembersRule: Sendable {
     self.additional = additional
     self.additionalForbidden = additionalForbidden
     self.additionalLocation = additionalLocation
-    self.known = Set(members.lazy.filter { $0.node != nil }.map(\.name))
+    var known: [String: String] = [:]
+    var others: [String] = []
+    known.reserveCapacity(members.count)
+    for member in members where member.node != nil {
+      if let previous = known.updateValue(member.name, forKey: member.name) { others.append(previous) }
+    }
+    self.known = known
+    self.others = others
+  }
+
+  /// Whether `properties` lists this exact name (not merely a canonically equivalent one).
+  @inline(__always)
+  func isKnown(_ name: String) -> Bool {
+    guard let exact = known[name] else { return false }
+    return Equality.sameScalars(exact, name) || others.contains { Equality.sameScalars($0, name) }
   }
 
   /// The names of `properties` in the schema's order, for messages.

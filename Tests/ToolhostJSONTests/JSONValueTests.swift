@@ -322,4 +322,20 @@ struct StyleTests {
     #expect(try parsed(text) != value)  // Sorted: a different key order...
     #expect(try parsed(text).jsonEquals(value))  // ...but the same JSON.
   }
+
+  @Test("keys are told apart by code points, not by Swift's canonical equivalence")
+  func exactKeys() throws {
+    let text = "{\"\u{E9}\": 1, \"e\u{301}\": 2}"  // é written two ways: two members of the object
+    let object = try #require(try JSONValue.parse(text).objectValue)
+    #expect(object.count == 2)
+    #expect(object["\u{E9}"] == 1)
+    #expect(object["e\u{301}"] == 2)
+    var copy = object
+    copy["e\u{301}"] = nil
+    #expect(copy.keys == ["\u{E9}"])
+    #expect(copy != object)
+    let one: JSONObject = ["\u{E9}": 1]
+    let other: JSONObject = ["e\u{301}": 1]
+    #expect(one != other)
+  }
 }

@@ -87,6 +87,19 @@ struct KeywordTests {
     #expect(!valid(literal, #""ab""#))
   }
 
+  @Test("member names are matched by code points")
+  func exactNames() throws {
+    let schema = try compile("{\"properties\": {\"\u{E9}\": {\"type\": \"integer\"}}, \"additionalProperties\": false}")
+    #expect(schema.isValid(["\u{E9}": 1]))
+    #expect(!schema.isValid(["e\u{301}": 1]))  // not the listed name, so additional
+    let both = try compile(
+      "{\"properties\": {\"\u{E9}\": true, \"e\u{301}\": true}, \"additionalProperties\": false}")
+    #expect(both.isValid(["\u{E9}": 1, "e\u{301}": 2]))
+    #expect(!both.isValid(["\u{E9}": 1, "x": 2]))
+    let required = try compile("{\"required\": [\"e\u{301}\"]}")
+    #expect(!required.isValid(["\u{E9}": 1]))
+  }
+
   @Test("enum and const compare as JSON Schema does")
   func equality() throws {
     let schema = try compile(#"{"enum": [1, "a", [1, 2], {"x": 1, "y": [true]}, null]}"#)
