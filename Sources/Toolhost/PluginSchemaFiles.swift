@@ -13,12 +13,31 @@ enum PluginSchemaFiles {
   /// The schema options for the tools of the manifest at `manifestPath`; `user` is the owner files must have
   /// (StrictModes), `nil` for no ownership check. Does not throw.
   static func options(manifestPath: String, user: uid_t?) -> SchemaOptions {
-    let manifest = URL(fileURLWithPath: manifestPath)
-    let folder = manifest.deletingLastPathComponent().path
+    // Discovery makes these for every manifest: plain string work, no Foundation URL.
+    let slash = manifestPath.utf8.lastIndex(of: UInt8(ascii: "/"))
+    let folder = slash.map { String(manifestPath[..<$0]) } ?? "."
     let registry = SchemaRegistry { uri throws(SchemaFileError) in
-      try load(uri, folder: folder, user: user)
+      try load(uri, folder: folder.isEmpty ? "/" : folder, user: user)
     }
-    return SchemaOptions(baseURI: manifest.absoluteString, registry: registry)
+    return SchemaOptions(baseURI: fileURI(manifestPath), registry: registry)
+  }
+
+  /// `file://` and the absolute path, percent-encoding every byte but letters, digits, `-._~` and `/`.
+  static func fileURI(_ path: String) -> String {
+    let absolute = path.hasPrefix("/") ? path : FileManager.default.currentDirectoryPath + "/" + path
+    var bytes = Array("file://".utf8)
+    let hex = Array("0123456789ABCDEF".utf8)
+    for byte in absolute.utf8 {
+      switch byte {
+      case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"),
+        UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "-"), UInt8(ascii: "."), UInt8(ascii: "_"),
+        UInt8(ascii: "~"), UInt8(ascii: "/"):
+        bytes.append(byte)
+      default:
+        bytes += [UInt8(ascii: "%"), hex[Int(byte >> 4)], hex[Int(byte & 15)]]
+      }
+    }
+    return String(decoding: bytes, as: UTF8.self)
   }
 
   /// Reads the schema file a `file://` URI names, if it is one the plugin may ship; `nil` for other URIs.

@@ -26,9 +26,15 @@ struct Compiler {
   private var dynamicNames: Set<String> = []
   /// The information of the schema object being built, which its subschemas inherit.
   private var current: SubschemaInfo
+  /// Whether the index walked the schema for identifiers. The first try does not: most tool schemas have none.
+  private var walked: Bool
+  /// Set when a try without a walk meets an identifier, an anchor or a reference to another document: the program
+  /// is then thrown away and the schema compiled again with a walk.
+  private var restart = false
 
-  private init(options: SchemaOptions) {
+  private init(options: SchemaOptions, walk: Bool) {
     self.options = options
+    self.walked = walk
     self.index = SchemaIndex(options: options)
     self.current = SubschemaInfo(base: URIReference(""), resource: 0, dialect: .standard)
   }
@@ -36,8 +42,16 @@ struct Compiler {
   /// Compiles a whole schema document; node 0 of the result is the root. Documents that references name are loaded
   /// from the options' registry and compiled into the same program.
   static func compile(_ schema: JSONValue, options: SchemaOptions = SchemaOptions()) throws(SchemaError) -> Program {
-    var compiler = Compiler(options: options)
-    _ = try compiler.index.add(schema, uri: options.baseURI ?? "")
+    if let program = try compile(schema, options: options, walk: false) { return program }
+    return try compile(schema, options: options, walk: true)!
+  }
+
+  /// Compiles with or without walking the schema for identifiers first; `nil` when a try without a walk met one.
+  private static func compile(_ schema: JSONValue, options: SchemaOptions, walk: Bool) throws(SchemaError)
+    -> Program?
+  {
+    var compiler = Compiler(options: options, walk: walk || schema["$id"] != nil)
+    _ = try compiler.index.add(schema, uri: options.baseURI ?? "", walk: compiler.walked)
     let root = SchemaKey(document: 0, pointer: "")
     _ = compiler.schema(schema, at: root, depth: 0, info: compiler.index.info(at: root))
     // Compile until every dynamic anchor that a `$dynamicRef` may reach is compiled too: compiling may load more
@@ -49,6 +63,7 @@ struct Compiler {
         let job = compiler.queue[next]
         next += 1
         try compiler.build(job.value, at: job.key, into: job.index, depth: job.depth, info: job.info)
+        if compiler.restart { return nil }
       }
       var added = false
       for resource in compiler.index.resources {
@@ -147,6 +162,10 @@ struct Compiler {
       func check(_ rule: Rule) -> Check { Check(keyword: keyword, location: hereText, rule: rule) }
       func subschema(_ value: JSONValue) -> Int { schema(value, at: here, depth: inner) }
 
+      if !walked, Self.identifiers.contains(keyword), keyword != "$schema" || !key.pointer.isEmpty {
+        restart = true  // compiled again, with the index walked
+        return Node(location: location, kind: .anything)
+      }
       if vocabularies != .standard, let vocabulary = Keywords.vocabulary[keyword] {
         // A keyword of a vocabulary the dialect leaves out is an unknown keyword: ignored.
         guard vocabulary == .core || vocabularies.contains(vocabulary) else { continue }
@@ -338,12 +357,12 @@ struct Compiler {
     }
 
     if !properties.isEmpty || !required.isEmpty || !patternProperties.isEmpty || additional != nil {
-      let requiredSet = Set(required)
-      var list = properties.map {
-        MembersRule.Member(name: $0.0, node: $0.1, required: requiredSet.contains($0.0))
+      // Names are compared by code points, as JSON does (Swift's `==` would merge canonically equivalent ones).
+      var list = properties.map { property in
+        MembersRule.Member(
+          name: property.0, node: property.1, required: required.contains { Equality.sameScalars($0, property.0) })
       }
-      let listed = Set(properties.map(\.0))
-      for name in required where !listed.contains(name) {
+      for name in required where !properties.contains(where: { Equality.sameScalars($0.0, name) }) {
         list.append(MembersRule.Member(name: name, node: nil, required: true))
       }
       let rule = MembersRule(
@@ -368,6 +387,9 @@ struct Compiler {
       collectsAnnotations: unevaluated.items != nil || unevaluated.properties != nil, type: type,
       general: general, numeric: numeric, string: string, array: array, object: members)
   }
+
+  /// The keywords that a try without a walk cannot handle: identifiers and anchors (and `$schema` below the root).
+  private static let identifiers: Set<String> = ["$id", "$anchor", "$dynamicAnchor", "$dynamicRef", "$schema"]
 
   // MARK: - Keyword values
 
@@ -431,7 +453,7 @@ struct Compiler {
         throw Self.invalid(
           location, "'\(key)' must be an array of strings, but it holds \(Self.describe(item))")
       }
-      if !result.contains(s) { result.append(s) }
+      if !result.contains(where: { Equality.sameScalars($0, s) }) { result.append(s) }
     }
     return result
   }
@@ -510,6 +532,10 @@ struct Compiler {
       throw Self.invalid(location, "'\(keyword)' must be a string, got \(value.typeName)")
     }
     let target = URIReference(ref).resolved(against: base)
+    if !walked && (target.withoutFragment != index.resources[0].uri || !Self.isPointerFragment(target.fragment)) {
+      restart = true  // another document or an anchor: compiled again, with the index walked
+      return (0, nil)
+    }
     let resource = try index.resource(target.withoutFragment, for: ref, at: location)
     guard let fragment = Self.percentDecoded((target.fragment ?? "")[...]) else {
       throw SchemaError(
@@ -555,6 +581,12 @@ struct Compiler {
     // The target's depth is not known from here; its number of pointer tokens is an upper bound.
     let depth = JSONPointer.tokens(place.pointer)?.count ?? 0
     return (schema(designated, at: place, depth: depth, info: index.info(at: place)), anchor)
+  }
+
+  /// Whether a fragment is empty or a JSON Pointer (percent-encoded or not), not an anchor name.
+  private static func isPointerFragment(_ fragment: String?) -> Bool {
+    guard let first = fragment?.utf8.first else { return true }
+    return first == UInt8(ascii: "/") || first == UInt8(ascii: "%")
   }
 
   /// Decodes `%XX` escapes (as UTF-8); `nil` for a malformed escape or invalid UTF-8.

@@ -56,16 +56,19 @@ struct SchemaIndex {
   ///
   /// - Throws: ``SchemaError`` for a malformed `$id`, `$anchor`, `$dynamicAnchor` or `$schema`, or a meta-schema that
   ///   requires a vocabulary this validator does not know.
-  mutating func add(_ root: JSONValue, uri: String) throws(SchemaError) -> Int {
+  ///
+  /// With `walk: false` (the compiler's first try at a schema, which usually has no identifiers), a root without
+  /// `$id` is not walked: it is one resource with no anchors, and the compiler starts again with a walk if it meets an
+  /// identifier after all.
+  mutating func add(_ root: JSONValue, uri: String, walk: Bool = true) throws(SchemaError) -> Int {
     let number = documents.count
     documents.append((uri, root))
     let base = URIReference(uri)
     let key = SchemaKey(document: number, pointer: "")
     let resource = newResource(uri: base.withoutFragment, root: key)
-    if Self.hasIdentifiers(root) {
-      try walk(root, key, base: base, resource: resource, dialect: .standard)
+    if walk || root["$id"] != nil {
+      try self.walk(root, key, base: base, resource: resource, dialect: .standard)
     } else {
-      // The usual tool schema: one resource, no anchors, so there is nothing to walk for.
       var dialect = Dialect.standard
       if let schema = root["$schema"] {
         dialect = try self.dialect(schema, at: Self.location(key, uri))
@@ -73,25 +76,6 @@ struct SchemaIndex {
       info[key] = SubschemaInfo(base: base, resource: resource, dialect: dialect)
     }
     return number
-  }
-
-  /// Whether a schema has an `$id` or `$schema` below its root, or an `$anchor` or `$dynamicAnchor` anywhere; looks
-  /// at every member name, without allocating.
-  private static func hasIdentifiers(_ value: JSONValue, isRoot: Bool = true) -> Bool {
-    switch value {
-    case .object(let object):
-      for key in object.keys {
-        if key == "$anchor" || key == "$dynamicAnchor" || (!isRoot && (key == "$id" || key == "$schema")) {
-          return true
-        }
-        if key != "const" && key != "enum" && hasIdentifiers(object[key]!, isRoot: false) { return true }
-      }
-      return isRoot && object["$id"] != nil
-    case .array(let items):
-      return items.contains { hasIdentifiers($0, isRoot: false) }
-    default:
-      return false
-    }
   }
 
   /// The subschema information at `key`: its own when indexed (a document's root, or a schema with its own `$id` or

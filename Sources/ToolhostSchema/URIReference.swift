@@ -9,28 +9,34 @@ struct URIReference: Equatable {
   var query: String?
   var fragment: String?
 
-  /// Splits `text` into scheme, authority, path, query and fragment.
+  /// Splits `text` into scheme, authority, path, query and fragment. The delimiters are ASCII, so the text is
+  /// scanned as UTF-8.
   init(_ text: String) {
-    var rest = Substring(text)
-    if let hash = rest.firstIndex(of: "#") {
-      fragment = String(rest[rest.index(after: hash)...])
-      rest = rest[..<hash]
+    let bytes = text.utf8
+    var start = bytes.startIndex
+    var end = bytes.endIndex
+    if let hash = bytes.firstIndex(of: UInt8(ascii: "#")) {
+      fragment = String(text[bytes.index(after: hash)...])
+      end = hash
     }
-    if let question = rest.firstIndex(of: "?") {
-      query = String(rest[rest.index(after: question)...])
-      rest = rest[..<question]
+    if let question = bytes[start..<end].firstIndex(of: UInt8(ascii: "?")) {
+      query = String(text[bytes.index(after: question)..<end])
+      end = question
     }
-    if let colon = rest.firstIndex(of: ":"), Self.isScheme(rest[..<colon]) {
-      scheme = String(rest[..<colon])
-      rest = rest[rest.index(after: colon)...]
+    if let colon = bytes[start..<end].firstIndex(where: { $0 == UInt8(ascii: ":") || $0 == UInt8(ascii: "/") }),
+      bytes[colon] == UInt8(ascii: ":"), Self.isScheme(bytes[start..<colon])
+    {
+      scheme = String(text[start..<colon])
+      start = bytes.index(after: colon)
     }
-    if rest.hasPrefix("//") {
-      rest = rest.dropFirst(2)
-      let end = rest.firstIndex(of: "/") ?? rest.endIndex
-      authority = String(rest[..<end])
-      rest = rest[end...]
+    let rest = bytes[start..<end]
+    if rest.starts(with: "//".utf8) {
+      let authorityStart = bytes.index(start, offsetBy: 2)
+      let authorityEnd = bytes[authorityStart..<end].firstIndex(of: UInt8(ascii: "/")) ?? end
+      authority = String(text[authorityStart..<authorityEnd])
+      start = authorityEnd
     }
-    path = String(rest)
+    path = String(text[start..<end])
   }
 
   private init(scheme: String?, authority: String?, path: String, query: String?, fragment: String?) {
@@ -42,12 +48,12 @@ struct URIReference: Equatable {
   }
 
   /// A scheme is a letter followed by letters, digits, `+`, `-` or `.`.
-  private static func isScheme(_ text: Substring) -> Bool {
-    guard let first = text.unicodeScalars.first, first.isASCII, first.properties.isAlphabetic else {
-      return false
-    }
-    return text.unicodeScalars.allSatisfy {
-      $0.isASCII && ($0.properties.isAlphabetic || ("0"..."9").contains($0) || "+-.".unicodeScalars.contains($0))
+  private static func isScheme(_ bytes: Substring.UTF8View.SubSequence) -> Bool {
+    func isLetter(_ b: UInt8) -> Bool { (0x41...0x5A).contains(b) || (0x61...0x7A).contains(b) }
+    guard let first = bytes.first, isLetter(first) else { return false }
+    return bytes.allSatisfy {
+      isLetter($0) || (0x30...0x39).contains($0) || $0 == UInt8(ascii: "+") || $0 == UInt8(ascii: "-")
+        || $0 == UInt8(ascii: ".")
     }
   }
 
