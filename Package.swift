@@ -64,16 +64,6 @@ let package = Package(
         .product(name: "ArgumentParser", package: "swift-argument-parser"),
       ]
     ),
-    // The C floor the runner benchmark compares against.
-    .target(name: "CBenchBaseline"),
-    .executableTarget(
-      name: "ToolhostBench",
-      dependencies: [
-        "Toolhost", "ToolhostSession", "ToolhostOpenAI", "ToolhostMCP", "ToolhostLocal", "CToolhostSupport",
-        "CBenchBaseline",
-        .product(name: "AsyncHTTPClient", package: "async-http-client"),
-      ]
-    ),
     .testTarget(name: "ToolhostJSONTests", dependencies: ["ToolhostJSON"]),
     .testTarget(name: "ToolhostSchemaTests", dependencies: ["ToolhostSchema"], exclude: ["Differential"]),
     .testTarget(name: "ToolhostTests", dependencies: ["Toolhost"]),
@@ -85,3 +75,20 @@ let package = Package(
   ],
   swiftLanguageModes: [.v6]
 )
+
+// The benchmarks are built only when asked, so that `swift build` and `swift test` do not compile them:
+// `TOOLHOST_BENCHMARKS=1 swift run -c release ToolhostBench` (BENCHMARKS.md).
+if Context.environment["TOOLHOST_BENCHMARKS"] != nil {
+  package.targets += [
+    // The C floor the runner benchmark compares against.
+    .target(name: "CBenchBaseline"),
+    .executableTarget(
+      name: "ToolhostBench",
+      dependencies: [
+        "Toolhost", "ToolhostSession", "ToolhostOpenAI", "ToolhostMCP", "ToolhostLocal", "CToolhostSupport",
+        "CBenchBaseline",
+        .product(name: "AsyncHTTPClient", package: "async-http-client"),
+      ]
+    ),
+  ]
+}
