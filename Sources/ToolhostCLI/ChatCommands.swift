@@ -379,16 +379,8 @@ final class ChatRun: Sendable {
     defer { handler.stop() }
     // A local model loads, and reads the instructions and tool descriptions, while the user types the first prompt
     // (a failed start is reported by that prompt).
-    if let local = model as? LocalModel {
-      var transcript = session.transcript
-      transcript.append(.prompt(Transcript.Prompt(text: "")))
-      let tools = LanguageModelSession.definitions(of: session.tools)
-      let warmUp = ModelRequest(transcript: transcript, tools: tools, toolChoice: tools.isEmpty ? .none : .auto)
-      Task {
-        guard (try? await local.start()) != nil else { return }
-        try? await local.warmUp(for: warmUp)
-      }
-    }
+    let session = self.session
+    Task { await session.prewarm() }
     let interactive = isatty(0) != 0
     if interactive && !console.json {
       console.note(

@@ -151,6 +151,13 @@ public final class LocalModel: LanguageModel {
     _ = try await turn(for: request)
   }
 
+  /// Starts the server and has it read `request`'s prompt (``start()``, then ``warmUp(for:)``); a failure is left for
+  /// the next request to report. Does not throw.
+  public func prewarm(for request: ModelRequest) async {
+    guard (try? await start()) != nil else { return }
+    try? await warmUp(for: request)
+  }
+
   /// Stops the server (not a shared one: it stops by itself when idle) and shuts down the HTTP client. Does not
   /// throw; requests afterwards fail.
   public func shutdown() async {

@@ -26,9 +26,19 @@ public protocol LanguageModel: Sendable {
   /// The default implementation calls ``turn(for:)`` and yields its text as one delta. Cancelling the consuming task
   /// (or dropping the stream) cancels the request. The stream throws what ``turn(for:)`` throws.
   func streamTurn(for request: ModelRequest) -> ModelStream
+
+  /// Gets ready for requests that start as `request` does (the same instructions and tools), before the first one:
+  /// a local model starts its server and reads that prefix, as FoundationModels' `prewarm` loads its model.
+  ///
+  /// The default does nothing, which suits a model behind an HTTP API. Does not throw: a model that cannot get ready
+  /// reports why on the request that needs it.
+  func prewarm(for request: ModelRequest) async
 }
 
 extension LanguageModel {
+  /// Does nothing: there is nothing to load ahead of a request.
+  public func prewarm(for request: ModelRequest) async {}
+
   /// Calls ``turn(for:)`` and yields its text as one delta, then the turn.
   public func streamTurn(for request: ModelRequest) -> ModelStream {
     AsyncThrowingStream { continuation in

@@ -199,6 +199,25 @@ public final class LanguageModelSession: Sendable {
     sink(event, content)
   }
 
+  /// Has the model get ready for this session's next request, in the background of whatever the caller does
+  /// meanwhile (`chat` calls it while the user types the first prompt): a local model starts and reads the
+  /// instructions and tool descriptions, so the first answer comes sooner.
+  ///
+  /// Does not throw and never changes the transcript; a model that cannot get ready reports why on the next request.
+  ///
+  /// ```swift
+  /// let session = try LanguageModelSession(model: model, tools: [weather], instructions: "Be brief.")
+  /// Task { await session.prewarm() }
+  /// let answer = try await session.respond(to: readLine() ?? "")
+  /// ```
+  public func prewarm() async {
+    var transcript = self.transcript
+    transcript.append(.prompt(Transcript.Prompt(text: "")))
+    let tools = Self.definitions(of: self.tools)
+    await model.prewarm(
+      for: ModelRequest(transcript: transcript, tools: tools, toolChoice: tools.isEmpty ? .none : .auto))
+  }
+
   /// The tools of `registry` as the session offers them to a model: name, description and parameters schema.
   public static func definitions(of registry: ToolRegistry) -> [Transcript.ToolDefinition] {
     registry.tools.map {

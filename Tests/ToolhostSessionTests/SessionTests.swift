@@ -24,6 +24,24 @@ struct SessionLoopTests {
     #expect(model.requests[0].tools.map(\.name) == ["add"])
   }
 
+  @Test func prewarmHandsTheModelTheSessionsPrefix() async throws {
+    let model = ScriptedModel(turns: [ModelTurn(text: "Hi.")])
+    let session = try LanguageModelSession(model: model, tools: [AddTool()], instructions: "Be brief.")
+    await session.prewarm()
+    let request = try #require(model.prewarms.first)
+    #expect(request.tools.map(\.name) == ["add"])
+    #expect(request.toolChoice == .auto)
+    #expect(request.transcript.entries.first.map { if case .instructions = $0 { true } else { false } } == true)
+    #expect(model.requests.isEmpty)  // nothing was asked, and the transcript is as it was
+    #expect(session.transcript.entries.count == 1)
+    // A model with nothing to load gets the protocol's default, which does nothing.
+    struct Plain: LanguageModel {
+      let displayName = "plain"
+      func turn(for request: ModelRequest) async throws -> ModelTurn { ModelTurn(text: "") }
+    }
+    await (try LanguageModelSession(model: Plain())).prewarm()
+  }
+
   @Test func parallelCallsRunAtOnceAndOutputsKeepTheModelsOrder() async throws {
     let model = ScriptedModel(turns: [
       calls(

@@ -9,6 +9,7 @@ final class ScriptedModel: LanguageModel {
   private struct State {
     var script: [@Sendable (ModelRequest) async throws -> ModelTurn]
     var requests: [ModelRequest] = []
+    var prewarms: [ModelRequest] = []
   }
 
   private let state: Mutex<State>
@@ -24,6 +25,12 @@ final class ScriptedModel: LanguageModel {
   }
 
   var requests: [ModelRequest] { state.withLock { $0.requests } }
+  /// The requests ``prewarm(for:)`` was given.
+  var prewarms: [ModelRequest] { state.withLock { $0.prewarms } }
+
+  func prewarm(for request: ModelRequest) async {
+    state.withLock { $0.prewarms.append(request) }
+  }
 
   func turn(for request: ModelRequest) async throws -> ModelTurn {
     let step = state.withLock { s -> @Sendable (ModelRequest) async throws -> ModelTurn in
