@@ -132,6 +132,13 @@ public struct DiscoveryTrust: Sendable {
 }
 
 /// The tools found in plugin folders, and the diagnostics of the plugins that could not be used.
+///
+/// ```swift
+/// let catalog = PluginCatalog.discover(folders: ["/opt/toolhost/plugins"])
+/// for problem in catalog.diagnostics where problem.isError { print(problem.message) }
+/// let registry = try ToolRegistry(catalog.tools)
+/// let output = try await registry.call("getWeather", arguments: ["city": "Boston"])
+/// ```
 public struct PluginCatalog: Sendable {
   /// A project folder that was not used because the user has not trusted it.
   public struct UntrustedFolder: Sendable, Hashable {

@@ -4,6 +4,16 @@ import ToolhostSchema
 /// A set of tools by name, with their compiled schemas: validates arguments, then calls, one or many at once.
 ///
 /// Schemas are compiled once, when the registry is made. Every failure comes back as a ``ToolCallError``.
+///
+/// ```swift
+/// let registry = try ToolRegistry([WeatherTool(), AddTool()])
+/// do {
+///   let output = try await registry.call("add", arguments: ["a": 2, "b": 3])
+///   print(output.displayText)
+/// } catch {
+///   print(error.description)  // what went wrong: an unknown tool, each invalid argument, a timeout, ...
+/// }
+/// ```
 public struct ToolRegistry: Sendable {
   struct Entry: Sendable {
     let tool: any Tool

@@ -69,6 +69,15 @@ public struct LocalModelConfiguration: Sendable {
 /// already streamed). Tool calls are guided by default (see ``GuidedToolCalls``). Call ``shutdown()`` when done, or
 /// use ``withModel(_:_:)``; the server is also stopped when the process exits, and it ends by itself if toolhost
 /// is killed.
+///
+/// ```swift
+/// let configuration = try LocalModelConfiguration.named("local")  // after scripts/install-local-model
+/// let answer = try await LocalModel.withModel(configuration) { model in
+///   let session = try LanguageModelSession(model: model, tools: catalog.tools)
+///   Task { await session.prewarm() }  // start the server while the user types
+///   return try await session.respond(to: "Find me a recipe for rye bread.").content
+/// }
+/// ```
 public final class LocalModel: LanguageModel {
   /// The configuration.
   public let configuration: LocalModelConfiguration

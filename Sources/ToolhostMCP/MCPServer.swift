@@ -12,6 +12,11 @@ import ToolhostJSON
 /// text says what went wrong, so a model can correct itself. An unknown tool, missing params or an unknown method
 /// get JSON-RPC errors; `notifications/cancelled` cancels a running call (which then gets no response); other
 /// notifications are ignored.
+///
+/// ```swift
+/// let registry = try ToolRegistry(PluginCatalog.discover(folders: ["plugins"]).tools)
+/// await MCPServer(registry: registry).serve()  // JSON-RPC on stdin and stdout until stdin ends
+/// ```
 public final class MCPServer: Sendable {
   /// How the server presents itself and runs calls.
   public struct Options: Sendable {

@@ -134,6 +134,13 @@ public struct OpenAIConfiguration: Sendable {
 ///
 /// The model owns an `HTTPClient` unless given one: call ``shutdown()`` when done, or use
 /// ``withModel(_:_:)``, which always does.
+///
+/// ```swift
+/// let configuration = OpenAIConfiguration(baseURL: "http://127.0.0.1:8080/v1", model: "llama3")
+/// let answer = try await OpenAIModel.withModel(configuration) { model in
+///   try await LanguageModelSession(model: model, tools: [WeatherTool()]).respond(to: "Weather in Oslo?").content
+/// }
+/// ```
 public final class OpenAIModel: LanguageModel {
   /// The server and model.
   public let configuration: OpenAIConfiguration

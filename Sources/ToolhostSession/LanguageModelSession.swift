@@ -18,6 +18,14 @@ import ToolhostSchema
 ///
 /// A session answers one request at a time; a second concurrent request throws
 /// ``LanguageModelSessionError/concurrentRequests``. It is safe to share between tasks.
+///
+/// ```swift
+/// let session = try LanguageModelSession(
+///   model: model, tools: catalog.tools, instructions: "Answer briefly; use the tools for facts.")
+/// let response = try await session.respond(to: "What's the weather in Boston in July?")
+/// print(response.content)
+/// for entry in session.transcript.entries { print(entry) }  // prompt, tool calls, outputs, response
+/// ```
 public final class LanguageModelSession: Sendable {
   /// The result of a request.
   public struct Response: Sendable {
