@@ -84,19 +84,19 @@ public enum ToolFailure: Error, Sendable, Equatable, CustomStringConvertible {
     }
   }
 
-  /// One line a user or a model can act on.
+  /// One line a user or a model can act on. It names no command-line option: `toolhost` adds those where they help.
   public var description: String {
     switch self {
     case .invalidArguments(let issues):
       return "invalid arguments: " + issues.map(\.description).joined(separator: "; ")
     case .unknownTool(let suggestions):
       let hint = suggestions.isEmpty ? "" : " (did you mean \(suggestions.joined(separator: ", "))?)"
-      return "no such tool\(hint); `toolhost list` shows the tools"
+      return "no such tool\(hint)"
     case .launchFailed(let executable, let reason):
-      return "cannot start \(executable): \(reason); check the manifest's command (`toolhost doctor`)"
+      return "cannot start \(executable): \(reason); check the manifest's command"
     case .timedOut(let limit):
       return
-        "timed out after \(Self.format(limit)); its processes were stopped (raise the limit with --timeout or the manifest's timeout)"
+        "timed out after \(Self.format(limit)); its processes were stopped (the manifest's timeout raises the limit)"
     case .exited(let status, let stderr):
       return "exited with status \(status)" + Self.log(stderr)
     case .signaled(let signal, let stderr):
@@ -107,10 +107,10 @@ public enum ToolFailure: Error, Sendable, Equatable, CustomStringConvertible {
         "invalid reply: \(reason); it printed \(shown) (a plugin prints one JSON object, see schemas/reply.schema.json)"
     case .outputTooLarge(let limit):
       return
-        "printed more than \(Self.format(bytes: limit)) on stdout, so the call was stopped (raise the limit with --max-output)"
+        "printed more than \(Self.format(bytes: limit)) on stdout, so the call was stopped"
     case .limitExceeded(let kind, let limit):
       return
-        "exceeded its \(kind.words) limit of \(limit); its processes were stopped (raise it with the manifest's \"limits\" or \(kind.optionName))"
+        "exceeded its \(kind.words) limit of \(limit); its processes were stopped (the manifest's \"limits\" raise it)"
     case .toolReported(let message, let code, _):
       return message + (code.map { " [\($0)]" } ?? "")
     case .cancelled:

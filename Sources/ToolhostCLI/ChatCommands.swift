@@ -576,7 +576,7 @@ final class ChatConsole: Sendable {
       message = e.description
       code = "model_error"
     case let e as ToolCallError:
-      message = e.description
+      message = CommandLineHints.describe(e)
       code = e.failure?.code ?? "tool_error"
     case let e as LanguageModelSessionError:
       message = e.description

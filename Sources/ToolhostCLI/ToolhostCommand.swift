@@ -258,7 +258,7 @@ struct Call: AsyncParsableCommand {
       }
     case .failure(let error):
       if json { printer.sayExactly(try Report.errorJSON(error).serialized(.pretty)) }
-      printer.warn("toolhost: \(error.description)")
+      printer.warn("toolhost: \(CommandLineHints.describe(error))")
       if signal != nil { throw ExitCode(Status.interrupted) }
       throw ExitCode(Report.exitStatus(error))
     }

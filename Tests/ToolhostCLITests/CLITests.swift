@@ -146,6 +146,7 @@ struct CLITests {
     let timeout = try toolhost(["call", "--plugins", dir.path, "--timeout", "0.3", "slowTool"])
     #expect(timeout.status == 124)
     #expect(timeout.stderrText.contains("timed out after 300 ms"))
+    #expect(timeout.stderrText.contains("--timeout raises the limit for one call"))  // the CLI's hint
     let reported = try toolhost(["call", "getWeather", "--city", "Atlantis"])
     #expect(reported.status == 1)
     #expect(reported.stderrText.contains("[unknown_city]"))

@@ -31,6 +31,18 @@ struct ToolCallTests {
     }
   }
 
+  @Test func failureMessagesNameNoCommandLineOptions() {
+    // A Swift caller or a model has no flags to pass; the command line adds its own hints.
+    let failures: [ToolFailure] = [
+      .timedOut(limit: .seconds(5)), .outputTooLarge(limit: 1 << 20), .limitExceeded(.memory, limit: "64 MiB"),
+      .unknownTool(suggestions: ["getWeather"]), .launchFailed(executable: "/x/run", reason: "no such file"),
+    ]
+    for failure in failures {
+      #expect(!failure.description.contains("--"), "\(failure.description)")
+      #expect(!failure.description.contains("`toolhost"), "\(failure.description)")
+    }
+  }
+
   @Test func jsonReplyWithResultAndText() async throws {
     let folder = PluginFolder()
     folder.shTool(

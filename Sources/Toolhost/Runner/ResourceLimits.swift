@@ -27,17 +27,6 @@ public struct ResourceLimits: Sendable, Equatable, CustomStringConvertible {
     /// Open descriptors per process (`RLIMIT_NOFILE`).
     case openFiles
 
-    /// The `toolhost call` option that overrides it.
-    public var optionName: String {
-      switch self {
-      case .memory: "--memory-limit"
-      case .cpuTime: "--cpu-limit"
-      case .processes: "--process-limit"
-      case .fileSize: "--file-size-limit"
-      case .openFiles: "--open-files-limit"
-      }
-    }
-
     /// Words for messages: `memory`, `CPU time`, `process`, `file size`, `open files`.
     public var words: String {
       switch self {
