@@ -348,8 +348,7 @@ public struct PluginCatalog: Sendable {
             let message =
               mcp == nil
               ? "an MCP server, skipped: this program does not load MCP servers (ToolhostMCP's MCPPlugins.install() enables them)"
-              : "an MCP server (\(manifest.command)), not started, so its tools are not listed "
-                + "(`toolhost list --start-servers` starts it and lists them)"
+              : "an MCP server (\(manifest.command)), not started, so its tools are not listed"
             found.append(
               .problem(
                 PluginDiagnostic(

@@ -247,7 +247,7 @@ final class ChatRun: Sendable {
     }
     let approver = ToolApprover(
       configuration: catalog.trust.configuration, assumeYes: options.yes, ask: terminal ? ask : nil,
-      onNote: { note in console.note("toolhost: \(note)") })
+      onNote: { note in console.note("toolhost: \(note)") }, unattendedHint: "allow it with --yes")
     policy.approveCall = { call, tool in await approver.decide(call, tool: tool) }
 
     let instructions = SessionInstructions.preferring(
@@ -299,7 +299,7 @@ final class ChatRun: Sendable {
         let keepAlive = try ModelCommand.keepAlive(options.keepAlive, environment: environment)
         configuration = try LocalModelConfiguration.named(name, environment: environment, keepAlive: keepAlive)
       } catch {
-        throw printer.usageError(error.description)
+        throw printer.usageError(CommandLineHints.describe(error))
       }
       if let strategy = options.toolCalling { configuration.toolCalling = strategy }
       let local = LocalModel(configuration: configuration) { event in console.show(event) }
@@ -309,7 +309,7 @@ final class ChatRun: Sendable {
     if let strategy = options.toolCalling { configuration.toolCalling = strategy }
     let remote: OpenAIModel
     do { remote = try OpenAIModel(configuration: configuration) } catch {
-      throw printer.usageError(error.description)
+      throw printer.usageError(CommandLineHints.describe(error))
     }
     return (remote, { try? await remote.shutdown() })
   }
@@ -573,13 +573,13 @@ final class ChatConsole: Sendable {
       message = "cancelled"
       code = "cancelled"
     case let e as LanguageModelError:
-      message = e.description
+      message = CommandLineHints.describe(e)
       code = "model_error"
     case let e as ToolCallError:
       message = CommandLineHints.describe(e)
       code = e.failure?.code ?? "tool_error"
     case let e as LanguageModelSessionError:
-      message = e.description
+      message = CommandLineHints.describe(e)
       code = "session_error"
     default:
       message = String(describing: error)

@@ -1,4 +1,5 @@
 import Toolhost
+import ToolhostSession
 
 /// What the command line adds to a library's error: the option or command that fixes it. The libraries describe the
 /// problem only, since a Swift caller or a model has no flags to pass.
@@ -20,6 +21,31 @@ enum CommandLineHints {
     case .limitExceeded(let kind, _): "\(option(for: kind)) raises it for one call"
     default: nil
     }
+  }
+
+  /// A model's error and the option that changes the setting it points at: `--base-url` (or `$TOOLHOST_BASE_URL`)
+  /// for an HTTP model's server, `--model` for the model.
+  static func describe(_ error: LanguageModelError) -> String {
+    switch error.setting {
+    case .baseURL: "\(error.description); --base-url (or TOOLHOST_BASE_URL) sets the server"
+    case .model: "\(error.description); --model picks the model"
+    case nil: error.description
+    }
+  }
+
+  /// A session's error and the option that raises its limit.
+  static func describe(_ error: LanguageModelSessionError) -> String {
+    if case .toolRoundLimitReached = error { return "\(error.description); --max-tool-rounds raises the limit" }
+    return error.description
+  }
+
+  /// A plugin's diagnostic, with the command that starts an MCP server that was not started (in every output,
+  /// `--json` too).
+  static func hinted(_ diagnostic: PluginDiagnostic) -> PluginDiagnostic {
+    guard diagnostic.kind == .notStarted else { return diagnostic }
+    var hinted = diagnostic
+    hinted.message += " (`toolhost list --start-servers` starts it and lists them)"
+    return hinted
   }
 
   /// The `toolhost call` option that overrides a resource limit.

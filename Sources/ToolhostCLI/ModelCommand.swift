@@ -52,7 +52,7 @@ struct ModelCommand: AsyncParsableCommand {
           model, environment: environment,
           keepAlive: try ModelCommand.keepAlive(keepAlive, environment: environment, fallback: .seconds(300)))
       } catch {
-        throw printer.usageError(error.description)
+        throw printer.usageError(CommandLineHints.describe(error))
       }
       // `named` makes the configuration shared whenever it is given a keep-alive, as it is here.
       guard let shared = configuration.shared else { throw ExitCode.failure }

@@ -20,11 +20,12 @@ struct PluginOptions: ParsableArguments {
   /// - Throws: `ExitCode(64)` after printing why, when `config.json` or `trust.json` cannot be used.
   func catalog(startServers: Bool, printer: Printer, quiet: Bool = false) throws -> PluginCatalog {
     MCPPlugins.install()
-    let catalog: PluginCatalog
+    var catalog: PluginCatalog
     do { catalog = try PluginCatalog.forUser(explicit: folders, startServers: startServers) } catch {
       printer.warn("toolhost: \(error.description)")
       throw ExitCode(Status.usage)
     }
+    catalog.diagnostics = catalog.diagnostics.map(CommandLineHints.hinted)
     if !quiet {
       for line in Report.untrustedNotices(catalog) { printer.warn("toolhost: \(line)") }
     }

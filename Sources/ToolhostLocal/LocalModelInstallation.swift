@@ -140,7 +140,7 @@ public enum LocalModelSpecifier {
       if !path.hasPrefix("/") {
         path = FileManager.default.currentDirectoryPath + "/" + path
       }
-      missing = "no model file at \(path); pass `--model local:/path/to/model.gguf` with an existing GGUF file"
+      missing = "no model file at \(path); name an existing GGUF file, as `local:/path/to/model.gguf`"
     }
     try checkGGUF(path, missing: missing)
     return path
@@ -151,7 +151,7 @@ public enum LocalModelSpecifier {
   static func checkGGUF(_ path: String, missing: String) throws(LanguageModelError) {
     var isDirectory: ObjCBool = false
     guard FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory), !isDirectory.boolValue else {
-      throw LanguageModelError(kind: .configuration, message: missing)
+      throw LanguageModelError(kind: .configuration, message: missing, setting: .model)
     }
     guard let handle = FileHandle(forReadingAtPath: path) else {
       throw LanguageModelError(kind: .configuration, message: "cannot read the model file \(path) (permissions?)")

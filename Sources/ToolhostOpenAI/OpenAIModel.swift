@@ -108,19 +108,19 @@ public struct OpenAIConfiguration: Sendable {
       throw LanguageModelError(
         kind: .configuration,
         message:
-          "the base URL \(baseURL) is not an http(s) URL; pass one like http://127.0.0.1:8080/v1 "
-          + "(--base-url or TOOLHOST_BASE_URL)", url: baseURL)
+          "the base URL \(baseURL) is not an http(s) URL; use one like http://127.0.0.1:8080/v1", url: baseURL,
+        setting: .baseURL)
     }
     if host.lowercased() == "api.openai.com", apiKey == nil {
       throw LanguageModelError(
         kind: .configuration,
         message:
-          "no API key for \(baseURL): set OPENAI_API_KEY (or TOOLHOST_API_KEY), or point --base-url at "
-          + "another OpenAI-compatible server", url: baseURL)
+          "no API key for \(baseURL): set OPENAI_API_KEY (or TOOLHOST_API_KEY), or use another "
+          + "OpenAI-compatible server", url: baseURL, setting: .baseURL)
     }
     if model.isEmpty {
       throw LanguageModelError(
-        kind: .configuration, message: "no model name; pass --model NAME", url: baseURL)
+        kind: .configuration, message: "no model name was given", url: baseURL, setting: .model)
     }
   }
 }
@@ -344,7 +344,7 @@ public final class OpenAIModel: LanguageModel {
         kind: .malformedReply,
         message:
           "\(url) answered with something that is not JSON (\(error.description)): «\(Self.excerpt(bytes))»; "
-          + "check that --base-url points at an OpenAI-compatible API", url: url)
+          + "check that the base URL points at an OpenAI-compatible API", url: url, setting: .baseURL)
     }
     if let error = json["error"], !error.isNull {
       let message = error["message"]?.stringValue ?? error.stringValue ?? error.serialized()
@@ -479,7 +479,7 @@ public final class OpenAIModel: LanguageModel {
           kind: .timedOut,
           message:
             "cannot connect to \(url): no answer within \(Self.format(configuration.connectTimeout)); "
-            + "check --base-url and that the server is running", url: url, attempts: attempts)
+            + "check the base URL and that the server is running", url: url, attempts: attempts, setting: .baseURL)
       case .readTimeout:
         return LanguageModelError(
           kind: .timedOut,
@@ -500,8 +500,8 @@ public final class OpenAIModel: LanguageModel {
           attempts: attempts)
       case .invalidURL, .emptyHost, .emptyScheme:
         return LanguageModelError(
-          kind: .configuration, message: "\(url) is not a usable URL (\(e)); check --base-url",
-          url: url)
+          kind: .configuration, message: "\(url) is not a usable URL (\(e)); check the base URL",
+          url: url, setting: .baseURL)
       default:
         break
       }
@@ -511,7 +511,7 @@ public final class OpenAIModel: LanguageModel {
     return LanguageModelError(
       kind: .connectionFailed,
       message: "cannot connect to \(url): \(refused ? "connection refused" : reason); "
-        + "check --base-url and that the server is running", url: url, attempts: attempts)
+        + "check the base URL and that the server is running", url: url, attempts: attempts, setting: .baseURL)
   }
 
   static func timeAmount(_ d: Duration) -> TimeAmount {

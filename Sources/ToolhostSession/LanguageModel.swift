@@ -167,13 +167,25 @@ public struct LanguageModelError: Error, Sendable, Equatable, CustomStringConver
   public var url: String?
   /// How many attempts were made.
   public var attempts: Int
+  /// The setting that fixes the error, when one does; a program names its own way to change it (the command line
+  /// names an option), since the message does not.
+  public var setting: Setting?
+
+  /// A setting of a model that an error points at.
+  public enum Setting: Sendable, Equatable {
+    /// The server's URL (``url`` holds the one used).
+    case baseURL
+    /// The model's name, or for a local model its file.
+    case model
+  }
 
   /// Makes an error.
-  public init(kind: Kind, message: String, url: String? = nil, attempts: Int = 1) {
+  public init(kind: Kind, message: String, url: String? = nil, attempts: Int = 1, setting: Setting? = nil) {
     self.kind = kind
     self.message = message
     self.url = url
     self.attempts = attempts
+    self.setting = setting
   }
 
   /// The message.

@@ -562,7 +562,7 @@ public enum LanguageModelSessionError: Error, Sendable, CustomStringConvertible 
     case .toolRoundLimitReached(let limit):
       return
         "the model called tools in \(limit) rounds without answering, the most allowed for one request; raise "
-        + "the limit (SessionPolicy.maximumToolRounds, --max-tool-rounds) or, with a required tool-calling mode, use "
+        + "the limit (SessionPolicy.maximumToolRounds) or, with a required tool-calling mode, use "
         + "requiredUntilFirstCall so the model may answer after its calls"
     case .repairLimitReached(let limit, let problem):
       return

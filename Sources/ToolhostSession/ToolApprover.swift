@@ -31,6 +31,7 @@ public final class ToolApprover: Sendable {
   public let assumeYes: Bool
   private let ask: Ask?
   private let onNote: @Sendable (String) -> Void
+  private let unattendedHint: String?
 
   /// Makes an approver.
   ///
@@ -38,14 +39,17 @@ public final class ToolApprover: Sendable {
   ///   - assumeYes: run `ask` tools without asking.
   ///   - ask: asks the person; `nil` when there is no terminal (then `ask` calls are refused unless `assumeYes`).
   ///   - onNote: told when an "always" answer could not be written to the configuration file.
+  ///   - unattendedHint: how the program's user lets `ask` tools run when there is no one to ask, added to that
+  ///     refusal (the command line says "allow it with --yes"); `nil` for none.
   public init(
     configuration: UserConfiguration, assumeYes: Bool = false, ask: Ask?,
-    onNote: @escaping @Sendable (String) -> Void = { _ in }
+    onNote: @escaping @Sendable (String) -> Void = { _ in }, unattendedHint: String? = nil
   ) {
     self.configuration = Mutex(configuration)
     self.assumeYes = assumeYes
     self.ask = ask
     self.onNote = onNote
+    self.unattendedHint = unattendedHint
   }
 
   /// The rules in force (with the "always" answers given so far).
@@ -64,8 +68,9 @@ public final class ToolApprover: Sendable {
       guard let ask else {
         return .refuse(
           reason:
-            "\(tool.name) needs approval and there is no terminal to ask on (allow it with --yes, or always with "
-            + "\"\(tool.name)\": \"auto\" under approvals.tools in \(path)); why it asks: \(decision.reason)")
+            "\(tool.name) needs approval and there is no terminal to ask on (\(unattendedHint.map { $0 + ", or " } ?? "")"
+            + "allow it always with \"\(tool.name)\": \"auto\" under approvals.tools in \(path)); "
+            + "why it asks: \(decision.reason)")
       }
       switch await ask(call, tool, decision) {
       case .yes:

@@ -330,6 +330,7 @@ struct SessionLoopTests {
     let json = try JSONValue.parse(refused.text)
     #expect(json["error"]?["code"] == "refused")
     #expect(json["error"]?["message"]?.stringValue?.contains("no terminal to ask on") == true)
+    #expect(json["error"]?["message"]?.stringValue?.contains("--") == false)  // options are the CLI's to add
     #expect(added.text == "{\"sum\":3}")
   }
 
