@@ -231,7 +231,7 @@ public struct PluginCatalog: Sendable {
   public static func discover(
     folders: [String], required: Set<String> = [], runner: ProcessRunner = .shared,
     environment: [String: String] = ProcessInfo.processInfo.environment,
-    mcp: (any MCPPluginLoader)? = PluginCatalog.mcpLoader
+    mcp: (any MCPPluginLoader)? = nil
   ) -> PluginCatalog {
     discover(
       in: folders.map { PluginFolder(path: $0, origin: .explicit) }, required: required, runner: runner,
@@ -254,7 +254,7 @@ public struct PluginCatalog: Sendable {
   public static func discover(
     in folders: [PluginFolder], trust: DiscoveryTrust = DiscoveryTrust(), required: Set<String> = [],
     runner: ProcessRunner = .shared, environment: [String: String] = ProcessInfo.processInfo.environment,
-    mcp: (any MCPPluginLoader)? = PluginCatalog.mcpLoader, startServers: Bool = true
+    mcp: (any MCPPluginLoader)? = nil, startServers: Bool = true
   ) -> PluginCatalog {
     enum Found {
       case native(PluginManifest, executable: String, folder: String, path: String)
@@ -347,7 +347,7 @@ public struct PluginCatalog: Sendable {
           if mcp == nil || !startServers {
             let message =
               mcp == nil
-              ? "an MCP server, skipped: this program does not load MCP servers (ToolhostMCP's MCPPlugins.install() enables them)"
+              ? "an MCP server, skipped: this program does not load MCP servers (discovery with ToolhostMCP's MCPPlugins.Loader() does)"
               : "an MCP server (\(manifest.command)), not started, so its tools are not listed"
             found.append(
               .problem(
@@ -513,7 +513,7 @@ extension PluginCatalog {
   public static func forUser(
     explicit: [String], environment: [String: String] = ProcessInfo.processInfo.environment,
     currentDirectory: String = FileManager.default.currentDirectoryPath, startServers: Bool = true,
-    mcp: (any MCPPluginLoader)? = PluginCatalog.mcpLoader
+    mcp: (any MCPPluginLoader)? = nil
   ) throws(ConfigurationError) -> PluginCatalog {
     let trust = try DiscoveryTrust.load(environment: environment)
     let folders = pluginFolders(explicit: explicit, environment: environment, currentDirectory: currentDirectory)

@@ -1,5 +1,4 @@
 import Foundation
-import Synchronization
 import ToolhostJSON
 import ToolhostSchema
 
@@ -60,9 +59,9 @@ public struct MCPPluginLoadError: Error, Sendable, CustomStringConvertible {
   public var description: String { message }
 }
 
-/// Starts MCP servers declared by manifests and lists their tools. ToolhostMCP provides one; install it with
-/// `MCPPlugins.install()` (which sets ``PluginCatalog/mcpLoader``) or pass it to
-/// ``PluginCatalog/discover(folders:required:runner:environment:mcp:)``.
+/// Starts MCP servers declared by manifests and lists their tools. ToolhostMCP provides one (`MCPPlugins.Loader()`);
+/// pass it to ``PluginCatalog/discover(folders:required:runner:environment:mcp:)`` (there is no global default:
+/// discovery without a loader starts no server).
 public protocol MCPPluginLoader: Sendable {
   /// Starts every server at once and waits until each has listed its tools or passed its startup timeout.
   ///
@@ -72,15 +71,6 @@ public protocol MCPPluginLoader: Sendable {
 }
 
 extension PluginCatalog {
-  private static let installedLoader = Mutex<(any MCPPluginLoader)?>(nil)
-
-  /// The loader discovery uses for MCP server manifests by default; `nil` (the default) turns such manifests
-  /// into notes. ToolhostMCP's `MCPPlugins.install()` sets it.
-  public static var mcpLoader: (any MCPPluginLoader)? {
-    get { installedLoader.withLock { $0 } }
-    set { installedLoader.withLock { $0 = newValue } }
-  }
-
   /// Ends the processes the catalog's tools keep running: persistent plugins' pools and MCP servers (stdin closed,
   /// a moment to exit, then the process group ended). Later calls of those tools fail with
   /// ``ToolFailure/cancelled``. Does not throw.

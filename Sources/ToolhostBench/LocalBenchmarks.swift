@@ -24,8 +24,7 @@ private func note(_ text: String) {
 
 /// The example plugins, MCP servers included, as `toolhost chat` run in the checkout offers them.
 private func examplePlugins() -> PluginCatalog {
-  MCPPlugins.install()
-  return PluginCatalog.discover(folders: [FileManager.default.currentDirectoryPath + "/plugins"])
+  PluginCatalog.discover(folders: [FileManager.default.currentDirectoryPath + "/plugins"], mcp: MCPPlugins.Loader())
 }
 
 // MARK: - Speed

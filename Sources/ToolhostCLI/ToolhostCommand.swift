@@ -19,9 +19,10 @@ struct PluginOptions: ParsableArguments {
   ///
   /// - Throws: `ExitCode(64)` after printing why, when `config.json` or `trust.json` cannot be used.
   func catalog(startServers: Bool, printer: Printer, quiet: Bool = false) throws -> PluginCatalog {
-    MCPPlugins.install()
     var catalog: PluginCatalog
-    do { catalog = try PluginCatalog.forUser(explicit: folders, startServers: startServers) } catch {
+    do {
+      catalog = try PluginCatalog.forUser(explicit: folders, startServers: startServers, mcp: MCPPlugins.Loader())
+    } catch {
       printer.warn("toolhost: \(error.description)")
       throw ExitCode(Status.usage)
     }

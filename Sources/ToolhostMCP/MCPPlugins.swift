@@ -14,12 +14,7 @@ import ToolhostSchema
 /// `startupTimeout` (10 s when absent); a server that fails or hangs becomes a diagnostic, never a hang. The
 /// server keeps running for the calls; see ``MCPServerConnection`` for time limits, restarts and shutdown.
 public enum MCPPlugins {
-  /// Makes discovery load MCP servers by default (sets ``PluginCatalog/mcpLoader``).
-  public static func install() {
-    PluginCatalog.mcpLoader = Loader()
-  }
-
-  /// Discovers plugin folders with MCP servers loaded, whatever ``PluginCatalog/mcpLoader`` is.
+  /// Discovers plugin folders with MCP servers loaded: ``PluginCatalog`` discovery with a ``Loader``.
   public static func discover(
     folders: [String], required: Set<String> = [],
     environment: [String: String] = ProcessInfo.processInfo.environment
