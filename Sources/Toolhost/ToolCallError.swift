@@ -96,7 +96,7 @@ public enum ToolFailure: Error, Sendable, Equatable, CustomStringConvertible {
       return "cannot start \(executable): \(reason); check the manifest's command"
     case .timedOut(let limit):
       return
-        "timed out after \(Self.format(limit)); its processes were stopped (the manifest's timeout raises the limit)"
+        "timed out after \(limit.messageText); its processes were stopped (the manifest's timeout raises the limit)"
     case .exited(let status, let stderr):
       return "exited with status \(status)" + Self.log(stderr)
     case .signaled(let signal, let stderr):
@@ -125,13 +125,6 @@ public enum ToolFailure: Error, Sendable, Equatable, CustomStringConvertible {
     guard !lines.isEmpty else { return " and printed nothing on stderr" }
     let text = lines.joined(separator: " | ")
     return ": " + (text.count > 400 ? "…" + String(text.suffix(400)) : text)
-  }
-
-  static func format(_ d: Duration) -> String {
-    let s = d.seconds
-    if s < 1 { return "\(Int((s * 1000).rounded())) ms" }
-    if s == s.rounded() { return "\(Int(s)) s" }
-    return "\((s * 10).rounded() / 10) s"
   }
 
   static func format(bytes: Int) -> String {

@@ -50,7 +50,7 @@ public enum MCPPlugins {
           return .failure(
             MCPPluginLoadError(
               message:
-                "the MCP server did not start and list its tools within \(MCPConnectionError.format(limit)), so it was stopped"
+                "the MCP server did not start and list its tools within \(limit.messageText), so it was stopped"
                 + MCPConnectionError.logLine(log) + " (raise mcp.startupTimeout if it is just slow)"
             ))
         }

@@ -255,7 +255,7 @@ final class MCPSession: Sendable {
         "notifications/cancelled",
         params: [
           "requestId": id.json,
-          "reason": .string("timed out after \(MCPConnectionError.format(limit))"),
+          "reason": .string("timed out after \(limit.messageText)"),
         ])
     }
     pending.completion(.failure(.requestTimedOut(method: pending.method, limit: limit)))
@@ -270,7 +270,7 @@ final class MCPSession: Sendable {
         fail(
           .unresponsive(
             reason:
-              "no answer to ping within \(MCPConnectionError.format(configuration.healthCheckTimeout)) after a timed-out call"
+              "no answer to ping within \(configuration.healthCheckTimeout.messageText) after a timed-out call"
           ), stop: true)
       }
     }

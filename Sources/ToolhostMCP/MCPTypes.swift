@@ -155,7 +155,7 @@ public enum MCPConnectionError: Error, Sendable, CustomStringConvertible {
     case .launchFailed(let e):
       return "\(e.description); check the manifest's mcp.command (`toolhost doctor`)"
     case .startupTimedOut(let limit, let log):
-      return "the server did not finish starting within \(Self.format(limit)), so it was stopped"
+      return "the server did not finish starting within \(limit.messageText), so it was stopped"
         + Self.logLine(log) + " (raise mcp.startupTimeout if it is just slow)"
     case .handshakeFailed(let reason, let log):
       return "the MCP handshake failed: \(reason)" + Self.logLine(log)
@@ -168,7 +168,7 @@ public enum MCPConnectionError: Error, Sendable, CustomStringConvertible {
       return
         "the server stopped answering (\(reason)), so it was stopped; it is started again on the next call"
     case .requestTimedOut(let method, let limit):
-      return "\(method) had no answer within \(Self.format(limit)); the request was cancelled"
+      return "\(method) had no answer within \(limit.messageText); the request was cancelled"
     case .errorResponse(let e):
       return "the server answered with an error: \(e.message) (JSON-RPC error \(e.code))"
     case .invalidResponse(let why):
@@ -203,14 +203,6 @@ public enum MCPConnectionError: Error, Sendable, CustomStringConvertible {
     guard !lines.isEmpty else { return "" }
     let text = lines.joined(separator: " | ")
     return "; its log ends: " + (text.count > 400 ? "…" + String(text.suffix(400)) : text)
-  }
-
-  static func format(_ d: Duration) -> String {
-    let c = d.components
-    let s = Double(c.seconds) + Double(c.attoseconds) / 1e18
-    if s < 1 { return "\(Int((s * 1000).rounded())) ms" }
-    if s == s.rounded() { return "\(Int(s)) s" }
-    return "\((s * 10).rounded() / 10) s"
   }
 }
 

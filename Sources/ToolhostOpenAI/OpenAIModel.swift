@@ -478,19 +478,19 @@ public final class OpenAIModel: LanguageModel {
         return LanguageModelError(
           kind: .timedOut,
           message:
-            "cannot connect to \(url): no answer within \(Self.format(configuration.connectTimeout)); "
+            "cannot connect to \(url): no answer within \(configuration.connectTimeout.messageText); "
             + "check the base URL and that the server is running", url: url, attempts: attempts, setting: .baseURL)
       case .readTimeout:
         return LanguageModelError(
           kind: .timedOut,
           message:
-            "\(url) sent nothing for \(Self.format(configuration.readTimeout)); the server may be overloaded "
+            "\(url) sent nothing for \(configuration.readTimeout.messageText); the server may be overloaded "
             + "(the read timeout is OpenAIConfiguration.readTimeout)", url: url, attempts: attempts)
       case .deadlineExceeded:
         return LanguageModelError(
           kind: .timedOut,
           message:
-            "\(url) did not finish its reply within \(Self.format(configuration.requestTimeout))",
+            "\(url) did not finish its reply within \(configuration.requestTimeout.messageText)",
           url: url,
           attempts: attempts)
       case .remoteConnectionClosed:
@@ -517,14 +517,6 @@ public final class OpenAIModel: LanguageModel {
   static func timeAmount(_ d: Duration) -> TimeAmount {
     let c = d.components
     return .nanoseconds(c.seconds * 1_000_000_000 + c.attoseconds / 1_000_000_000)
-  }
-
-  static func format(_ d: Duration) -> String {
-    let c = d.components
-    let s = Double(c.seconds) + Double(c.attoseconds) / 1e18
-    if s < 1 { return "\(Int((s * 1000).rounded())) ms" }
-    if s == s.rounded() { return "\(Int(s)) s" }
-    return "\((s * 10).rounded() / 10) s"
   }
 
   static func excerpt(_ bytes: [UInt8]) -> String {

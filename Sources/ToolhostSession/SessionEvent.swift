@@ -111,11 +111,3 @@ extension SessionEvent {
     }
   }
 }
-
-extension Duration {
-  /// The duration in seconds.
-  var seconds: Double {
-    let c = components
-    return Double(c.seconds) + Double(c.attoseconds) / 1e18
-  }
-}

@@ -377,11 +377,3 @@ func monotonicSeconds() -> Double {
   clock_gettime(CLOCK_MONOTONIC, &ts)
   return Double(ts.tv_sec) + Double(ts.tv_nsec) / 1e9
 }
-
-extension Duration {
-  /// The duration in seconds.
-  var seconds: Double {
-    let c = components
-    return Double(c.seconds) + Double(c.attoseconds) / 1e18
-  }
-}
