@@ -64,14 +64,18 @@ let package = Package(
         .product(name: "ArgumentParser", package: "swift-argument-parser"),
       ]
     ),
+    // What several test targets need: process checks and free ports (used only by tests).
+    .target(name: "ToolhostTestSupport", path: "Tests/ToolhostTestSupport"),
     .testTarget(name: "ToolhostJSONTests", dependencies: ["ToolhostJSON"]),
     .testTarget(name: "ToolhostSchemaTests", dependencies: ["ToolhostSchema"], exclude: ["Differential"]),
     .testTarget(name: "ToolhostTests", dependencies: ["Toolhost"]),
     .testTarget(name: "ToolhostCLITests", dependencies: ["Toolhost"], exclude: ["Hostile"]),
-    .testTarget(name: "ToolhostSessionTests", dependencies: ["ToolhostSession", "ToolhostOpenAI"]),
-    .testTarget(name: "ToolhostMCPTests", dependencies: ["ToolhostMCP"]),
     .testTarget(
-      name: "ToolhostLocalTests", dependencies: ["ToolhostLocal", "ToolhostOpenAI", "ToolhostSession", "ToolhostJSON"]),
+      name: "ToolhostSessionTests", dependencies: ["ToolhostSession", "ToolhostOpenAI", "ToolhostTestSupport"]),
+    .testTarget(name: "ToolhostMCPTests", dependencies: ["ToolhostMCP", "ToolhostTestSupport"]),
+    .testTarget(
+      name: "ToolhostLocalTests",
+      dependencies: ["ToolhostLocal", "ToolhostOpenAI", "ToolhostSession", "ToolhostJSON", "ToolhostTestSupport"]),
   ],
   swiftLanguageModes: [.v6]
 )

@@ -5,6 +5,7 @@ import ToolhostJSON
 import ToolhostLocal
 import ToolhostOpenAI
 import ToolhostSession
+import ToolhostTestSupport
 
 #if canImport(Glibc)
   import Glibc
@@ -147,7 +148,7 @@ struct LocalModelTests {
       options: GenerationOptions(maximumResponseTokens: 4))
     do {
       let first = try await model.start()
-      #expect(LocalTestEnvironment.isAlive(first.pid))
+      #expect(ProcessProbe.isAlive(first.pid))
       _ = try await model.turn(for: request)
       _ = try await model.turn(for: request)
       #expect(model.server.startCount == 1)
@@ -247,7 +248,7 @@ struct LocalModelTests {
     #expect(started.status == 0, "\(started.stderr)")
     let pid = try #require(started.stdout.firstMatch(of: /pid (\d+)/).flatMap { Int32($0.1) }, "\(started.stdout)")
     #expect(started.stdout.hasPrefix("started: "))
-    #expect(LocalTestEnvironment.isAlive(pid))
+    #expect(ProcessProbe.isAlive(pid))
 
     // ask with a keep-alive reuses it and leaves it running.
     let host = try HostProcess(
@@ -257,7 +258,7 @@ struct LocalModelTests {
     #expect(await host.waitForExit(seconds: 120) == 0, "\(host.stderr)")
     host.cleanUp()
     #expect(!host.stderr.contains("starting the local model"), "\(host.stderr)")
-    #expect(LocalTestEnvironment.isAlive(pid))
+    #expect(ProcessProbe.isAlive(pid))
     let status = try await model(["status"], home: home)
     #expect(status.stdout.contains("running: pid \(pid)"), "\(status.stdout)")
 
@@ -284,7 +285,7 @@ struct LocalModelTests {
     defer { try? FileManager.default.removeItem(at: home) }
     let (host, server) = try await chatWithReadyServer(home: home)
     defer { host.cleanUp() }
-    #expect(LocalTestEnvironment.isAlive(server))
+    #expect(ProcessProbe.isAlive(server))
     kill(host.pid, SIGKILL)
     _ = await host.waitForExit(seconds: 5)
     // No atexit handler ran: the server notices its stdin closing and exits by itself.

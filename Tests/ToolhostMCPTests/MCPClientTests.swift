@@ -2,6 +2,7 @@ import Foundation
 import Testing
 import Toolhost
 import ToolhostJSON
+import ToolhostTestSupport
 
 @testable import ToolhostMCP
 
@@ -172,7 +173,7 @@ struct MCPClientFakeServerTests {
     let fake = FakeServer()
     let pid = try await fake.pid()
     let child = Int32(try await fake.call("grandchild").value?["pid"]?.integerValue ?? -1)
-    #expect(Processes.inGroup(pid).contains(child))
+    #expect(ProcessProbe.inGroup(pid).contains(child))
     await fake.shutDownAndCheck([pid])
     #expect(await Processes.waitForEnd(child))
     do {
@@ -373,7 +374,7 @@ struct MCPServerTimeTests {
 
     let backend = try #require(tool.backend as? MCPToolBackend)
     let pid = try #require(backend.connection.processID)
-    #expect(Processes.isAlive(pid))
+    #expect(ProcessProbe.isAlive(pid))
     await catalog.shutdown()
     #expect(await Processes.waitForGroupToEnd(pid).isEmpty)
     Processes.killGroup(pid)

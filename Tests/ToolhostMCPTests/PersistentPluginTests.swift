@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 import ToolhostJSON
+import ToolhostTestSupport
 
 @testable import Toolhost
 
@@ -148,8 +149,8 @@ struct PersistentPluginTests {
     let f = PersistentFixture()
     let value = try await f.call("grandchild")
     let (pid, child) = (f.pid(value), Int32(value["child"]?.integerValue ?? -1))
-    #expect(Processes.isAlive(child))
-    #expect(Processes.inGroup(pid).contains(child))
+    #expect(ProcessProbe.isAlive(child))
+    #expect(ProcessProbe.inGroup(pid).contains(child))
     await f.shutDownAndCheck([pid])
     #expect(await Processes.waitForEnd(child), "the grandchild \(child) survived")
     // Later calls fail cleanly.

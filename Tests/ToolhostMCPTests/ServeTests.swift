@@ -2,6 +2,7 @@ import Foundation
 import Testing
 import Toolhost
 import ToolhostJSON
+import ToolhostTestSupport
 
 @Suite(
   "toolhost serve --mcp with the official Python MCP client",
@@ -44,7 +45,7 @@ struct ServeTests {
     }.filter {
       pid in
       let cmd = (try? String(contentsOfFile: "/proc/\(pid)/cmdline", encoding: .utf8)) ?? ""
-      return cmd.contains(folder.path) && Processes.isAlive(pid)
+      return cmd.contains(folder.path) && ProcessProbe.isAlive(pid)
     }
     #expect(leftovers.isEmpty, "processes left: \(leftovers)")
   }

@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 import ToolhostJSON
+import ToolhostTestSupport
 
 /// The real `toolhost` binary (`ask`, `chat -p`, `chat` on piped input) against fakellm with the example plugins.
 @Suite(
@@ -261,7 +262,7 @@ struct CLITests {
       #expect(result.stderr.contains("HTTP 400"), "\(result.stderr)")
       #expect(result.stderr.contains("model cli-model does not exist"), "\(result.stderr)")
     }
-    let port = try FakeLLM.freePort()
+    let port = try ProcessProbe.freePort()
     let refused = try await toolhost([
       "ask", "--no-tools", "--base-url", "http://127.0.0.1:\(port)/v1", "hello",
     ])

@@ -4,6 +4,7 @@ import Toolhost
 import ToolhostJSON
 import ToolhostOpenAI
 import ToolhostSession
+import ToolhostTestSupport
 
 #if canImport(Glibc)
   import Glibc
@@ -426,7 +427,7 @@ struct EndToEndTests {
 @Suite("HTTP failures")
 struct HTTPFailureTests {
   @Test func connectionRefusedNamesTheURL() async throws {
-    let port = try FakeLLM.freePort()  // nobody listens there
+    let port = try ProcessProbe.freePort()  // nobody listens there
     let url = "http://127.0.0.1:\(port)/v1"
     try await OpenAIModel.withModel(OpenAIConfiguration(baseURL: url, model: "m")) { model in
       let session = LanguageModelSession(model: model, tools: try ToolRegistry([]))

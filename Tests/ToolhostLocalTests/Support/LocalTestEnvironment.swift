@@ -2,6 +2,7 @@ import Foundation
 import Synchronization
 import Testing
 import ToolhostLocal
+import ToolhostTestSupport
 
 #if canImport(Glibc)
   import Glibc
@@ -76,19 +77,10 @@ enum LocalTestEnvironment {
     return env
   }
 
-  /// Whether a process exists and is not a zombie.
-  static func isAlive(_ pid: Int32) -> Bool {
-    guard pid > 0, kill(pid, 0) == 0 else { return false }
-    guard let stat = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8),
-      let close = stat.lastIndex(of: ")")
-    else { return false }
-    return !stat[stat.index(close, offsetBy: 2)...].hasPrefix("Z")
-  }
-
   /// Waits up to `seconds` for `pid` to be gone (or a zombie).
   static func waitUntilGone(_ pid: Int32, seconds: Double) async -> Bool {
     let deadline = Date().addingTimeInterval(seconds)
-    while isAlive(pid) {
+    while ProcessProbe.isAlive(pid) {
       if Date() > deadline { return false }
       try? await Task.sleep(for: .milliseconds(50))
     }
@@ -103,7 +95,9 @@ enum LocalTestEnvironment {
         let data = FileManager.default.contents(atPath: "/proc/\(name)/cmdline")
       else { continue }
       let command = String(decoding: data, as: UTF8.self)
-      if command.contains("llama_cpp.server"), command.contains("--n_ctx"), isAlive(pid) { pids.insert(pid) }
+      if command.contains("llama_cpp.server"), command.contains("--n_ctx"), ProcessProbe.isAlive(pid) {
+        pids.insert(pid)
+      }
     }
     return pids
   }

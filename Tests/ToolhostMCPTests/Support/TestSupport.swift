@@ -1,6 +1,7 @@
 import Foundation
 import Toolhost
 import ToolhostJSON
+import ToolhostTestSupport
 
 /// Paths of the package and of the test peers.
 enum Paths {
@@ -91,50 +92,24 @@ final class TempFolder: Sendable {
 
 /// Processes on the machine, read from /proc.
 enum Processes {
-  /// The living (not zombie) processes of process group `pgid`.
-  static func inGroup(_ pgid: Int32) -> [Int32] {
-    guard pgid > 0, let names = try? FileManager.default.contentsOfDirectory(atPath: "/proc") else {
-      return []
-    }
-    var found: [Int32] = []
-    for name in names {
-      guard let pid = Int32(name),
-        let stat = try? String(contentsOfFile: "/proc/\(name)/stat", encoding: .utf8),
-        let close = stat.lastIndex(of: ")")
-      else { continue }
-      let fields = stat[stat.index(after: close)...].split(separator: " ")
-      guard fields.count > 2, fields[0] != "Z", Int32(fields[2]) == pgid else { continue }
-      found.append(pid)
-    }
-    return found
-  }
-
-  /// Whether process `pid` is alive (not a zombie).
-  static func isAlive(_ pid: Int32) -> Bool {
-    guard let stat = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8),
-      let close = stat.lastIndex(of: ")")
-    else { return false }
-    return stat[stat.index(after: close)...].split(separator: " ").first != "Z"
-  }
-
   /// Waits up to `timeout` seconds for group `pgid` to be empty; returns what is left.
   static func waitForGroupToEnd(_ pgid: Int32, timeout: Double = 3) async -> [Int32] {
     let end = Date().addingTimeInterval(timeout)
     while Date() < end {
-      if inGroup(pgid).isEmpty { return [] }
+      if ProcessProbe.inGroup(pgid).isEmpty { return [] }
       try? await Task.sleep(for: .milliseconds(20))
     }
-    return inGroup(pgid)
+    return ProcessProbe.inGroup(pgid)
   }
 
   /// Waits up to `timeout` seconds for `pid` to end.
   static func waitForEnd(_ pid: Int32, timeout: Double = 3) async -> Bool {
     let end = Date().addingTimeInterval(timeout)
     while Date() < end {
-      if !isAlive(pid) { return true }
+      if !ProcessProbe.isAlive(pid) { return true }
       try? await Task.sleep(for: .milliseconds(20))
     }
-    return !isAlive(pid)
+    return !ProcessProbe.isAlive(pid)
   }
 
   /// Kills whatever is left of a group (clean-up after a failed expectation, so no test leaves processes behind).

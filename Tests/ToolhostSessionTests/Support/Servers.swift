@@ -1,6 +1,7 @@
 import Foundation
 import Synchronization
 import Testing
+import ToolhostTestSupport
 
 #if canImport(Glibc)
   import Glibc
@@ -206,7 +207,7 @@ final class FakeLLM: Sendable {
     let result: Result<T, any Error>
     do { result = .success(try await body(server)) } catch { result = .failure(error) }
     await server.stop()
-    if isAlive(server.pid) {
+    if ProcessProbe.isAlive(server.pid) {
       Issue.record("fakellm (pid \(server.pid)) is still running after stop()")
     }
     return try result.get()
@@ -227,7 +228,7 @@ final class FakeLLM: Sendable {
     try Data(rules.utf8).write(to: config)
     var lastLog = ""
     for _ in 0..<3 {
-      let port = try freePort()
+      let port = try ProcessProbe.freePort()
       let log = directory.appendingPathComponent("server.log")
       _ = FileManager.default.createFile(atPath: log.path, contents: nil)
       let process = Process()
@@ -281,13 +282,6 @@ final class FakeLLM: Sendable {
     if removingDirectory { try? FileManager.default.removeItem(at: directory) }
   }
 
-  /// Whether `pid` is still a live process (not even a zombie): for leak checks.
-  static func isAlive(_ pid: Int32) -> Bool {
-    guard kill(pid, 0) == 0 else { return false }
-    let stat = (try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8)) ?? ""
-    return !stat.contains(") Z ")
-  }
-
   /// The captured request bodies, in order.
   func requests() throws -> [[String: Any]] {
     let text = (try? String(contentsOf: captureFile, encoding: .utf8)) ?? ""
@@ -311,28 +305,6 @@ final class FakeLLM: Sendable {
         "/usr/bin/env", TestEnvironment.python,
         TestEnvironment.support.appendingPathComponent("check_requests.py").path, captureFile.path,
       ], timeout: 120)
-  }
-
-  /// A port nobody listens on right now.
-  static func freePort() throws -> Int {
-    let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-    guard fd >= 0 else { throw TestFailure("socket() failed: errno \(errno)") }
-    defer { close(fd) }
-    var address = sockaddr_in()
-    address.sin_family = sa_family_t(AF_INET)
-    address.sin_addr.s_addr = inet_addr("127.0.0.1")
-    address.sin_port = 0
-    let bound = withUnsafePointer(to: &address) {
-      $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-        bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
-      }
-    }
-    guard bound == 0 else { throw TestFailure("bind() failed: errno \(errno)") }
-    var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-    _ = withUnsafeMutablePointer(to: &address) {
-      $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &length) }
-    }
-    return Int(UInt16(bigEndian: address.sin_port))
   }
 
   /// Whether something on `port` answers `GET /_fakellm/stats` with a status line.

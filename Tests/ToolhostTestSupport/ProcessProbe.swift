@@ -1,0 +1,72 @@
+#if canImport(Glibc)
+  import Glibc
+#elseif canImport(Musl)
+  import Musl
+#elseif canImport(Darwin)
+  import Darwin
+#endif
+
+/// Checks on processes that tests start, shared by the test targets: whether one still runs, which belong to a
+/// process group, and a free port for a server a test starts.
+public enum ProcessProbe {
+  /// Whether `pid` is a process that exists and is not a zombie (for leak checks: an exited child nobody has reaped
+  /// yet is gone for this purpose).
+  public static func isAlive(_ pid: Int32) -> Bool {
+    guard pid > 0, kill(pid, 0) == 0 else { return false }
+    guard let fields = statFields(pid) else { return false }
+    return fields.first != "Z"
+  }
+
+  /// The living (not zombie) processes of process group `pgid`.
+  public static func inGroup(_ pgid: Int32) -> [Int32] {
+    guard pgid > 0, let directory = opendir("/proc") else { return [] }
+    defer { closedir(directory) }
+    var found: [Int32] = []
+    while let entry = readdir(directory) {
+      let name = withUnsafeBytes(of: entry.pointee.d_name) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) }
+      guard let pid = Int32(name), let fields = statFields(pid) else { continue }
+      if fields.count > 2, fields[0] != "Z", Int32(fields[2]) == pgid { found.append(pid) }
+    }
+    return found
+  }
+
+  /// The fields of `/proc/PID/stat` after the command name (state first); `nil` when the process is gone.
+  private static func statFields(_ pid: Int32) -> [Substring]? {
+    let fd = open("/proc/\(pid)/stat", O_RDONLY | O_CLOEXEC)
+    guard fd >= 0 else { return nil }
+    defer { close(fd) }
+    var buffer = [UInt8](repeating: 0, count: 4096)
+    let count = read(fd, &buffer, buffer.count)
+    guard count > 0 else { return nil }
+    let text = String(decoding: buffer[..<count], as: UTF8.self)
+    guard let close = text.lastIndex(of: ")") else { return nil }
+    return text[text.index(after: close)...].split(separator: " ")
+  }
+
+  /// A TCP port on 127.0.0.1 that nobody listens on right now.
+  ///
+  /// - Throws: ``ProbeError`` when no socket can be bound.
+  public static func freePort() throws(ProbeError) -> Int {
+    let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+    guard fd >= 0 else { throw ProbeError(description: "socket() failed: errno \(errno)") }
+    defer { close(fd) }
+    var address = sockaddr_in()
+    address.sin_family = sa_family_t(AF_INET)
+    address.sin_addr.s_addr = inet_addr("127.0.0.1")
+    address.sin_port = 0
+    let bound = withUnsafePointer(to: &address) {
+      $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+    }
+    guard bound == 0 else { throw ProbeError(description: "bind() failed: errno \(errno)") }
+    var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+    _ = withUnsafeMutablePointer(to: &address) {
+      $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &length) }
+    }
+    return Int(UInt16(bigEndian: address.sin_port))
+  }
+}
+
+/// Why a probe could not be made.
+public struct ProbeError: Error, CustomStringConvertible, Sendable {
+  public var description: String
+}
