@@ -101,28 +101,17 @@ public struct ToolRegistry: Sendable {
     _ calls: [ToolCallRequest], concurrency: Int = 8, context: ToolCallContext = ToolCallContext()
   ) async -> [Result<ToolOutput, ToolCallError>] {
     var results = [Result<ToolOutput, ToolCallError>?](repeating: nil, count: calls.count)
-    let width = max(1, concurrency)
-    await withTaskGroup(of: (Int, Result<ToolOutput, ToolCallError>).self) { group in
-      var next = 0
-      func start() {
-        let i = next
-        let call = calls[i]
-        next += 1
-        group.addTask {
-          var ctx = context
-          if let t = call.timeout { ctx.timeout = t }
-          do throws(ToolCallError) {
-            return (i, .success(try await self.call(call.tool, arguments: call.arguments, context: ctx)))
-          } catch {
-            return (i, .failure(error))
-          }
-        }
+    await withBoundedConcurrency(calls.count, width: concurrency) { i -> Result<ToolOutput, ToolCallError> in
+      let call = calls[i]
+      var ctx = context
+      if let t = call.timeout { ctx.timeout = t }
+      do throws(ToolCallError) {
+        return .success(try await self.call(call.tool, arguments: call.arguments, context: ctx))
+      } catch {
+        return .failure(error)
       }
-      while next < calls.count && next < width { start() }
-      for await (i, result) in group {
-        results[i] = result
-        if next < calls.count { start() }
-      }
+    } collect: { i, result in
+      results[i] = result
     }
     return results.map { $0! }
   }

@@ -405,32 +405,23 @@ public final class LanguageModelSession: Sendable {
     }
 
     let registry = self.tools
-    let width = max(1, policy.toolConcurrency)
     let baseContext = policy.toolContext
-    await withTaskGroup(of: (Int, Result<ToolOutput, ToolCallError>, Duration).self) { group in
-      var next = 0
-      func start() {
-        let item = runnable[next]
-        next += 1
-        group.addTask {
-          var context = baseContext
-          context.callID = item.call.id
-          let clock = ContinuousClock()
-          let began = clock.now
-          do throws(ToolCallError) {
-            let output = try await registry.call(
-              item.call.toolName, arguments: item.call.arguments, context: context)
-            return (item.index, .success(output), clock.now - began)
-          } catch {
-            return (item.index, .failure(error), clock.now - began)
-          }
-        }
+    let items = runnable
+    await withBoundedConcurrency(items.count, width: policy.toolConcurrency) {
+      i -> (Result<ToolOutput, ToolCallError>, Duration) in
+      let item = items[i]
+      var context = baseContext
+      context.callID = item.call.id
+      let clock = ContinuousClock()
+      let began = clock.now
+      do throws(ToolCallError) {
+        let output = try await registry.call(item.call.toolName, arguments: item.call.arguments, context: context)
+        return (.success(output), clock.now - began)
+      } catch {
+        return (.failure(error), clock.now - began)
       }
-      while next < runnable.count && next < width { start() }
-      for await (index, result, duration) in group {
-        settle(index, result, duration, ran: true)
-        if next < runnable.count { start() }
-      }
+    } collect: { i, outcome in
+      settle(items[i].index, outcome.0, outcome.1, ran: true)
     }
     try Task.checkCancellation()
 
