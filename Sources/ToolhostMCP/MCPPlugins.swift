@@ -34,9 +34,9 @@ public enum MCPPlugins {
     >] {
       let started = DispatchTime.now()
       let jobs = servers.map {
-        server -> (MCPServerConnection, Promise<Result<[MCPToolInfo], MCPConnectionError>>) in
+        server -> (MCPServerConnection, OneShot<Result<[MCPToolInfo], MCPConnectionError>>) in
         let connection = MCPServerConnection(Self.configuration(server))
-        let promise = Promise<Result<[MCPToolInfo], MCPConnectionError>>()
+        let promise = OneShot<Result<[MCPToolInfo], MCPConnectionError>>()
         connection.listTools(cursor: nil, found: [], pages: 0) { promise.complete($0) }
         return (connection, promise)
       }

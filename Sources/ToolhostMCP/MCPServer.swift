@@ -75,7 +75,7 @@ public final class MCPServer: Sendable {
   /// Serves `channel` (stdin and stdout by default) until its input ends or the calling task is cancelled; then
   /// cancels the calls still running, waits for them, and flushes the output. Does not throw.
   public func serve(channel: LineChannel = LineChannel()) async {
-    let ended = Promise<Void>()
+    let ended = OneShot<Void>()
     channel.start(
       onLine: { [self] line in handle(line: line) { channel.send($0.line) } },
       onEnd: { ended.complete(()) })

@@ -4,50 +4,6 @@ import Synchronization
 import Toolhost
 import ToolhostJSON
 
-/// A value set once and awaited by one task, or by one thread with a time limit.
-final class Promise<Value: Sendable>: Sendable {
-  private struct State {
-    var value: Value?
-    var continuation: CheckedContinuation<Value, Never>?
-  }
-  private let state = Mutex(State())
-  private let semaphore = DispatchSemaphore(value: 0)
-
-  /// Sets the value unless one is set; returns whether this call set it.
-  @discardableResult
-  func complete(_ value: Value) -> Bool {
-    let (c, set) = state.withLock { s -> (CheckedContinuation<Value, Never>?, Bool) in
-      guard s.value == nil else { return (nil, false) }
-      s.value = value
-      defer { s.continuation = nil }
-      return (s.continuation, true)
-    }
-    if set { semaphore.signal() }
-    c?.resume(returning: value)
-    return set
-  }
-
-  /// Waits in a task.
-  func wait() async -> Value {
-    await withCheckedContinuation { (c: CheckedContinuation<Value, Never>) in
-      let ready = state.withLock { s -> Value? in
-        if let v = s.value { return v }
-        s.continuation = c
-        return nil
-      }
-      if let ready { c.resume(returning: ready) }
-    }
-  }
-
-  /// Blocks the calling thread until the value is set or `deadline` passes; for synchronous callers only.
-  func wait(until deadline: DispatchTime) -> Value? {
-    if let v = state.withLock({ $0.value }) { return v }
-    guard semaphore.wait(timeout: deadline) == .success else { return state.withLock { $0.value } }
-    semaphore.signal()
-    return state.withLock { $0.value }
-  }
-}
-
 typealias Completion = @Sendable (Result<JSONValue, MCPConnectionError>) -> Void
 
 /// One run of a server process: its handshake, its pending requests, and its end.
@@ -480,7 +436,7 @@ public final class MCPServerConnection: Sendable {
   func perform(_ method: String, params: JSONValue?, timeout: Duration?) async -> Result<
     JSONValue, MCPConnectionError
   > {
-    let promise = Promise<Result<JSONValue, MCPConnectionError>>()
+    let promise = OneShot<Result<JSONValue, MCPConnectionError>>()
     let token = request(method, params: params, timeout: timeout) { promise.complete($0) }
     return await withTaskCancellationHandler {
       await promise.wait()
@@ -497,7 +453,7 @@ public final class MCPServerConnection: Sendable {
   ///   `.unsupportedProtocolVersion`, `.serverExited` or `.shutDown`.
   @discardableResult
   public func start() async throws(MCPConnectionError) -> MCPServerInfo {
-    let promise = Promise<Result<MCPSession, MCPConnectionError>>()
+    let promise = OneShot<Result<MCPSession, MCPConnectionError>>()
     withSession { promise.complete($0) }
     let session = try await promise.wait().get()
     guard let info = session.info else { throw .shutDown }
@@ -516,7 +472,7 @@ public final class MCPServerConnection: Sendable {
   /// - Throws: ``MCPConnectionError``; `.invalidResponse` when the result has no `tools` array or an entry has no
   ///   name.
   public func listTools() async throws(MCPConnectionError) -> [MCPToolInfo] {
-    let promise = Promise<Result<[MCPToolInfo], MCPConnectionError>>()
+    let promise = OneShot<Result<[MCPToolInfo], MCPConnectionError>>()
     listTools(cursor: nil, found: [], pages: 0) { promise.complete($0) }
     return try await promise.wait().get()
   }

@@ -1,44 +1,6 @@
 import Foundation
 import Synchronization
 
-/// A value that is set once, by whichever comes first (a reply, a timer, a cancellation, an exit), and awaited by
-/// one task.
-final class OneShot<Value: Sendable>: Sendable {
-  private struct State {
-    var value: Value?
-    var continuation: CheckedContinuation<Value, Never>?
-  }
-  private let state = Mutex(State())
-
-  /// Sets the value unless one is set already; resumes the waiting task. Returns whether this call set it.
-  @discardableResult
-  func complete(_ value: Value) -> Bool {
-    let resume = state.withLock { s -> (CheckedContinuation<Value, Never>?, Bool) in
-      guard s.value == nil else { return (nil, false) }
-      s.value = value
-      defer { s.continuation = nil }
-      return (s.continuation, true)
-    }
-    resume.0?.resume(returning: value)
-    return resume.1
-  }
-
-  /// The value, once set.
-  var value: Value? { state.withLock { $0.value } }
-
-  /// Waits for the value.
-  func wait() async -> Value {
-    await withCheckedContinuation { (c: CheckedContinuation<Value, Never>) in
-      let ready = state.withLock { s -> Value? in
-        if let v = s.value { return v }
-        s.continuation = c
-        return nil
-      }
-      if let ready { c.resume(returning: ready) }
-    }
-  }
-}
-
 /// One process of a persistent plugin, serving one request at a time: a request line in, a reply line out.
 final class PersistentWorker: Sendable {
   /// How a request ended.
