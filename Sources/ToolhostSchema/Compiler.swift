@@ -239,7 +239,9 @@ struct Compiler {
         guard case .string(let name) = value else {
           throw Self.invalid(location, "'format' must be a string, got \(value.typeName)")
         }
-        if assertFormat && FormatChecks.known.contains(name) { string.append(check(.format(name))) }
+        if assertFormat, let formatCheck = FormatChecks.checks[name] {
+          string.append(check(.format(name, formatCheck)))
+        }
 
       // Arrays.
       case "prefixItems":

@@ -3,39 +3,30 @@
 
 /// The `format` values of JSON Schema draft 2020-12 checked as assertions.
 enum FormatChecks {
+  /// A check of one format: whether a string is valid for it.
+  typealias Check = @Sendable (String) -> Bool
+
+  /// The check of each format this validator knows, by name; the compiler looks one up once per `format` keyword.
+  static let checks: [String: Check] = [
+    "date-time": isDateTime, "date": isDate, "time": isTime, "duration": isDuration,
+    "email": { isEmail($0, international: false) }, "idn-email": { isEmail($0, international: true) },
+    "hostname": isHostname, "idn-hostname": isIDNHostname, "ipv4": isIPv4, "ipv6": isIPv6,
+    "uri": { isURI($0, international: false, reference: false) },
+    "uri-reference": { isURI($0, international: false, reference: true) },
+    "iri": { isURI($0, international: true, reference: false) },
+    "iri-reference": { isURI($0, international: true, reference: true) },
+    "uri-template": isURITemplate, "json-pointer": isJSONPointer, "relative-json-pointer": isRelativeJSONPointer,
+    "regex": isRegex, "uuid": isUUID,
+  ]
+
   /// Whether `value` is valid for `format`; `nil` when the format is not one this validator
   /// knows (then it is only an annotation).
   static func check(_ format: String, _ value: String) -> Bool? {
-    switch format {
-    case "date-time": return isDateTime(value)
-    case "date": return isDate(value)
-    case "time": return isTime(value)
-    case "duration": return isDuration(value)
-    case "email": return isEmail(value, international: false)
-    case "idn-email": return isEmail(value, international: true)
-    case "hostname": return isHostname(value)
-    case "idn-hostname": return isIDNHostname(value)
-    case "ipv4": return isIPv4(value)
-    case "ipv6": return isIPv6(value)
-    case "uri": return isURI(value, international: false, reference: false)
-    case "uri-reference": return isURI(value, international: false, reference: true)
-    case "iri": return isURI(value, international: true, reference: false)
-    case "iri-reference": return isURI(value, international: true, reference: true)
-    case "uri-template": return isURITemplate(value)
-    case "json-pointer": return isJSONPointer(value)
-    case "relative-json-pointer": return isRelativeJSONPointer(value)
-    case "regex": return isRegex(value)
-    case "uuid": return isUUID(value)
-    default: return nil
-    }
+    checks[format]?(value)
   }
 
   /// The format names known.
-  static let known: Set<String> = [
-    "date-time", "date", "time", "duration", "email", "idn-email", "hostname", "idn-hostname",
-    "ipv4", "ipv6", "uri", "uri-reference", "iri", "iri-reference", "uri-template",
-    "json-pointer", "relative-json-pointer", "regex", "uuid",
-  ]
+  static var known: Set<String> { Set(checks.keys) }
 
   // MARK: - Dates and times (RFC 3339 section 5.6)
 
@@ -390,19 +381,24 @@ enum FormatChecks {
   private static func isURIText(
     _ s: Scalars, extra: String, international: Bool, privateUse: Bool = false
   ) -> Bool {
+    allPercentEncodedOr(s) { c, _ in
+      c.isASCII
+        ? isUnreservedOrSubDelim(c) || extra.unicodeScalars.contains(c)
+        : international && (isUCSChar(c) || (privateUse && isPrivateUse(c)))
+    }
+  }
+
+  /// Whether every character of `s` is part of a percent-encoded octet or one that `allowed` accepts (given the
+  /// character and its index).
+  private static func allPercentEncodedOr(_ s: Scalars, _ allowed: (Unicode.Scalar, Int) -> Bool) -> Bool {
     var i = s.startIndex
     while i < s.endIndex {
-      let c = s[i]
-      if c == "%" {
+      if s[i] == "%" {
         guard isPercentEncoded(s, at: i) else { return false }
         i += 3
         continue
       }
-      let allowed =
-        c.isASCII
-        ? isUnreservedOrSubDelim(c) || extra.unicodeScalars.contains(c)
-        : international && (isUCSChar(c) || (privateUse && isPrivateUse(c)))
-      guard allowed else { return false }
+      guard allowed(s[i], i) else { return false }
       i += 1
     }
     return true
@@ -497,19 +493,9 @@ enum FormatChecks {
   /// A `varname`: ASCII letters, digits, `_` and percent-encoded octets, single dots between.
   private static func isVarname(_ s: Scalars) -> Bool {
     guard !s.isEmpty, s.first != ".", s.last != "." else { return false }
-    var i = s.startIndex
-    while i < s.endIndex {
-      let c = s[i]
-      if c == "%" {
-        guard isPercentEncoded(s, at: i) else { return false }
-        i += 3
-        continue
-      }
-      let allowed = c.isASCIILetter || c.isASCIIDigit || c == "_" || (c == "." && s[i - 1] != ".")
-      guard allowed else { return false }
-      i += 1
+    return allPercentEncodedOr(s) { c, i in
+      c.isASCIILetter || c.isASCIIDigit || c == "_" || (c == "." && s[i - 1] != ".")
     }
-    return true
   }
 
   // MARK: - JSON pointers (RFC 6901, draft-bhutton-relative-json-pointer-00)

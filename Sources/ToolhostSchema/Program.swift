@@ -159,8 +159,8 @@ enum Rule: Sendable {
   case minLength(Int)
   case maxLength(Int)
   case pattern(Pattern)
-  /// `format`, when it is asserted.
-  case format(String)
+  /// `format`, when it is asserted: its name and its check.
+  case format(String, FormatChecks.Check)
   // Arrays.
   case prefixItems([Int])
   /// `items` from index `start` (after `prefixItems`).
