@@ -276,14 +276,13 @@ extension Program {
       return valid
 
     case .anyOf(let subschemas):
-      if context.evaluated != nil {
-        // Every alternative that matches contributes annotations, so none is skipped.
-        var any = false
-        for subschema in subschemas where matches(subschema, instance, &context) { any = true }
-        if any { return true }
-      } else {
-        for subschema in subschemas where matches(subschema, instance, &context) { return true }
+      // When annotations are collected, every alternative that matches contributes, so none is skipped.
+      var any = false
+      for subschema in subschemas where matches(subschema, instance, &context) {
+        any = true
+        if context.evaluated == nil { break }
       }
+      if any { return true }
       if context.collect { reportNoAlternative(check, subschemas, instance, &context) }
       return false
 
@@ -464,8 +463,8 @@ extension Program {
     case .pattern(let pattern):
       if pattern.matches(s) { return true }
       return fail(check, "does not match the pattern \(pattern.source)", s, &context)
-    case .format(let name):
-      if FormatChecks.check(name, s) ?? true { return true }
+    case .format(let name, let formatCheck):
+      if formatCheck(s) { return true }
       return fail(check, "is not a valid \(name)", s, &context)
     default:
       return true
@@ -522,15 +521,13 @@ extension Program {
 
     case .contains(let rule):
       var found = 0
-      if context.evaluated != nil {
-        // Every matching item is evaluated, so all are looked at.
-        for (i, item) in items.enumerated() where matchesQuietly(rule.node, item, context) {
-          found += 1
-          context.evaluated!.indices.insert(i)
-        }
-      }
-      for item in items where context.evaluated == nil && matchesQuietly(rule.node, item, context) {
+      for (i, item) in items.enumerated() where matchesQuietly(rule.node, item, context) {
         found += 1
+        // When annotations are collected, every matching item is evaluated, so all are looked at.
+        guard context.evaluated == nil else {
+          context.evaluated!.indices.insert(i)
+          continue
+        }
         if rule.max == nil && found >= rule.min { return true }
         if let max = rule.max, found > max { break }
       }
