@@ -1,3 +1,5 @@
+import ToolhostJSON
+
 /// The vocabularies of draft 2020-12 as a bit set: which keywords a schema resource's dialect turns on.
 struct Vocabularies: OptionSet, Hashable, Sendable {
   let rawValue: UInt8
@@ -46,6 +48,42 @@ struct Dialect: Hashable, Sendable {
   var legacy: Bool
 
   static let standard = Dialect(vocabularies: .standard, legacy: false)
+}
+
+/// Where a subschema sits in its parent schema object.
+enum SubschemaSlot {
+  /// The value of a keyword (`not`, `items`, ...).
+  case keyword(String)
+  /// An item of a keyword's array (`allOf/2`).
+  case item(String, Int)
+  /// A member of a keyword's object (`properties/city`).
+  case member(String, String)
+
+  /// The slot's pointer below the parent's `pointer`.
+  func pointer(under pointer: String) -> String {
+    switch self {
+    case .keyword(let keyword): JSONPointer.appending(keyword, to: pointer)
+    case .item(let keyword, let index): JSONPointer.appending(keyword, to: pointer) + "/\(index)"
+    case .member(let keyword, let name):
+      JSONPointer.appending(name, to: JSONPointer.appending(keyword, to: pointer))
+    }
+  }
+
+  /// Puts `value` in this slot of `object`.
+  func set(_ value: JSONValue, in object: inout JSONObject) {
+    switch self {
+    case .keyword(let keyword):
+      object[keyword] = value
+    case .item(let keyword, let index):
+      guard case .array(var items) = object[keyword], items.indices.contains(index) else { return }
+      items[index] = value
+      object[keyword] = .array(items)
+    case .member(let keyword, let name):
+      guard case .object(var map) = object[keyword] else { return }
+      map[name] = value
+      object[keyword] = .object(map)
+    }
+  }
 }
 
 /// The keyword tables: which vocabulary each keyword belongs to, and what older drafts had.
@@ -104,6 +142,29 @@ enum Keywords {
   static let subschemaMaps: Set<String> = [
     "properties", "patternProperties", "dependentSchemas", "$defs", "definitions",
   ]
+
+  /// Calls `body` with each subschema directly under a schema object and where it sits: the values of the keywords
+  /// whose values are schemas (`dependencies` too with `legacy`), except the keywords in `skipping`. Values that
+  /// cannot be schemas (an array where one schema goes, ...) are passed over.
+  ///
+  /// - Throws: what `body` throws.
+  static func forEachSubschema<E: Error>(
+    of object: JSONObject, legacy: Bool = false, skipping: Set<String> = [],
+    _ body: (JSONValue, SubschemaSlot) throws(E) -> Void
+  ) throws(E) {
+    for keyword in object.keys where !skipping.contains(keyword) {
+      let child = object[keyword]!
+      if singleSubschema.contains(keyword) || (keyword == "items" && child.arrayValue == nil) {
+        try body(child, .keyword(keyword))
+      } else if subschemaArrays.contains(keyword) || keyword == "items" {
+        guard case .array(let items) = child else { continue }
+        for (i, item) in items.enumerated() { try body(item, .item(keyword, i)) }
+      } else if subschemaMaps.contains(keyword) || (keyword == "dependencies" && legacy) {
+        guard case .object(let map) = child else { continue }
+        for name in map.keys where map[name]!.arrayValue == nil { try body(map[name]!, .member(keyword, name)) }
+      }
+    }
+  }
 
   /// The `$schema` value of 2020-12, with or without an empty fragment, and with either scheme.
   static func isStandard(_ uri: String) -> Bool {

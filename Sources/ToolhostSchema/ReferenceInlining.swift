@@ -42,9 +42,9 @@ private struct ReferenceInliner {
     for keyword in ["$anchor", "$dynamicAnchor"] {
       if let name = object[keyword]?.stringValue, anchors[name] == nil { anchors[name] = pointer }
     }
-    var children: [(JSONValue, String)] = []
-    forEachSubschema(of: object, at: pointer) { children.append(($0, $1)) }
-    for (child, childPointer) in children { collectAnchors(child, at: childPointer, isRoot: false) }
+    var children: [(JSONValue, SubschemaSlot)] = []
+    Keywords.forEachSubschema(of: object) { children.append(($0, $1)) }
+    for (child, slot) in children { collectAnchors(child, at: slot.pointer(under: pointer), isRoot: false) }
   }
 
   /// The pointer a local reference designates; `nil` for another document or an unknown anchor.
@@ -59,11 +59,10 @@ private struct ReferenceInliner {
 
   mutating func inline(_ value: JSONValue, expanding: [String]) -> JSONValue {
     guard case .object(var object) = value else { return value }
-    var children: [(JSONValue, String)] = []
-    forEachSubschema(of: object, at: "", definitions: false) { children.append(($0, $1)) }
-    var replacements: [(String, JSONValue)] = []
-    for (child, pointer) in children { replacements.append((pointer, inline(child, expanding: expanding))) }
-    for (pointer, child) in replacements { Self.set(child, at: pointer, in: &object) }
+    // Definitions are reached only through references.
+    var children: [(JSONValue, SubschemaSlot)] = []
+    Keywords.forEachSubschema(of: object, skipping: ["$defs", "definitions"]) { children.append(($0, $1)) }
+    for (child, slot) in children { slot.set(inline(child, expanding: expanding), in: &object) }
     guard let ref = object["$ref"]?.stringValue, let target = pointer(of: ref), !expanding.contains(target),
       expanding.count < maximumDepth, let designated = JSONPointer.resolve(target, in: root)
     else {
@@ -79,41 +78,5 @@ private struct ReferenceInliner {
     merged["definitions"] = nil
     for key in object.keys where key != "$ref" { merged[key] = object[key] }
     return .object(merged)
-  }
-
-  /// Calls `body` with each subschema directly under `object` and its pointer relative to `object`'s `pointer`;
-  /// with `definitions: false`, not those of `$defs` and `definitions`, which are reached only through references.
-  private func forEachSubschema(
-    of object: JSONObject, at pointer: String, definitions: Bool = true, _ body: (JSONValue, String) -> Void
-  ) {
-    for (keyword, child) in object where definitions || (keyword != "$defs" && keyword != "definitions") {
-      let here = JSONPointer.appending(keyword, to: pointer)
-      if Keywords.singleSubschema.contains(keyword) || (keyword == "items" && child.arrayValue == nil) {
-        body(child, here)
-      } else if Keywords.subschemaArrays.contains(keyword) || keyword == "items" {
-        for (i, item) in (child.arrayValue ?? []).enumerated() { body(item, "\(here)/\(i)") }
-      } else if Keywords.subschemaMaps.contains(keyword), case .object(let map) = child {
-        for (name, item) in map { body(item, JSONPointer.appending(name, to: here)) }
-      }
-    }
-  }
-
-  /// Replaces the value at a two- or three-token pointer relative to `object` (a subschema slot).
-  private static func set(_ value: JSONValue, at pointer: String, in object: inout JSONObject) {
-    guard let tokens = JSONPointer.tokens(pointer), let keyword = tokens.first else { return }
-    if tokens.count == 1 {
-      object[keyword] = value
-      return
-    }
-    switch object[keyword] {
-    case .array(var items):
-      if let i = Int(tokens[1]), items.indices.contains(i) { items[i] = value }
-      object[keyword] = .array(items)
-    case .object(var map):
-      map[tokens[1]] = value
-      object[keyword] = .object(map)
-    default:
-      break
-    }
   }
 }

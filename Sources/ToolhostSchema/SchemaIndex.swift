@@ -184,24 +184,10 @@ struct SchemaIndex {
       info[key] = SubschemaInfo(base: base, resource: resource, dialect: dialect)
     }
 
-    for (keyword, child) in object {
-      let here = JSONPointer.appending(keyword, to: key.pointer)
-      func visit(_ value: JSONValue, _ pointer: String) throws(SchemaError) {
-        try walk(
-          value, SchemaKey(document: key.document, pointer: pointer), base: base, resource: resource,
-          dialect: dialect)
-      }
-      if Keywords.singleSubschema.contains(keyword) || (keyword == "items" && child.arrayValue == nil) {
-        try visit(child, here)
-      } else if Keywords.subschemaArrays.contains(keyword) || keyword == "items" {
-        guard case .array(let items) = child else { continue }
-        for (i, item) in items.enumerated() { try visit(item, "\(here)/\(i)") }
-      } else if Keywords.subschemaMaps.contains(keyword) || (keyword == "dependencies" && dialect.legacy) {
-        guard case .object(let map) = child else { continue }
-        for (name, item) in map where item.arrayValue == nil {
-          try visit(item, JSONPointer.appending(name, to: here))
-        }
-      }
+    try Keywords.forEachSubschema(of: object, legacy: dialect.legacy) { (child, slot) throws(SchemaError) in
+      try walk(
+        child, SchemaKey(document: key.document, pointer: slot.pointer(under: key.pointer)), base: base,
+        resource: resource, dialect: dialect)
     }
   }
 
