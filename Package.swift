@@ -12,6 +12,7 @@ let package = Package(
     .library(name: "ToolhostOpenAI", targets: ["ToolhostOpenAI"]),
     .library(name: "ToolhostMCP", targets: ["ToolhostMCP"]),
     .library(name: "ToolhostLocal", targets: ["ToolhostLocal"]),
+    .library(name: "ToolhostCommandLine", targets: ["ToolhostCommandLine"]),
     .executable(name: "toolhost", targets: ["ToolhostCLI"]),
   ],
   dependencies: [
@@ -56,11 +57,14 @@ let package = Package(
     ),
     // MCP both ways: MCP stdio servers as tools, and toolhost as an MCP server.
     .target(name: "ToolhostMCP", dependencies: ["Toolhost"]),
+    // What a command-line front end shows and reads: flags from a tool's schema, reports and tables, `batch` lines,
+    // exit statuses, signals turned into cancellation.
+    .target(name: "ToolhostCommandLine", dependencies: ["Toolhost"]),
     // The command-line program: thin, all logic lives in the libraries.
     .executableTarget(
       name: "ToolhostCLI",
       dependencies: [
-        "Toolhost", "ToolhostSession", "ToolhostOpenAI", "ToolhostMCP", "ToolhostLocal",
+        "Toolhost", "ToolhostSession", "ToolhostOpenAI", "ToolhostMCP", "ToolhostLocal", "ToolhostCommandLine",
         .product(name: "ArgumentParser", package: "swift-argument-parser"),
       ]
     ),

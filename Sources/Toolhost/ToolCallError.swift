@@ -141,3 +141,42 @@ public enum ToolFailure: Error, Sendable, Equatable, CustomStringConvertible {
     return names[s]
   }
 }
+
+extension ToolCallError {
+  /// The error as JSON, `{"error": {"code", "message", "tool", ...}}`: the shape `toolhost call --json`, `batch`
+  /// and the session's tool outputs use. Does not throw.
+  public var json: JSONValue {
+    let error = self
+    var e: JSONObject = ["tool": .string(error.toolName)]
+    if let f = error.failure {
+      e["code"] = .string(f.code)
+      e["message"] = .string(f.description)
+      switch f {
+      case .toolReported(_, let code, let data):
+        if let code { e["toolCode"] = .string(code) }
+        if let data { e["data"] = data }
+      case .invalidArguments(let issues):
+        e["issues"] = .array(
+          issues.map {
+            ["path": .string($0.instanceLocation), "keyword": .string($0.keyword), "message": .string($0.message)]
+          })
+      case .exited(let status, let stderr):
+        e["status"] = .integer(Int64(status))
+        e["stderr"] = .string(stderr)
+      case .signaled(let signal, let stderr):
+        e["signal"] = .integer(Int64(signal))
+        e["stderr"] = .string(stderr)
+      case .timedOut(let limit):
+        e["limitSeconds"] = .real(limit.seconds)
+      case .limitExceeded(let kind, let limit):
+        e["limit"] = .string(kind.rawValue)
+        e["limitValue"] = .string(limit)
+      default: break
+      }
+    } else {
+      e["code"] = "error"
+      e["message"] = .string(String(describing: error.underlyingError))
+    }
+    return ["error": .object(e)]
+  }
+}

@@ -3,6 +3,7 @@ import Dispatch
 import Foundation
 import Synchronization
 import Toolhost
+import ToolhostCommandLine
 import ToolhostJSON
 import ToolhostLocal
 import ToolhostMCP

@@ -1,4 +1,5 @@
 import Toolhost
+import ToolhostCommandLine
 import ToolhostSession
 
 /// What the command line adds to a library's error: the option or command that fixes it. The libraries describe the

@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import Toolhost
+import ToolhostCommandLine
 import ToolhostLocal
 import ToolhostSession
 

@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import Toolhost
+import ToolhostCommandLine
 import ToolhostMCP
 
 /// `toolhost serve --mcp`: the discovered plugins (MCP servers in plugin folders included) as an MCP stdio server.

@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import Toolhost
+import ToolhostCommandLine
 import ToolhostJSON
 import ToolhostMCP
 
@@ -259,7 +260,7 @@ struct Call: AsyncParsableCommand {
         printer.say(output.displayText)
       }
     case .failure(let error):
-      if json { printer.sayExactly(try Report.errorJSON(error).serialized(.pretty)) }
+      if json { printer.sayExactly(try error.json.serialized(.pretty)) }
       printer.warn("toolhost: \(CommandLineHints.describe(error))")
       if signal != nil { throw ExitCode(Status.interrupted) }
       throw ExitCode(Report.exitStatus(error))
@@ -317,7 +318,7 @@ struct Batch: AsyncParsableCommand {
         case .failure(let error):
           failed = true
           out["ok"] = false
-          out["error"] = Report.errorJSON(error)["error"]
+          out["error"] = error.json["error"]
         }
       }
       Printer(raw: true).sayExactly(JSONValue.object(out).serialized())

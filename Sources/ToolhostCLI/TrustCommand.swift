@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import Toolhost
+import ToolhostCommandLine
 
 /// `toolhost trust [DIR]`, `--list`, `--revoke`: the project plugin folders toolhost may use.
 struct Trust: AsyncParsableCommand {

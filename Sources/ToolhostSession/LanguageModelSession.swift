@@ -517,7 +517,7 @@ public final class LanguageModelSession: Sendable {
   /// A failure as the model is told it: `{"error": {"code", "message", "tool", ...}}`, with the tool names when the
   /// name matched none.
   public static func modelText(for error: ToolCallError, tools: ToolRegistry) -> String {
-    var json = Report.errorJSON(error)
+    var json = error.json
     if case .unknownTool(let suggestions) = error.failure, case .object(var e)? = json["error"] {
       var message = "there is no tool named \(error.toolName)"
       if !suggestions.isEmpty {

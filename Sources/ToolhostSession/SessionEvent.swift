@@ -102,7 +102,7 @@ extension SessionEvent {
         o["result"] = output.value ?? .null
         if let text = output.text { o["text"] = .string(text) }
       case .failure(let error):
-        o["error"] = Report.errorJSON(error)["error"]
+        o["error"] = error.json["error"]
       }
       if let cut = record.output.charactersCut { o["charactersCut"] = .integer(Int64(cut)) }
       return .object(o)

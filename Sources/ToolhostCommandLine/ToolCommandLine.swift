@@ -1,3 +1,4 @@
+import Toolhost
 import Foundation
 import ToolhostJSON
 import ToolhostSchema

@@ -1,3 +1,4 @@
+import Toolhost
 import Dispatch
 import Foundation
 import Synchronization
