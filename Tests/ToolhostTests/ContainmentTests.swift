@@ -175,7 +175,9 @@ struct ContainmentTests {
       _ = try await runner.run(sh("setsid sleep 30 </dev/null >/dev/null 2>&1 & echo hi"))
       let before = toolhost_count_open_fds()
       for _ in 0..<200 { _ = try await runner.run(sh("setsid sleep 30 </dev/null >/dev/null 2>&1 & echo hi")) }
-      #expect(toolhost_count_open_fds() == before)
+      // No growth: a leak would be one or more descriptors a call. (Fewer is fine: an earlier test's processes may
+      // close their last descriptors meanwhile.)
+      #expect(toolhost_count_open_fds() <= before)
     }
   }
 }

@@ -31,8 +31,6 @@ final class IOJob: @unchecked Sendable {
   let input: [UInt8]
   var inputOffset = 0
   let outputLimit: Int
-  let stderrTailLimit: Int
-  let killGrace: Double
   /// The most processes the call may have in its cgroup, watched by the loop (when no pids controller does it).
   let processLimit: Int?
   let onStderr: (@Sendable ([UInt8]) -> Void)?
@@ -40,18 +38,15 @@ final class IOJob: @unchecked Sendable {
   var onDone: @Sendable (IOResult) -> Void = { _ in }
 
   var stdout: [UInt8] = []
-  var stderrTail: [UInt8] = []
-  var stderrByteCount = 0
+  var stderrTail: StderrTail
   var stopReason: ProcessOutcome.StopReason?
   var limitExceeded: ResourceLimits.Kind?
   var termination: ProcessOutcome.Termination?
   var cpuTime: Duration = .zero
   /// When the time limit passes (monotonic seconds).
   var deadline: Double?
-  /// When SIGKILL follows the SIGTERM already sent.
-  var killAt: Double?
-  /// After the child exited: when to stop waiting for pipes held open by something the kill did not reach.
-  var drainDeadline: Double?
+  /// Stopping, killing and draining.
+  var life: ChildLifecycle
   /// When to look at the process count (or, without a pidfd, for the child's exit) next.
   var nextCheck: Double?
 
@@ -69,8 +64,8 @@ final class IOJob: @unchecked Sendable {
     self.stderrFD = stderrFD
     self.input = input
     self.outputLimit = outputLimit
-    self.stderrTailLimit = stderrTailLimit
-    self.killGrace = killGrace.seconds
+    self.stderrTail = StderrTail(limit: stderrTailLimit)
+    self.life = ChildLifecycle(killGrace: killGrace.seconds)
     self.processLimit = processLimit
     self.onStderr = onStderr
     let now = monotonicSeconds()
@@ -175,33 +170,16 @@ final class IOLoop: Sendable {
               childExited(job)
             } else if let limit = job.processLimit, !job.exited, job.cell.members().count > limit {
               job.limitExceeded = .processes
-              killNow(job)
+              killNow(job, at: t)
             }
             if let next = job.nextCheck { nextTimer = min(nextTimer, next) }
           } else {
             nextTimer = min(nextTimer, c)
           }
         }
-        if let k = job.killAt {
-          if t >= k {
-            job.killAt = nil
-            job.cell.killAll(leader: job.pid)
-            if job.drainDeadline == nil { job.drainDeadline = t + 0.5 }
-          } else {
-            nextTimer = min(nextTimer, k)
-          }
-        }
-        if let d = job.drainDeadline {
-          if t >= d {
-            // Something outside the child's group holds its pipes open: stop waiting for it.
-            closeFD(&job.stdinFD)
-            closeFD(&job.stdoutFD)
-            closeFD(&job.stderrFD)
-            if job.exited { job.drainDeadline = nil } else { job.drainDeadline = t + 0.5 }
-          } else {
-            nextTimer = min(nextTimer, d)
-          }
-        }
+        let (actions, next) = job.life.timersDue(now: t)
+        perform(actions, on: job)
+        if let next { nextTimer = min(nextTimer, next) }
       }
       finishDone(&jobs)
 
@@ -262,39 +240,48 @@ final class IOLoop: Sendable {
       job.cell.release()
       job.onDone(
         IOResult(
-          termination: job.termination ?? .signaled(SIGKILL), stdout: job.stdout, stderrTail: job.stderrTail,
-          stderrByteCount: job.stderrByteCount, stopReason: job.stopReason, limitExceeded: limit,
+          termination: job.termination ?? .signaled(SIGKILL), stdout: job.stdout, stderrTail: job.stderrTail.bytes,
+          stderrByteCount: job.stderrTail.byteCount, stopReason: job.stopReason, limitExceeded: limit,
           cpuTime: job.cpuTime))
+    }
+  }
+
+  /// Does what the job's ``ChildLifecycle`` asks.
+  private func perform(_ actions: [ChildLifecycle.Action], on job: IOJob) {
+    for action in actions {
+      switch action {
+      case .terminateAll: job.cell.signalAll(SIGTERM, leader: job.pid)
+      case .killAll: job.cell.killAll(leader: job.pid)
+      case .closeInput: closeFD(&job.stdinFD)
+      case .closePipes:
+        // Something outside the child's group holds its pipes open: stop waiting for it.
+        closeFD(&job.stdinFD)
+        closeFD(&job.stdoutFD)
+        closeFD(&job.stderrFD)
+      }
     }
   }
 
   /// The child has exited and been reaped: end whatever it left behind, and give its pipes a moment to drain.
   private func childExited(_ job: IOJob) {
-    job.cell.killAll(leader: job.pid)
-    job.killAt = nil
     job.deadline = nil
-    // stdin can no longer be read by anyone that matters.
-    closeFD(&job.stdinFD)
-    if job.drainDeadline == nil { job.drainDeadline = monotonicSeconds() + 0.5 }
+    perform(job.life.childExited(now: monotonicSeconds()), on: job)
   }
 
   /// Stops a running call: SIGTERM to its processes now, SIGKILL to all of them after the grace period; an output
   /// flood or a process storm is killed at once.
   private func stop(_ job: IOJob, _ reason: ProcessOutcome.StopReason) {
     if job.stopReason == nil { job.stopReason = reason }
+    let now = monotonicSeconds()
+    if reason == .outputTooLarge { return killNow(job, at: now) }
     job.deadline = nil
-    guard !job.exited else { return }
-    if reason == .outputTooLarge { return killNow(job) }
-    job.cell.signalAll(SIGTERM, leader: job.pid)
-    if job.killAt == nil { job.killAt = monotonicSeconds() + job.killGrace }
+    perform(job.life.terminate(now: now), on: job)
   }
 
   /// Kills every process of a running call at once.
-  private func killNow(_ job: IOJob) {
+  private func killNow(_ job: IOJob, at now: Double) {
     job.deadline = nil
-    guard !job.exited else { return }
-    job.cell.killAll(leader: job.pid)
-    if job.drainDeadline == nil { job.drainDeadline = monotonicSeconds() + 0.5 }
+    perform(job.life.kill(now: now), on: job)
   }
 
   private func writeInput(_ job: IOJob) {
@@ -320,46 +307,20 @@ final class IOLoop: Sendable {
   }
 
   private func readOutput(_ job: IOJob, _ buffer: inout [UInt8]) {
-    while job.stdoutFD >= 0 {
-      let n = read(job.stdoutFD, &buffer, buffer.count)
-      if n > 0 {
-        if job.stdout.count + n > job.outputLimit {
-          closeFD(&job.stdoutFD)
-          stop(job, .outputTooLarge)
-          return
-        }
-        job.stdout.append(contentsOf: buffer[0..<n])
-      } else if n < 0 && errno == EINTR {
-        continue
-      } else if n < 0 && errno == EAGAIN {
-        return
+    readAvailable(&job.stdoutFD, into: &buffer) { chunk, fd in
+      if job.stdout.count + chunk.count > job.outputLimit {
+        closeFD(&fd)
+        stop(job, .outputTooLarge)
       } else {
-        closeFD(&job.stdoutFD)
+        job.stdout.append(contentsOf: chunk)
       }
     }
   }
 
   private func readError(_ job: IOJob, _ buffer: inout [UInt8]) {
-    while job.stderrFD >= 0 {
-      let n = read(job.stderrFD, &buffer, buffer.count)
-      if n > 0 {
-        job.stderrByteCount += n
-        let chunk = Array(buffer[0..<n])
-        job.stderrTail.append(contentsOf: chunk)
-        if job.stderrTail.count > 2 * job.stderrTailLimit {
-          job.stderrTail.removeFirst(job.stderrTail.count - job.stderrTailLimit)
-        }
-        job.onStderr?(chunk)
-      } else if n < 0 && errno == EINTR {
-        continue
-      } else if n < 0 && errno == EAGAIN {
-        return
-      } else {
-        closeFD(&job.stderrFD)
-        if job.stderrTail.count > job.stderrTailLimit {
-          job.stderrTail.removeFirst(job.stderrTail.count - job.stderrTailLimit)
-        }
-      }
+    readAvailable(&job.stderrFD, into: &buffer) { chunk, _ in
+      job.stderrTail.append(chunk)
+      job.onStderr?(Array(chunk))
     }
   }
 }

@@ -173,45 +173,16 @@ public final class ProcessRunner: Sendable {
   ///   interpreter, no such working directory, arguments and environment too large). Nothing else.
   public func run(_ spec: ProcessSpec) async throws(ProcessLaunchError) -> ProcessOutcome {
     let started = ContinuousClock.now
-    var stdinPipe: [Int32] = [-1, -1]
-    var stdoutPipe: [Int32] = [-1, -1]
-    var stderrPipe: [Int32] = [-1, -1]
-    func closeAll() {
-      for fd in stdinPipe + stdoutPipe + stderrPipe where fd >= 0 { close(fd) }
-    }
-    guard toolhost_pipe_cloexec(&stdinPipe) == 0, toolhost_pipe_cloexec(&stdoutPipe) == 0,
-      toolhost_pipe_cloexec(&stderrPipe) == 0
-    else {
-      let reason = String(cString: strerror(errno))
-      closeAll()
-      throw ProcessLaunchError(executable: spec.executable, reason: "cannot create pipes: \(reason)")
-    }
-    let cell = containment.makeCell(limits: spec.limits)
-    let pid: Int32
-    do {
-      pid = try spawnProcess(
-        executable: spec.executable, arguments: spec.arguments, environment: spec.environment,
-        workingDirectory: spec.workingDirectory, stdio: (stdinPipe[0], stdoutPipe[1], stderrPipe[1]), cell: cell,
-        limits: spec.limits)
-    } catch {
-      closeAll()
-      cell.release()
-      throw error
-    }
-    // The child has its own copies now.
-    close(stdinPipe[0])
-    close(stdoutPipe[1])
-    close(stderrPipe[1])
-    toolhost_set_nonblocking(stdinPipe[1])
-    toolhost_set_nonblocking(stdoutPipe[0])
-    toolhost_set_nonblocking(stderrPipe[0])
-
+    let child = try spawnChild(
+      executable: spec.executable, arguments: spec.arguments, environment: spec.environment,
+      workingDirectory: spec.workingDirectory, input: .pipe, containment: containment, limits: spec.limits)
+    let cell = child.cell
     // Without the pids controller, the process limit is watched in the call's cgroup.
     let watched =
       cell.cgroup != nil && !containment.controllers.contains("pids") ? spec.limits.processes : nil
     let job = IOJob(
-      id: loop.nextID(), pid: pid, pidfd: toolhost_pidfd_open(pid), cell: cell, stdinFD: stdinPipe[1],
-      stdoutFD: stdoutPipe[0], stderrFD: stderrPipe[0], input: spec.input, outputLimit: spec.outputLimit,
+      id: loop.nextID(), pid: child.pid, pidfd: child.pidfd, cell: cell, stdinFD: child.stdin,
+      stdoutFD: child.stdout, stderrFD: child.stderr, input: spec.input, outputLimit: spec.outputLimit,
       stderrTailLimit: spec.stderrTailLimit, timeout: spec.timeout, killGrace: spec.killGrace,
       processLimit: watched, onStderr: spec.onStderr)
     let loop = self.loop
@@ -226,7 +197,7 @@ public final class ProcessRunner: Sendable {
     }
     return ProcessOutcome(
       termination: io.termination, stopReason: io.stopReason, stdout: io.stdout, stderrTail: io.stderrTail,
-      stderrByteCount: io.stderrByteCount, duration: ContinuousClock.now - started, pid: pid,
+      stderrByteCount: io.stderrByteCount, duration: ContinuousClock.now - started, pid: child.pid,
       limitExceeded: io.limitExceeded, cpuTime: io.cpuTime)
   }
 

@@ -53,6 +53,83 @@ func spawnProcess(
   return pid
 }
 
+/// A child started with pipes of its own: its pid, a pidfd when the system has them (-1 otherwise), its containment
+/// cell, and the parent's ends of its stdio, non-blocking and close-on-exec.
+struct SpawnedChild {
+  let pid: Int32
+  let pidfd: Int32
+  let cell: ContainmentCell
+  let stdin: Int32
+  let stdout: Int32
+  let stderr: Int32
+}
+
+/// How a child's stdin is made.
+enum ChildInput {
+  /// A pipe.
+  case pipe
+  /// One end of a Unix stream socket pair, which the parent writes with `send(MSG_NOSIGNAL | MSG_DONTWAIT)` from any
+  /// thread: no SIGPIPE, no blocking. The child reads it as it reads a pipe.
+  case socket
+}
+
+/// Makes a child's stdio, starts it in a new cell of `containment` (``spawnProcess``), and keeps only the parent's
+/// ends: the one way both runners start a child.
+///
+/// - Throws: ``ProcessLaunchError`` when pipes cannot be made or the child cannot be started; then every descriptor
+///   made here is closed and the cell released.
+func spawnChild(
+  executable: String, arguments: [String], environment: [String: String], workingDirectory: String?,
+  input: ChildInput, containment: Containment, limits: ResourceLimits
+) throws(ProcessLaunchError) -> SpawnedChild {
+  // stdin, stdout, stderr: [child's end, parent's end] after the swap below for stdin.
+  var pipes: [[Int32]] = Array(repeating: [-1, -1], count: 3)
+  func closeAll() {
+    for pair in pipes { for fd in pair where fd >= 0 { close(fd) } }
+  }
+  switch input {
+  case .pipe:
+    if toolhost_pipe_cloexec(&pipes[0]) != 0 {
+      throw ProcessLaunchError(
+        executable: executable, reason: "cannot create pipes: \(String(cString: strerror(errno)))")
+    }
+  case .socket:
+    var pair: [Int32] = [-1, -1]
+    let socketType = Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue)
+    if socketpair(AF_UNIX, socketType, 0, &pair) != 0 {
+      throw ProcessLaunchError(
+        executable: executable, reason: "cannot create a socket pair: \(String(cString: strerror(errno)))")
+    }
+    // The child only reads its stdin; the parent only writes.
+    _ = Glibc.shutdown(pair[1], Int32(SHUT_RD))
+    pipes[0] = pair
+  }
+  for i in 1..<3 where toolhost_pipe_cloexec(&pipes[i]) != 0 {
+    let reason = String(cString: strerror(errno))
+    closeAll()
+    throw ProcessLaunchError(executable: executable, reason: "cannot create pipes: \(reason)")
+  }
+  let cell = containment.makeCell(limits: limits)
+  let pid: Int32
+  do {
+    pid = try spawnProcess(
+      executable: executable, arguments: arguments, environment: environment, workingDirectory: workingDirectory,
+      stdio: (pipes[0][0], pipes[1][1], pipes[2][1]), cell: cell, limits: limits)
+  } catch {
+    closeAll()
+    cell.release()
+    throw error
+  }
+  // The child has its own copies now.
+  close(pipes[0][0])
+  close(pipes[1][1])
+  close(pipes[2][1])
+  for fd in [pipes[0][1], pipes[1][0], pipes[2][0]] { toolhost_set_nonblocking(fd) }
+  return SpawnedChild(
+    pid: pid, pidfd: toolhost_pidfd_open(pid), cell: cell, stdin: pipes[0][1], stdout: pipes[1][0],
+    stderr: pipes[2][0])
+}
+
 /// Reaps the child `pid` if it has ended: how it ended and the CPU time it used; `nil` while it runs.
 func reapChild(_ pid: Int32) -> (termination: ProcessOutcome.Termination, cpuTime: Duration)? {
   var status: Int32 = 0

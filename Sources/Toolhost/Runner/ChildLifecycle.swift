@@ -1,0 +1,135 @@
+import Foundation
+
+/// How a child is stopped and its pipes drained, as a pure state machine: stop → grace → kill → drain.
+///
+/// Both I/O loops (one-shot calls in ``IOLoop``, persistent processes in `PersistentLoop`) own one per child. They
+/// tell it what happened (a stop was asked, the child exited) and the time; it answers with what to do to the
+/// child's processes and pipes, and when it next needs the time. It does no I/O, so it is tested without processes.
+struct ChildLifecycle: Sendable {
+  /// What the loop must do.
+  enum Action: Sendable, Equatable {
+    /// SIGTERM to every process of the child's cell.
+    case terminateAll
+    /// SIGKILL to every process of the child's cell.
+    case killAll
+    /// Close the child's stdin: it has exited, nothing it left behind should be fed.
+    case closeInput
+    /// Close every pipe still open: something outside the cell holds them, and waiting longer would hang.
+    case closePipes
+  }
+
+  /// How long pipes may stay open after the child exited or was killed: 0.5 s.
+  static let drainWait = 0.5
+
+  /// Time between SIGTERM and SIGKILL, in seconds.
+  let killGrace: Double
+  /// Whether the child has exited (and been reaped).
+  private(set) var exited = false
+  /// When SIGKILL follows the SIGTERM already sent.
+  private(set) var killAt: Double?
+  /// After the child exited or was killed: when to stop waiting for pipes held open by something the kill did
+  /// not reach.
+  private(set) var drainDeadline: Double?
+  private var terminating = false
+
+  init(killGrace: Double) { self.killGrace = killGrace }
+
+  /// A stop was asked: SIGTERM now and SIGKILL after the grace period. Nothing once the child has exited, or when
+  /// it is already being stopped.
+  mutating func terminate(now: Double) -> [Action] {
+    guard !exited, !terminating else { return [] }
+    terminating = true
+    killAt = now + killGrace
+    return [.terminateAll]
+  }
+
+  /// The child must end at once (an output flood, a process storm, an explicit kill): SIGKILL now, then drain.
+  mutating func kill(now: Double) -> [Action] {
+    guard !exited else { return [] }
+    terminating = true
+    killAt = nil
+    armDrain(now)
+    return [.killAll]
+  }
+
+  /// The child has exited and been reaped: whatever it left in its cell is killed, its stdin closed, and its pipes
+  /// get ``drainWait`` to finish.
+  mutating func childExited(now: Double) -> [Action] {
+    guard !exited else { return [] }
+    exited = true
+    killAt = nil
+    armDrain(now)
+    return [.killAll, .closeInput]
+  }
+
+  /// The actions whose time has come, and the next time this machine needs (`nil` when it waits for nothing).
+  mutating func timersDue(now: Double) -> (actions: [Action], next: Double?) {
+    var actions: [Action] = []
+    if let k = killAt, now >= k {
+      killAt = nil
+      actions.append(.killAll)
+      armDrain(now)
+    }
+    if let d = drainDeadline, now >= d {
+      actions.append(.closePipes)
+      // A child that has not exited yet keeps being waited for (its pidfd or reaping ends the wait).
+      drainDeadline = exited ? nil : now + Self.drainWait
+    }
+    let next = [killAt, drainDeadline].compactMap { $0 }.min()
+    return (actions, next)
+  }
+
+  private mutating func armDrain(_ now: Double) {
+    if drainDeadline == nil { drainDeadline = now + Self.drainWait }
+  }
+}
+
+/// The last bytes a child wrote to stderr, kept within a limit (trimmed in bulk, so appending stays cheap).
+struct StderrTail: Sendable {
+  /// How many bytes are kept.
+  let limit: Int
+  private var buffer: [UInt8] = []
+  /// Every byte seen, kept or not.
+  private(set) var byteCount = 0
+
+  init(limit: Int) { self.limit = limit }
+
+  /// Adds a chunk; the buffer grows to at most twice the limit before it is cut back.
+  mutating func append(_ chunk: ArraySlice<UInt8>) {
+    byteCount += chunk.count
+    buffer.append(contentsOf: chunk)
+    if buffer.count > 2 * limit { buffer.removeFirst(buffer.count - limit) }
+  }
+
+  /// The last `limit` bytes.
+  var bytes: [UInt8] { Array(buffer.suffix(limit)) }
+
+  /// The last `limit` bytes as text, trimmed.
+  var text: String {
+    String(decoding: buffer.suffix(limit), as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
+  }
+}
+
+/// Reads a non-blocking descriptor until it would block, handing each chunk to `body`; at end of file or on an
+/// error the descriptor is closed (set to -1). `body` may close it too, which ends the reading.
+///
+/// With `stopAtShortRead`, a read that did not fill the buffer ends the reading without the read that would say
+/// EAGAIN (poll says when there is more): a reply's path is one system call shorter.
+func readAvailable(
+  _ fd: inout Int32, into buffer: inout [UInt8], stopAtShortRead: Bool = false,
+  _ body: (ArraySlice<UInt8>, inout Int32) -> Void
+) {
+  while fd >= 0 {
+    let n = read(fd, &buffer, buffer.count)
+    if n > 0 {
+      body(buffer[0..<n], &fd)
+      if stopAtShortRead && n < buffer.count { return }
+    } else if n < 0 && errno == EINTR {
+      continue
+    } else if n < 0 && errno == EAGAIN {
+      return
+    } else {
+      closeFD(&fd)
+    }
+  }
+}

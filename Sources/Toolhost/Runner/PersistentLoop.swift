@@ -1,0 +1,260 @@
+import CToolhostSupport
+import Foundation
+
+/// The state of one persistent process's I/O thread.
+///
+/// `@unchecked Sendable`: it is made by ``PersistentProcess/launch(_:handlers:)`` and handed to the thread it
+/// starts; from then on only that thread reads or writes its mutable fields. Callers reach the thread only through
+/// the owner's mutex-protected ``PersistentProcess/Shared`` and the wake-up pipe.
+final class PersistentLoop: @unchecked Sendable {
+  typealias Handlers = PersistentProcess.Handlers
+  let owner: PersistentProcess
+  let cell: ContainmentCell
+  var pidfd: Int32
+  var stdoutFD: Int32
+  var stderrFD: Int32
+  let wakeRead: Int32
+  let maxLineLength: Int
+  let handlers: Handlers
+
+  /// How long the thread watches actively for an awaited reply before it sleeps in poll(2): 50 µs.
+  static let replySpin = 50e-6
+
+  var line: [UInt8] = []
+  var pollFDs: [pollfd] = []
+  var pollKinds: [Int] = []
+  /// Stopping, killing and draining.
+  var life: ChildLifecycle
+  var stopReason: PersistentProcess.StopReason?
+  var stderrTail: StderrTail
+
+  init(
+    owner: PersistentProcess, child: SpawnedChild, wakeRead: Int32, maxLineLength: Int, killGrace: Double,
+    handlers: Handlers
+  ) {
+    self.owner = owner
+    self.cell = child.cell
+    self.pidfd = child.pidfd
+    self.stdoutFD = child.stdout
+    self.stderrFD = child.stderr
+    self.wakeRead = wakeRead
+    self.maxLineLength = maxLineLength
+    self.life = ChildLifecycle(killGrace: killGrace)
+    self.stderrTail = owner.shared.withLock { $0.stderrTail }
+    self.handlers = handlers
+  }
+
+  /// Reaps the child if it has exited.
+  func reap() -> ProcessOutcome.Termination? { reapChild(owner.pid)?.termination }
+
+  func run() {
+    toolhost_block_sigpipe_on_this_thread()
+    var buffer = [UInt8](repeating: 0, count: 65536)
+    var termination: ProcessOutcome.Termination?
+    while true {
+      // Commands from callers, the alarm, and stdin (written here when callers could not finish, closed here).
+      let now = monotonicSeconds()
+      let c = owner.shared.withLock { s in
+        var c = Commands()
+        c.kill = s.kill
+        s.kill = false
+        c.terminate = s.terminate
+        c.stopReason = s.stopReason
+        if let a = s.alarm, now >= a.at {
+          c.due = a.action
+          s.alarm = nil
+        }
+        if s.hasPending, !s.flush() { c.peerGone = true }
+        if s.stdinFD >= 0, s.inputClosed || (s.closeRequested && !s.hasPending) || life.exited {
+          close(s.stdinFD)
+          s.stdinFD = -1
+          s.inputClosed = true
+          s.pending = []
+          s.pendingOffset = 0
+        }
+        c.stdinFD = s.hasPending ? s.stdinFD : -1
+        return c
+      }
+      c.due?()
+      if c.stopReason != nil, stopReason == nil { stopReason = c.stopReason }
+      if c.kill { perform(life.kill(now: now)) }
+      if c.terminate { perform(life.terminate(now: now)) }
+      if pidfd < 0, termination == nil, let t = reap() {
+        // No pidfd on this system: the exit is looked for on every turn (at least every 20 ms, below).
+        termination = t
+        childExited()
+      }
+
+      // Timers.
+      var nextTimer = pidfd < 0 && termination == nil ? now + 0.02 : Double.infinity
+      let (actions, next) = life.timersDue(now: now)
+      perform(actions)
+      if let next { nextTimer = min(nextTimer, next) }
+      if let termination, stdoutFD < 0, stderrFD < 0 {
+        finish(termination)
+        return
+      }
+
+      pollFDs.removeAll(keepingCapacity: true)
+      pollKinds.removeAll(keepingCapacity: true)
+      func watch(_ fd: Int32, _ events: Int32, _ kind: Int) {
+        pollFDs.append(pollfd(fd: fd, events: Int16(events), revents: 0))
+        pollKinds.append(kind)
+      }
+      watch(wakeRead, POLLIN, -1)
+      if c.stdinFD >= 0 { watch(c.stdinFD, POLLOUT, 0) }
+      if stdoutFD >= 0 { watch(stdoutFD, POLLIN, 1) }
+      if stderrFD >= 0 { watch(stderrFD, POLLIN, 2) }
+      if pidfd >= 0 { watch(pidfd, POLLIN, 3) }
+      // A caller arming an alarm wakes this thread, so the alarm seen here is the one to sleep for.
+      let (alarmAt, awaited) = owner.shared.withLock { s in
+        (s.alarm?.at ?? .infinity, s.alarm != nil)
+      }
+      let sleepUntil = min(nextTimer, alarmAt)
+      var n: Int32 = 0
+      if awaited, stdoutFD >= 0 {
+        // A reply is awaited: watch for it actively for a moment before sleeping. Fast plugins answer within
+        // tens of microseconds, and a thread already awake saves a wake-up on the reply's path (a third of a
+        // persistent call's cost here); sched_yield leaves the CPU to the child meanwhile.
+        let spinEnd = monotonicSeconds() + Self.replySpin
+        repeat {
+          n = poll(&pollFDs, nfds_t(pollFDs.count), 0)
+          if n != 0 { break }
+          sched_yield()
+        } while monotonicSeconds() < spinEnd
+      }
+      if n == 0 {
+        var timeoutMS: Int32 = -1
+        if sleepUntil.isFinite {
+          timeoutMS = Int32(
+            max(0, min(60_000, ((sleepUntil - monotonicSeconds()) * 1000).rounded(.up))))
+        }
+        n = poll(&pollFDs, nfds_t(pollFDs.count), timeoutMS)
+      }
+      if n <= 0 { continue }
+      for i in pollFDs.indices where pollFDs[i].revents != 0 {
+        switch pollKinds[i] {
+        case -1: while read(wakeRead, &buffer, buffer.count) > 0 {}
+        case 0: break  // written at the top of the loop
+        case 1: readOutput(&buffer)
+        case 2: readError(&buffer)
+        default:
+          if let t = reap() {
+            closeFD(&pidfd)
+            termination = t
+            childExited()
+          }
+        }
+      }
+    }
+  }
+
+  struct Commands {
+    var kill = false
+    var terminate = false
+    var stopReason: PersistentProcess.StopReason?
+    var due: (@Sendable () -> Void)?
+    var peerGone = false
+    var stdinFD: Int32 = -1
+  }
+
+  /// Does what the ``ChildLifecycle`` asks.
+  func perform(_ actions: [ChildLifecycle.Action]) {
+    for action in actions {
+      switch action {
+      case .terminateAll: cell.signalAll(SIGTERM, leader: owner.pid)
+      case .killAll: cell.killAll(leader: owner.pid)
+      case .closeInput: closeStdin()
+      case .closePipes:
+        // Something outside the child's group holds its pipes open: stop waiting for it.
+        closeStdin()
+        closeFD(&stdoutFD)
+        closeFD(&stderrFD)
+      }
+    }
+  }
+
+  /// The child has exited (or its pidfd says so): end whatever it left in its group and drain the pipes.
+  func childExited() { perform(life.childExited(now: monotonicSeconds())) }
+
+  func closeStdin() {
+    owner.shared.withLock { s in
+      if s.stdinFD >= 0 {
+        close(s.stdinFD)
+        s.stdinFD = -1
+      }
+      s.inputClosed = true
+      s.pending = []
+      s.pendingOffset = 0
+    }
+  }
+
+  func finish(_ termination: ProcessOutcome.Termination) {
+    closeFD(&pidfd)
+    closeStdin()
+    let exit = PersistentProcess.Exit(termination: termination, stopReason: stopReason, stderrTail: stderrTail.text)
+    handlers.onExit(exit)
+    let waiters = owner.shared.withLock { s -> [@Sendable (PersistentProcess.Exit) -> Void] in
+      s.exit = exit
+      s.alarm = nil
+      defer { s.exitWaiters = [] }
+      return s.exitWaiters
+    }
+    for w in waiters { w(exit) }
+    LiveProcesses.shared.remove(owner)
+    cell.release()
+  }
+
+  func readOutput(_ buffer: inout [UInt8]) {
+    readAvailable(&stdoutFD, into: &buffer, stopAtShortRead: true) { chunk, fd in
+      var start = chunk.startIndex
+      while fd >= 0 {
+        let newline = chunk.withUnsafeBytes { raw -> Int? in
+          let from = start - chunk.startIndex
+          guard let p = memchr(raw.baseAddress! + from, 0x0A, chunk.endIndex - start) else { return nil }
+          return start + raw.baseAddress!.distance(to: UnsafeRawPointer(p)) - from
+        }
+        guard let newline else { break }
+        line.append(contentsOf: chunk[start..<newline])
+        if !emitLine() { closeFD(&fd) }
+        start = newline + 1
+      }
+      guard fd >= 0 else { return }
+      line.append(contentsOf: chunk[start...])
+      if line.count > maxLineLength {
+        line = []
+        lineTooLong()
+        closeFD(&fd)
+      }
+    }
+    // At the end of the output, a last line without a line feed.
+    if stdoutFD < 0, !line.isEmpty { _ = emitLine() }
+  }
+
+  /// Hands the current line to `onLine` (blank ones are skipped); false when it is too long, and the process is
+  /// killed.
+  func emitLine() -> Bool {
+    defer { line.removeAll(keepingCapacity: true) }
+    if line.last == UInt8(ascii: "\r") { line.removeLast() }
+    if line.count > maxLineLength {
+      lineTooLong()
+      return false
+    }
+    if !line.isEmpty, !line.allSatisfy({ $0 == 0x20 || $0 == 0x09 }) { handlers.onLine(line) }
+    return true
+  }
+
+  func lineTooLong() {
+    if stopReason == nil { stopReason = .outputTooLarge }
+    perform(life.kill(now: monotonicSeconds()))
+  }
+
+  func readError(_ buffer: inout [UInt8]) {
+    readAvailable(&stderrFD, into: &buffer) { chunk, _ in
+      stderrTail.append(chunk)
+      let tail = stderrTail
+      owner.shared.withLock { $0.stderrTail = tail }
+      handlers.onStderr?(Array(chunk))
+    }
+  }
+}

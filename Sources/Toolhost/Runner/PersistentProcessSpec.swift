@@ -1,0 +1,40 @@
+import Foundation
+
+/// What to run as a long-lived subprocess that exchanges lines on stdin and stdout.
+public struct PersistentProcessSpec: Sendable {
+  /// The absolute path of the executable.
+  public var executable: String
+  /// Arguments after the executable's name.
+  public var arguments: [String]
+  /// The complete environment of the child (nothing of the host's is added).
+  public var environment: [String: String]
+  /// The child's working directory; the host's when `nil`.
+  public var workingDirectory: String?
+  /// The longest stdout line accepted; past it the process group is killed (stop reason `.outputTooLarge`).
+  public var maxLineLength: Int
+  /// How many of the last stderr bytes are kept as the process's log.
+  public var stderrTailLimit: Int
+  /// Time between SIGTERM and SIGKILL when the process is stopped.
+  public var killGrace: Duration
+  /// Its resource limits for its whole lifetime (none by default).
+  public var limits: ResourceLimits
+  /// How it and everything it starts are contained.
+  public var containment: Containment
+
+  /// Makes a spec with the default limits: 16 MiB lines, 8 KiB of stderr tail, 200 ms grace, no resource limits.
+  public init(
+    executable: String, arguments: [String] = [], environment: [String: String] = [:],
+    workingDirectory: String? = nil, maxLineLength: Int = 16 << 20, stderrTailLimit: Int = 8 << 10,
+    killGrace: Duration = .milliseconds(200), limits: ResourceLimits = .none, containment: Containment = .shared
+  ) {
+    self.executable = executable
+    self.arguments = arguments
+    self.environment = environment
+    self.workingDirectory = workingDirectory
+    self.maxLineLength = maxLineLength
+    self.stderrTailLimit = stderrTailLimit
+    self.killGrace = killGrace
+    self.limits = limits
+    self.containment = containment
+  }
+}
