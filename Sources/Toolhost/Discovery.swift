@@ -232,8 +232,8 @@ public struct PluginCatalog: Sendable {
     folders: [String], required: Set<String> = [], runner: ProcessRunner = .shared,
     environment: [String: String] = ProcessInfo.processInfo.environment,
     mcp: (any MCPPluginLoader)? = nil
-  ) -> PluginCatalog {
-    discover(
+  ) async -> PluginCatalog {
+    await discover(
       in: folders.map { PluginFolder(path: $0, origin: .explicit) }, required: required, runner: runner,
       environment: environment, mcp: mcp)
   }
@@ -255,7 +255,7 @@ public struct PluginCatalog: Sendable {
     in folders: [PluginFolder], trust: DiscoveryTrust = DiscoveryTrust(), required: Set<String> = [],
     runner: ProcessRunner = .shared, environment: [String: String] = ProcessInfo.processInfo.environment,
     mcp: (any MCPPluginLoader)? = nil, startServers: Bool = true
-  ) -> PluginCatalog {
+  ) async -> PluginCatalog {
     enum Found {
       case native(PluginManifest, executable: String, folder: String, path: String)
       case server(Int, folder: String, path: String)
@@ -371,7 +371,7 @@ public struct PluginCatalog: Sendable {
     }
 
     // MCP servers start at once; each has its own startup timeout.
-    let loaded = servers.isEmpty ? [] : (mcp?.loadTools(servers) ?? [])
+    let loaded = servers.isEmpty ? [] : (await mcp?.loadTools(servers) ?? [])
     var catalog = PluginCatalog(entries: [], diagnostics: [], folders: folders.map(\.path), untrusted: untrusted)
     var names: [String: String] = [:]  // tool name -> manifest path
     for item in found {
@@ -514,11 +514,11 @@ extension PluginCatalog {
     explicit: [String], environment: [String: String] = ProcessInfo.processInfo.environment,
     currentDirectory: String = FileManager.default.currentDirectoryPath, startServers: Bool = true,
     mcp: (any MCPPluginLoader)? = nil
-  ) throws(ConfigurationError) -> PluginCatalog {
+  ) async throws(ConfigurationError) -> PluginCatalog {
     let trust = try DiscoveryTrust.load(environment: environment)
     let folders = pluginFolders(explicit: explicit, environment: environment, currentDirectory: currentDirectory)
     let required = Set(folders.filter { $0.origin == .explicit }.map(\.path))
-    var catalog = discover(
+    var catalog = await discover(
       in: folders, trust: trust, required: required, environment: environment, mcp: mcp, startServers: startServers)
     catalog.trust = trust
     return catalog

@@ -1,53 +1,89 @@
-import Dispatch
 import Synchronization
 
-/// A value that is set once, by whichever comes first (a reply, a timer, a cancellation, an exit), and awaited by
-/// one task, or by one thread with a time limit (synchronous discovery still starts MCP servers that way).
+/// A value that is set once, by whichever comes first (a reply, a time limit, a cancellation, an exit), and awaited
+/// by any number of tasks.
 package final class OneShot<Value: Sendable>: Sendable {
   private struct State {
     var value: Value?
-    var continuation: CheckedContinuation<Value, Never>?
+    var waiters: [Int: CheckedContinuation<Value?, Never>] = [:]
+    var nextWaiter = 0
   }
   private let state = Mutex(State())
-  private let semaphore = DispatchSemaphore(value: 0)
 
   /// Makes an unset value.
   package init() {}
 
-  /// Sets the value unless one is set already; resumes the waiting task or thread. Returns whether this call set it.
+  /// Sets the value unless one is set already; resumes every waiting task. Returns whether this call set it.
   @discardableResult
   package func complete(_ value: Value) -> Bool {
-    let (continuation, set) = state.withLock { s -> (CheckedContinuation<Value, Never>?, Bool) in
-      guard s.value == nil else { return (nil, false) }
+    let waiters = state.withLock { s -> [CheckedContinuation<Value?, Never>]? in
+      guard s.value == nil else { return nil }
       s.value = value
-      defer { s.continuation = nil }
-      return (s.continuation, true)
+      defer { s.waiters = [:] }
+      return Array(s.waiters.values)
     }
-    if set { semaphore.signal() }
-    continuation?.resume(returning: value)
-    return set
+    guard let waiters else { return false }
+    for w in waiters { w.resume(returning: value) }
+    return true
   }
 
   /// The value, once set.
   package var value: Value? { state.withLock { $0.value } }
 
-  /// Waits in a task for the value.
+  /// Waits for the value, however long that takes: the caller makes sure something sets it (a reply, a time limit,
+  /// the end of a process).
   package func wait() async -> Value {
-    await withCheckedContinuation { (c: CheckedContinuation<Value, Never>) in
-      let ready = state.withLock { s -> Value? in
-        if let v = s.value { return v }
-        s.continuation = c
-        return nil
+    await withCheckedContinuation { (c: CheckedContinuation<Value?, Never>) in
+      enqueue(c, cancellable: false)
+    }!
+  }
+
+  /// Waits for the value; when `timeout` passes first, calls `onTimeout`, which must set it (to a time-out result).
+  /// The time limit is a child task, cancelled as soon as the value is set.
+  package func wait(timeout: Duration?, onTimeout: @escaping @Sendable () -> Void) async -> Value {
+    guard let timeout else { return await wait() }
+    return await withTaskGroup(of: Void.self) { group in
+      group.addTask {
+        // Cancelled: the value came first.
+        guard (try? await Task.sleep(for: timeout)) != nil else { return }
+        onTimeout()
       }
-      if let ready { c.resume(returning: ready) }
+      let value = await wait()
+      group.cancelAll()
+      return value
     }
   }
 
-  /// Blocks the calling thread until the value is set or `deadline` passes; for synchronous callers only.
-  package func wait(until deadline: DispatchTime) -> Value? {
-    if let v = value { return v }
-    guard semaphore.wait(timeout: deadline) == .success else { return value }
-    semaphore.signal()
-    return value
+  /// Waits for the value, or until the calling task is cancelled (then `nil`, and the value stays unset).
+  package func waitUnlessCancelled() async -> Value? {
+    let id = state.withLock { s -> Int in
+      s.nextWaiter += 1
+      return s.nextWaiter
+    }
+    return await withTaskCancellationHandler {
+      await withCheckedContinuation { (c: CheckedContinuation<Value?, Never>) in
+        enqueue(c, id: id, cancellable: true)
+      }
+    } onCancel: {
+      state.withLock { $0.waiters.removeValue(forKey: id) }?.resume(returning: nil)
+    }
+  }
+
+  private func enqueue(_ c: CheckedContinuation<Value?, Never>, id: Int? = nil, cancellable: Bool) {
+    // Resume at once with the value (or nil when cancelled), or leave the continuation to `complete`.
+    let now = state.withLock { s -> Value?? in
+      if let v = s.value { return .some(v) }
+      if cancellable && Task.isCancelled { return .some(nil) }
+      let key: Int
+      if let id {
+        key = id
+      } else {
+        s.nextWaiter += 1
+        key = s.nextWaiter
+      }
+      s.waiters[key] = c
+      return .none
+    }
+    if let now { c.resume(returning: now) }
   }
 }

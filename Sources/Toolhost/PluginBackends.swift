@@ -65,9 +65,8 @@ public struct MCPPluginLoadError: Error, Sendable, CustomStringConvertible {
 public protocol MCPPluginLoader: Sendable {
   /// Starts every server at once and waits until each has listed its tools or passed its startup timeout.
   ///
-  /// Blocks the calling thread (discovery is synchronous); must not need the calling thread or the cooperative
-  /// thread pool to make progress. Never throws: each server's failure is its own result.
-  func loadTools(_ servers: [MCPPluginServer]) -> [Result<MCPPluginTools, MCPPluginLoadError>]
+  /// Never throws: each server's failure is its own result, in the order of `servers`.
+  func loadTools(_ servers: [MCPPluginServer]) async -> [Result<MCPPluginTools, MCPPluginLoadError>]
 }
 
 extension PluginCatalog {

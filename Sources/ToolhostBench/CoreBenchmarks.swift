@@ -63,7 +63,7 @@ let typicalArguments: JSONValue = [
   "searchTerm": "sourdough rye", "limit": 4, "units": "celsius", "includeDone": false, "tags": ["bread", "rye"],
 ]
 
-func discoveryBenchmarks() throws -> [BenchRow] {
+func discoveryBenchmarks() async throws -> [BenchRow] {
   let folder = benchDir + "/discovery"
   try? FileManager.default.removeItem(atPath: folder)
   try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
@@ -79,8 +79,8 @@ func discoveryBenchmarks() throws -> [BenchRow] {
     try manifest.write(toFile: dir + "/toolhost.json", atomically: false, encoding: .utf8)
   }
   var count = 0
-  let ours = medianSeconds(runs: 7) {
-    count = PluginCatalog.discover(folders: [folder]).entries.count
+  let ours = await medianSeconds(runs: 7) {
+    count = await PluginCatalog.discover(folders: [folder]).entries.count
   }
   guard count == 1000 else { throw BenchError("discovered \(count) of 1000") }
   // Baseline: only list, read and parse the same files with Foundation (no schema checks, no compiling).
@@ -184,7 +184,7 @@ func runnerBenchmarks() async throws -> [BenchRow] {
   {"manifestVersion": 1, "command": "\(tiny)", "tools": [{"name": "tiny", "description": "tiny",
    "inputSchema": {"type": "object", "properties": {"city": {"type": "string"}}}}]}
   """.write(toFile: dir + "/toolhost.json", atomically: false, encoding: .utf8)
-  let registry = PluginCatalog.discover(folders: [benchDir]).registry()
+  let registry = await PluginCatalog.discover(folders: [benchDir]).registry()
   _ = try await registry.call("tiny", arguments: ["city": "Boston"])
   for _ in 0..<5 {
     let c = request.withUnsafeBufferPointer { b in

@@ -23,8 +23,8 @@ private func note(_ text: String) {
 }
 
 /// The example plugins, MCP servers included, as `toolhost chat` run in the checkout offers them.
-private func examplePlugins() -> PluginCatalog {
-  PluginCatalog.discover(folders: [FileManager.default.currentDirectoryPath + "/plugins"], mcp: MCPPlugins.Loader())
+private func examplePlugins() async -> PluginCatalog {
+  await PluginCatalog.discover(folders: [FileManager.default.currentDirectoryPath + "/plugins"], mcp: MCPPlugins.Loader())
 }
 
 // MARK: - Speed
@@ -127,7 +127,7 @@ private func measureSpeed(model: LocalModel, endpoint: LocalModelServer.Endpoint
 
   // First token of the guided prompt with every example plugin's tool (a call starts with `{"tool"`, which is not
   // streamed as text, so this asks a question the model answers).
-  let catalog = examplePlugins()
+  let catalog = await examplePlugins()
   let definitions = LanguageModelSession.definitions(of: catalog.registry())
   await catalog.shutdown()  // only the definitions are needed
   var firstGuidedCold: Double = 0
@@ -223,7 +223,7 @@ private struct EvalScore {
 /// guided and native, and scores it: the right decision (call or no call), the right tool, arguments valid for
 /// the tool's schema (toolhost's validator), and the expected argument values. Per-prompt results go to stderr.
 func toolCallBenchmarks() async throws -> [BenchRow] {
-  let catalog = examplePlugins()
+  let catalog = await examplePlugins()
   let registry = catalog.registry()
   let definitions = LanguageModelSession.definitions(of: registry)
   var configuration = try localConfiguration()

@@ -21,7 +21,7 @@ func persistentBenchmarks() async throws -> [BenchRow] {
   try plugin("tinySpawned", persistent: false)
   try plugin("tinyPersistent", persistent: true)
   try plugin("tinyPool", persistent: true, poolSize: 2)
-  let catalog = PluginCatalog.discover(folders: [root])
+  let catalog = await PluginCatalog.discover(folders: [root])
   let registry = catalog.registry()
   let arguments: JSONValue = ["city": "Boston"]
   for name in ["tinySpawned", "tinyPersistent", "tinyPool"] {

@@ -18,7 +18,7 @@ for suite in wanted {
   do {
     switch suite {
     case "json": rows += jsonBenchmarks()
-    case "discovery": rows += try discoveryBenchmarks()
+    case "discovery": rows += try await discoveryBenchmarks()
     case "validation": rows += try validationBenchmarks()
     case "runner": rows += try await runnerBenchmarks()
     case "persistent": rows += try await persistentBenchmarks()

@@ -129,7 +129,7 @@ struct Chat: AsyncParsableCommand {
   var prompt: String?
 
   func run() async throws {
-    let chat = try ChatRun(options: options)
+    let chat = try await ChatRun(options: options)
     if let prompt {
       try await chat.runOnce(prompt)
     } else {
@@ -163,7 +163,7 @@ struct Ask: AsyncParsableCommand {
     guard let text, !text.trimmingCharacters(in: .whitespacesAndNewlines).isEmpty else {
       throw ValidationError("the prompt is empty")
     }
-    let chat = try ChatRun(options: options)
+    let chat = try await ChatRun(options: options)
     try await chat.runOnce(text)
   }
 }
@@ -187,11 +187,11 @@ final class ChatRun: Sendable {
   /// The plugins; their persistent processes and MCP servers are stopped when the conversation ends.
   let catalog: PluginCatalog
 
-  init(options: ChatOptions) throws {
+  init(options: ChatOptions) async throws {
     // A closed stdout then fails writes (ignored) instead of killing toolhost with its plugins still running.
     signal(SIGPIPE, SIG_IGN)
     let printer = options.output.printer
-    let catalog = try Self.catalog(options, printer: printer)
+    let catalog = try await Self.catalog(options, printer: printer)
     self.catalog = catalog
     var tools: [any Tool] = []
     let rules = catalog.trust.configuration
@@ -280,9 +280,9 @@ final class ChatRun: Sendable {
 
   /// The plugins `chat` or `ask` offers: MCP servers are started only when their tools may be offered (not with
   /// `--no-tools`, nor when every `--tool` is a plugin's).
-  static func catalog(_ options: ChatOptions, printer: Printer) throws -> PluginCatalog {
+  static func catalog(_ options: ChatOptions, printer: Printer) async throws -> PluginCatalog {
     let names: [String]? = options.noTools ? [] : (options.toolNames.isEmpty ? nil : options.toolNames)
-    return try options.plugins.catalog(offering: names, printer: printer)
+    return try await options.plugins.catalog(offering: names, printer: printer)
   }
 
   /// The model `--model` names: a local model (`local`, `local:PATH`) or an OpenAI-compatible server.

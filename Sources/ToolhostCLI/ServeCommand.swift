@@ -38,7 +38,7 @@ struct Serve: AsyncParsableCommand {
 
   func run() async throws {
     let printer = Printer(raw: false)
-    let catalog = try plugins.catalog(startServers: true, printer: printer)
+    let catalog = try await plugins.catalog(startServers: true, printer: printer)
     for d in catalog.diagnostics { printer.warn("toolhost serve: \(d.isError ? "error" : "note"): \(d)") }
     let withheld = Self.withheld(catalog, yes: yes)
     if !withheld.isEmpty {

@@ -19,10 +19,10 @@ struct PluginOptions: ParsableArguments {
   /// stderr which project folders were left out untrusted, unless `quiet`.
   ///
   /// - Throws: `ExitCode(64)` after printing why, when `config.json` or `trust.json` cannot be used.
-  func catalog(startServers: Bool, printer: Printer, quiet: Bool = false) throws -> PluginCatalog {
+  func catalog(startServers: Bool, printer: Printer, quiet: Bool = false) async throws -> PluginCatalog {
     var catalog: PluginCatalog
     do {
-      catalog = try PluginCatalog.forUser(explicit: folders, startServers: startServers, mcp: MCPPlugins.Loader())
+      catalog = try await PluginCatalog.forUser(explicit: folders, startServers: startServers, mcp: MCPPlugins.Loader())
     } catch {
       printer.warn("toolhost: \(error.description)")
       throw ExitCode(Status.usage)
@@ -36,14 +36,14 @@ struct PluginOptions: ParsableArguments {
 
   /// The catalog offering the tools `names` (`nil`: every tool). MCP servers are started for every tool, and for
   /// named tools only when a name is not a plugin's and there are servers to ask.
-  func catalog(offering names: [String]?, printer: Printer) throws -> PluginCatalog {
-    guard let names else { return try catalog(startServers: true, printer: printer) }
-    let quick = try catalog(startServers: false, printer: printer)
+  func catalog(offering names: [String]?, printer: Printer) async throws -> PluginCatalog {
+    guard let names else { return try await catalog(startServers: true, printer: printer) }
+    let quick = try await catalog(startServers: false, printer: printer)
     let found = Set(quick.entries.map(\.tool.name))
     if names.allSatisfy(found.contains) || !quick.diagnostics.contains(where: { $0.kind == .notStarted }) {
       return quick
     }
-    return try catalog(startServers: true, printer: printer, quiet: true)
+    return try await catalog(startServers: true, printer: printer, quiet: true)
   }
 }
 
@@ -78,7 +78,7 @@ struct List: AsyncParsableCommand {
 
   func run() async throws {
     let printer = output.printer
-    let catalog = try plugins.catalog(startServers: servers.startServers, printer: printer)
+    let catalog = try await plugins.catalog(startServers: servers.startServers, printer: printer)
     if json {
       printer.sayExactly(try Report.catalogJSON(catalog).serialized(.pretty))
     } else {
@@ -98,7 +98,7 @@ struct Describe: AsyncParsableCommand {
 
   func run() async throws {
     let printer = output.printer
-    let catalog = try plugins.catalog(startServers: servers.startServers, printer: printer)
+    let catalog = try await plugins.catalog(startServers: servers.startServers, printer: printer)
     guard let entry = catalog.entries.first(where: { $0.tool.name == name }) else {
       await catalog.shutdown()
       var message = Report.unknownTool(name, in: catalog)
@@ -162,7 +162,7 @@ struct Doctor: AsyncParsableCommand {
 
   func run() async throws {
     let printer = output.printer
-    let catalog = try plugins.catalog(startServers: servers.startServers, printer: printer)
+    let catalog = try await plugins.catalog(startServers: servers.startServers, printer: printer)
     await catalog.shutdown()
     printer.say("searched: " + catalog.folders.joined(separator: ", "))
     printer.say("\(catalog.entries.count) tools ok")
@@ -202,7 +202,7 @@ struct Call: AsyncParsableCommand {
 
   func run() async throws {
     let printer = output.printer
-    let catalog = try plugins.catalog(offering: [tool], printer: printer)
+    let catalog = try await plugins.catalog(offering: [tool], printer: printer)
     do {
       try await call(in: catalog, printer: printer)
     } catch {
@@ -287,7 +287,7 @@ struct Batch: AsyncParsableCommand {
       .filter { !$0.trimmingCharacters(in: .whitespaces).isEmpty }
     let parsed = lines.map { BatchRequest.parse($0) }
     let requests = parsed.compactMap { try? $0.request.get() }
-    let catalog = try plugins.catalog(startServers: true, printer: Printer(raw: false))
+    let catalog = try await plugins.catalog(startServers: true, printer: Printer(raw: false))
     let registry = catalog.registry()
     var context = ToolCallContext()
     context.timeout = timeout.map { .milliseconds(Int64(($0 * 1000).rounded())) }

@@ -51,10 +51,10 @@ struct Trust: AsyncParsableCommand {
       printer.say("\(path) is no longer trusted; toolhost will not load its plugins")
       return
     }
-    try trust(path, store: &store, config: config, printer: printer)
+    try await trust(path, store: &store, config: config, printer: printer)
   }
 
-  private func trust(_ path: String, store: inout TrustStore, config: UserConfiguration, printer: Printer) throws {
+  private func trust(_ path: String, store: inout TrustStore, config: UserConfiguration, printer: Printer) async throws {
     var isDirectory: ObjCBool = false
     guard FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory), isDirectory.boolValue else {
       printer.warn("toolhost: there is no folder \(path)")
@@ -69,7 +69,7 @@ struct Trust: AsyncParsableCommand {
     // The checks discovery makes (StrictModes for the folder and those above it, plugin folders, manifests and
     // commands; small regular files), run the same way, starting nothing: a folder that would be refused is not
     // trusted.
-    let checked = PluginCatalog.discover(
+    let checked = await PluginCatalog.discover(
       in: [PluginFolder(path: path, origin: .explicit)], trust: DiscoveryTrust(configuration: config),
       environment: ProcessInfo.processInfo.environment, mcp: nil, startServers: false)
     let refusals = checked.diagnostics.filter { $0.kind == .unsafePermissions || $0.kind == .unreadable }

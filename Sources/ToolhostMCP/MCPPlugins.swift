@@ -18,9 +18,8 @@ public enum MCPPlugins {
   public static func discover(
     folders: [String], required: Set<String> = [],
     environment: [String: String] = ProcessInfo.processInfo.environment
-  ) -> PluginCatalog {
-    PluginCatalog.discover(
-      folders: folders, required: required, environment: environment, mcp: Loader())
+  ) async -> PluginCatalog {
+    await PluginCatalog.discover(folders: folders, required: required, environment: environment, mcp: Loader())
   }
 
   /// The loader: one ``MCPServerConnection`` per server, started in parallel.
@@ -28,40 +27,52 @@ public enum MCPPlugins {
     /// Makes a loader.
     public init() {}
 
-    /// Starts every server, waits for each one's tool list until its startup timeout, and makes its tools.
-    public func loadTools(_ servers: [MCPPluginServer]) -> [Result<
-      MCPPluginTools, MCPPluginLoadError
-    >] {
-      let started = DispatchTime.now()
-      let jobs = servers.map {
-        server -> (MCPServerConnection, OneShot<Result<[MCPToolInfo], MCPConnectionError>>) in
-        let connection = MCPServerConnection(Self.configuration(server))
-        let promise = OneShot<Result<[MCPToolInfo], MCPConnectionError>>()
-        connection.listTools(cursor: nil, found: [], pages: 0) { promise.complete($0) }
-        return (connection, promise)
+    /// Starts every server at once, waits for each one's tool list until its startup timeout, and makes its tools.
+    public func loadTools(_ servers: [MCPPluginServer]) async -> [Result<MCPPluginTools, MCPPluginLoadError>] {
+      await withTaskGroup(of: (Int, Result<MCPPluginTools, MCPPluginLoadError>).self) { group in
+        for (index, server) in servers.enumerated() {
+          group.addTask { (index, await Self.load(server)) }
+        }
+        var results = [Result<MCPPluginTools, MCPPluginLoadError>?](repeating: nil, count: servers.count)
+        for await (index, result) in group { results[index] = result }
+        return results.map { $0! }
       }
-      return zip(servers, jobs).map { server, job in
-        let (connection, promise) = job
-        let limit = connection.configuration.startupTimeout
-        let deadline = started + .nanoseconds(Int(limit.secondsValue * 1e9))
-        guard let result = promise.wait(until: deadline) else {
-          let log = connection.log
-          connection.stopServer(reason: "did not list its tools in time")
-          return .failure(
-            MCPPluginLoadError(
-              message:
-                "the MCP server did not start and list its tools within \(limit.messageText), so it was stopped"
-                + MCPConnectionError.logLine(log) + " (raise mcp.startupTimeout if it is just slow)"
-            ))
+    }
+
+    /// Starts one server and lists its tools within its startup timeout; a server that fails or is too slow is
+    /// stopped.
+    static func load(_ server: MCPPluginServer) async -> Result<MCPPluginTools, MCPPluginLoadError> {
+      let connection = MCPServerConnection(Self.configuration(server))
+      let limit = connection.configuration.startupTimeout
+      // The listing races the startup time limit; the loser is cancelled.
+      let listed = await withTaskGroup(of: Result<[MCPToolInfo], MCPConnectionError>?.self) { group in
+        group.addTask {
+          do throws(MCPConnectionError) { return .success(try await connection.listTools()) } catch {
+            return .failure(error)
+          }
         }
-        switch result {
-        case .failure(let error):
-          connection.stopServer(reason: "its tools could not be listed")
-          return .failure(
-            MCPPluginLoadError(message: "the MCP server cannot be used: \(error.description)"))
-        case .success(let infos):
-          return .success(Self.tools(infos, server: server, connection: connection))
+        group.addTask {
+          try? await Task.sleep(for: limit)
+          return nil
         }
+        let first = await group.next() ?? nil
+        group.cancelAll()
+        return first
+      }
+      guard let listed else {
+        let log = connection.log
+        connection.stopServer(reason: "did not list its tools in time")
+        return .failure(
+          MCPPluginLoadError(
+            message: "the MCP server did not start and list its tools within \(limit.messageText), so it was stopped"
+              + MCPConnectionError.logLine(log) + " (raise mcp.startupTimeout if it is just slow)"))
+      }
+      switch listed {
+      case .failure(let error):
+        connection.stopServer(reason: "its tools could not be listed")
+        return .failure(MCPPluginLoadError(message: "the MCP server cannot be used: \(error.description)"))
+      case .success(let infos):
+        return .success(Self.tools(infos, server: server, connection: connection))
       }
     }
 

@@ -270,7 +270,7 @@ struct MCPDiscoveryTests {
     folder.plugin("alpha", manifest: fakeManifest())
     folder.plugin("beta", manifest: fakeManifest())
     folder.plugin("gamma", manifest: fakeManifest(name: "g", prefix: true))
-    let catalog = MCPPlugins.discover(folders: [folder.path], environment: hostEnvironment)
+    let catalog = await MCPPlugins.discover(folders: [folder.path], environment: hostEnvironment)
     defer { Task { await catalog.shutdown() } }
     let names = catalog.entries.map(\.tool.name)
     #expect(names.prefix(7) == ["echo", "fail", "hang", "freeze", "die", "grandchild", "pid"])
@@ -312,7 +312,7 @@ struct MCPDiscoveryTests {
     )
     folder.plugin("ok", manifest: fakeManifest())
     let started = ContinuousClock.now
-    let catalog = MCPPlugins.discover(folders: [folder.path], environment: hostEnvironment)
+    let catalog = await MCPPlugins.discover(folders: [folder.path], environment: hostEnvironment)
     // Bounded by the slowest server that answers (the fake one), not by the one that hangs for 100 s.
     #expect(ContinuousClock.now - started < .seconds(10))
     let byKind = Dictionary(grouping: catalog.diagnostics, by: \.kind)
@@ -336,7 +336,7 @@ struct MCPServerTimeTests {
     let source = try String(
       contentsOfFile: Paths.plugins + "/time-mcp/toolhost.json", encoding: .utf8)
     folder.plugin("time-mcp", manifest: source)
-    let catalog = MCPPlugins.discover(folders: [folder.path], environment: hostEnvironment)
+    let catalog = await MCPPlugins.discover(folders: [folder.path], environment: hostEnvironment)
     #expect(catalog.diagnostics.isEmpty, "\(catalog.diagnostics)")
     #expect(catalog.entries.map(\.tool.name) == ["get_current_time", "convert_time"])
     let tool = try #require(catalog.entries.first?.tool)
@@ -385,7 +385,7 @@ struct MCPServerTimeTests {
     let source = try String(
       contentsOfFile: Paths.plugins + "/time-mcp/toolhost.json", encoding: .utf8)
     folder.plugin("time-mcp", manifest: source)
-    let catalog = MCPPlugins.discover(folders: [folder.path], environment: hostEnvironment)
+    let catalog = await MCPPlugins.discover(folders: [folder.path], environment: hostEnvironment)
     let registry = catalog.registry()
     let backend = try #require(catalog.entries.first?.tool.backend as? MCPToolBackend)
     let first = try #require(backend.connection.processID)

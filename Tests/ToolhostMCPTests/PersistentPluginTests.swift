@@ -10,7 +10,7 @@ struct PersistentFixture {
   let folder = TempFolder()
   let catalog: PluginCatalog
 
-  init(poolSize: Int = 1, timeout: Double = 5) {
+  init(poolSize: Int = 1, timeout: Double = 5) async {
     let tools = ["whoami", "sleep", "crash", "garbage", "grandchild", "fail"].map {
       #"{"name": "\#($0)", "description": "test tool \#($0)", "inputSchema": {"type": "object"}}"#
     }
@@ -20,7 +20,7 @@ struct PersistentFixture {
         {"manifestVersion": 1, "command": "\(Paths.persistentPlugin)", "persistent": true, "poolSize": \(poolSize),
          "timeout": \(timeout), "tools": [\(tools.joined(separator: ", "))]}
         """)
-    catalog = PluginCatalog.discover(folders: [folder.path], environment: hostEnvironment, mcp: nil)
+    catalog = await PluginCatalog.discover(folders: [folder.path], environment: hostEnvironment, mcp: nil)
   }
 
   var registry: ToolRegistry { catalog.registry() }
@@ -49,7 +49,7 @@ struct PersistentFixture {
 @Suite("Persistent plugins", .enabled(if: Peers.python3 != nil, "needs python3"))
 struct PersistentPluginTests {
   @Test func manyCallsReuseOneProcess() async throws {
-    let f = PersistentFixture()
+    let f = await PersistentFixture()
     #expect(f.catalog.diagnostics.isEmpty, "\(f.catalog.diagnostics)")
     var pids: Set<Int32> = []
     var last: JSONValue = .null
@@ -64,7 +64,7 @@ struct PersistentPluginTests {
   }
 
   @Test func aTimedOutCallKillsAndReplacesTheProcess() async throws {
-    let f = PersistentFixture()
+    let f = await PersistentFixture()
     let first = f.pid(try await f.call("whoami"))
     let started = ContinuousClock.now
     await #expect {
@@ -82,7 +82,7 @@ struct PersistentPluginTests {
   }
 
   @Test func aCrashIsReportedAndRecovered() async throws {
-    let f = PersistentFixture()
+    let f = await PersistentFixture()
     let first = f.pid(try await f.call("whoami"))
     do {
       _ = try await f.call("crash")
@@ -102,7 +102,7 @@ struct PersistentPluginTests {
   }
 
   @Test func aLineThatIsNotAReplyRetiresTheProcess() async throws {
-    let f = PersistentFixture()
+    let f = await PersistentFixture()
     let first = f.pid(try await f.call("whoami"))
     await #expect {
       _ = try await f.call("garbage")
@@ -126,7 +126,7 @@ struct PersistentPluginTests {
   }
 
   @Test func aPoolRunsCallsSideBySide() async throws {
-    let f = PersistentFixture(poolSize: 2)
+    let f = await PersistentFixture(poolSize: 2)
     let registry = f.registry
     let results = await registry.callAll(
       (0..<6).map { _ in ToolCallRequest(tool: "sleep", arguments: ["seconds": 0.3]) },
@@ -146,7 +146,7 @@ struct PersistentPluginTests {
   }
 
   @Test func shutdownEndsTheProcessGroup() async throws {
-    let f = PersistentFixture()
+    let f = await PersistentFixture()
     let value = try await f.call("grandchild")
     let (pid, child) = (f.pid(value), Int32(value["child"]?.integerValue ?? -1))
     #expect(ProcessProbe.isAlive(child))
@@ -162,7 +162,7 @@ struct PersistentPluginTests {
   }
 
   @Test func cancellingACallKillsAndReplacesTheProcess() async throws {
-    let f = PersistentFixture()
+    let f = await PersistentFixture()
     let first = f.pid(try await f.call("whoami"))
     let registry = f.registry
     let task = Task { try await registry.call("sleep", arguments: ["seconds": 30]) }
@@ -180,7 +180,7 @@ struct PersistentPluginTests {
     func openDescriptors() -> Int {
       (try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/fd").count) ?? -1
     }
-    let f = PersistentFixture()
+    let f = await PersistentFixture()
     var pids: [Int32] = [f.pid(try await f.call("whoami"))]
     let before = openDescriptors()
     for _ in 0..<10 {
@@ -196,7 +196,7 @@ struct PersistentPluginTests {
   }
 
   @Test func theUnitsExamplePlugin() async throws {
-    let catalog = PluginCatalog.discover(
+    let catalog = await PluginCatalog.discover(
       folders: [Paths.plugins], environment: hostEnvironment, mcp: nil)
     let registry = catalog.registry()
     let output = try await registry.call(
@@ -290,10 +290,10 @@ struct ManifestFormTests {
     #expect(time.mcp?.name == "time" && time.command == "mcp-server-time")
   }
 
-  @Test func withoutALoaderAnMCPManifestIsANote() {
+  @Test func withoutALoaderAnMCPManifestIsANote() async {
     let folder = TempFolder()
     folder.plugin("srv", manifest: #"{"manifestVersion": 1, "mcp": {"command": "/bin/sh"}}"#)
-    let catalog = PluginCatalog.discover(
+    let catalog = await PluginCatalog.discover(
       folders: [folder.path], environment: hostEnvironment, mcp: nil)
     #expect(catalog.entries.isEmpty)
     #expect(catalog.diagnostics.map(\.kind) == [.serverFailed])

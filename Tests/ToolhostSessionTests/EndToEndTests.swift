@@ -26,9 +26,9 @@ struct EndToEndTests {
       requestTimeout: .seconds(60), maximumRetries: retries, retryBaseDelay: .milliseconds(10))
   }
 
-  func pluginRegistry() throws -> ToolRegistry {
+  func pluginRegistry() async throws -> ToolRegistry {
     let folder = try TestEnvironment.examplePlugins.get()
-    let catalog = PluginCatalog.discover(folders: [folder.path])
+    let catalog = await PluginCatalog.discover(folders: [folder.path])
     #expect(!catalog.hasErrors, "\(catalog.diagnostics)")
     return catalog.registry()
   }
@@ -64,7 +64,7 @@ struct EndToEndTests {
           when: {turn: 4, tool_result_contains: "totalMatches"}
           respond: {content: "Try a rye bread."}
       """
-    let registry = try pluginRegistry()
+    let registry = try await pluginRegistry()
     try await FakeLLM.with(rules: rules) { server in
       try await OpenAIModel.withModel(configuration(server)) { model in
         let session = LanguageModelSession(
@@ -307,7 +307,7 @@ struct EndToEndTests {
           when: {turn: 3, tool_result_contains: "averageHigh"}
           respond: {content: "Fixed it."}
       """
-    let registry = try pluginRegistry()
+    let registry = try await pluginRegistry()
     try await FakeLLM.with(rules: rules) { server in
       try await OpenAIModel.withModel(configuration(server)) { model in
         let session = LanguageModelSession(model: model, tools: registry)

@@ -2,7 +2,7 @@ import Testing
 
 @testable import Toolhost
 
-/// The stop → grace → kill → drain state machine both runners share, without processes.
+/// The stop → grace → kill → drain state machine both runners share, and the byte tail they keep, without processes.
 @Suite struct ChildLifecycleTests {
   @Test func terminateSendsSIGTERMOnceThenKillsAfterTheGrace() {
     var life = ChildLifecycle(killGrace: 0.2)
@@ -54,8 +54,8 @@ import Testing
     #expect(due.next == nil)
   }
 
-  @Test func theStderrTailKeepsTheLastBytesAndCountsAll() {
-    var tail = StderrTail(limit: 4)
+  @Test func aByteTailKeepsTheLastBytesAndCountsAll() {
+    var tail = ByteTail(limit: 4)
     tail.append(Array("abc".utf8)[...])
     tail.append(Array("defgh".utf8)[...])
     #expect(tail.bytes == Array("efgh".utf8))

@@ -19,15 +19,15 @@ struct DiscoveryTests {
     }
   }
 
-  @Test func exampleManifestsAreValid() throws {
-    let catalog = PluginCatalog.discover(folders: [packageRoot + "/plugins"])
+  @Test func exampleManifestsAreValid() async throws {
+    let catalog = await PluginCatalog.discover(folders: [packageRoot + "/plugins"])
     let manifestKinds: Set<PluginDiagnostic.Kind> = [.invalidJSON, .schemaViolation, .badToolName, .unsupportedSchema]
     let schemaProblems = catalog.diagnostics.filter { manifestKinds.contains($0.kind) }
     #expect(schemaProblems.isEmpty, "\(schemaProblems)")
     #expect(catalog.entries.contains { $0.tool.name == "getWeather" })
   }
 
-  @Test func aBrokenPluginNeverHidesTheGoodOnes() throws {
+  @Test func aBrokenPluginNeverHidesTheGoodOnes() async throws {
     let folder = PluginFolder()
     folder.shTool("good", body: #"echo '{"result": 1}'"#)
     folder.plugin(
@@ -43,7 +43,7 @@ struct DiscoveryTests {
     folder.shTool(
       "unsupported", body: "true", schema: #"{"type":"object","$ref":"https://example.com/s.json"}"#)
 
-    let catalog = folder.catalog()
+    let catalog = await folder.catalog()
     #expect(catalog.tools.map(\.name) == ["good"])
     let kinds = Dictionary(grouping: catalog.diagnostics, by: { ($0.path as NSString).pathComponents.suffix(2).first! })
     #expect(kinds["badjson"]?.first?.kind == .invalidJSON)
@@ -60,12 +60,12 @@ struct DiscoveryTests {
     #expect(catalog.hasErrors)
   }
 
-  @Test func theFirstFolderWinsAndTheOtherIsReportedAsShadowed() throws {
+  @Test func theFirstFolderWinsAndTheOtherIsReportedAsShadowed() async throws {
     let first = PluginFolder()
     let second = PluginFolder()
     first.shTool("same", body: #"echo '{"result": "first"}'"#)
     second.shTool("same", body: #"echo '{"result": "second"}'"#)
-    let catalog = PluginCatalog.discover(folders: [first.path, second.path])
+    let catalog = await PluginCatalog.discover(folders: [first.path, second.path])
     #expect(catalog.entries.count == 1)
     #expect(catalog.entries[0].folder == first.path)
     #expect(catalog.diagnostics.count == 1)
@@ -74,7 +74,7 @@ struct DiscoveryTests {
     #expect(!catalog.hasErrors)
   }
 
-  @Test func oneExecutableMayProvideSeveralTools() throws {
+  @Test func oneExecutableMayProvideSeveralTools() async throws {
     let folder = PluginFolder()
     folder.plugin(
       "multi", script: "#!/bin/sh\necho \"{\\\"result\\\": \\\"$TOOLHOST_TOOL\\\"}\"\n",
@@ -84,7 +84,7 @@ struct DiscoveryTests {
           {"name": "beta", "description": "b", "inputSchema": {"type": "object"}, "annotations": {"destructiveHint": true}}]}
         """)
     folder.plugin("single", script: nil, manifest: "")
-    let catalog = folder.catalog()
+    let catalog = await folder.catalog()
     #expect(catalog.tools.map(\.name) == ["alpha", "beta"])
     #expect(catalog.tools[1].annotations.isDestructive)
   }
@@ -108,8 +108,8 @@ struct DiscoveryTests {
     #expect(relative.prefix(2).map(\.origin) == [.project, .environment])
   }
 
-  @Test func aNamedFolderThatDoesNotExistIsADiagnostic() {
-    let catalog = PluginCatalog.discover(folders: ["/nonexistent/plugins"], required: ["/nonexistent/plugins"])
+  @Test func aNamedFolderThatDoesNotExistIsADiagnostic() async {
+    let catalog = await PluginCatalog.discover(folders: ["/nonexistent/plugins"], required: ["/nonexistent/plugins"])
     #expect(catalog.diagnostics.first?.kind == .missingFolder)
   }
 

@@ -50,8 +50,8 @@ final class PluginFolder {
       manifest: Self.manifest(tool: tool, schema: schema, extra: extra, toolExtra: toolExtra))
   }
 
-  func catalog(environment: [String: String] = ProcessInfo.processInfo.environment) -> PluginCatalog {
-    PluginCatalog.discover(folders: [path], environment: environment)
+  func catalog(environment: [String: String] = ProcessInfo.processInfo.environment) async -> PluginCatalog {
+    await PluginCatalog.discover(folders: [path], environment: environment)
   }
 }
 

@@ -50,7 +50,7 @@ struct ToolCallTests {
       body:
         #"cat >/dev/null; echo "{\"result\": {\"hello\": \"$TOOLHOST_ARG_NAME\"}, \"text\": \"Hello, $TOOLHOST_ARG_NAME\"}""#,
       schema: #"{"type":"object","required":["name"],"properties":{"name":{"type":"string"}}}"#)
-    let registry = folder.catalog().registry()
+    let registry = await folder.catalog().registry()
     let out = try await registry.call("greet", arguments: ["name": "Ada"])
     #expect(out.value == ["hello": "Ada"])
     #expect(out.text == "Hello, Ada")
@@ -72,7 +72,7 @@ struct ToolCallTests {
     let folder = PluginFolder()
     folder.shTool("plain", body: "echo \"line one\"; echo \"line two\"", extra: #""output": "text""#)
     folder.shTool("plainFail", body: "echo 'no such item' >&2; exit 3", extra: #""output": "text""#)
-    let registry = folder.catalog().registry()
+    let registry = await folder.catalog().registry()
     #expect(try await registry.call("plain", arguments: [:]).text == "line one\nline two")
     #expect(await failure(registry, "plainFail") == .exited(status: 3, stderr: "no such item"))
   }
@@ -85,7 +85,7 @@ struct ToolCallTests {
       schema:
         #"{"type":"object","required":["searchTerm"],"properties":{"searchTerm":{"type":"string"},"limit":{"type":"integer","minimum":1,"maximum":6}}}"#
     )
-    let registry = folder.catalog().registry()
+    let registry = await folder.catalog().registry()
     guard case .invalidArguments(let issues) = await failure(registry, "limited", ["limit": 9]) else {
       Issue.record("expected invalid arguments")
       return
@@ -111,7 +111,7 @@ struct ToolCallTests {
       toolExtra: #""outputSchema": {"type":"object","properties":{"n":{"type":"integer"}}}"#)
     folder.shTool("slow", body: "sleep 30", toolExtra: #""timeout": 0.3"#)
     folder.shTool("flood", body: "yes flood")
-    let registry = folder.catalog().registry()
+    let registry = await folder.catalog().registry()
 
     #expect(
       await failure(registry, "reported")
@@ -152,7 +152,7 @@ struct ToolCallTests {
   @Test func unknownToolNamesSuggestTheNearest() async throws {
     let folder = PluginFolder()
     folder.shTool("getWeather", body: "true")
-    #expect(await failure(folder.catalog().registry(), "getWether") == .unknownTool(suggestions: ["getWeather"]))
+    #expect(await failure(await folder.catalog().registry(), "getWether") == .unknownTool(suggestions: ["getWeather"]))
   }
 
   @Test func aPerCallTimeoutOverridesTheManifest() async throws {
@@ -206,7 +206,7 @@ struct ToolCallTests {
   @Test func swiftToolsAndPluginsShareOneRegistry() async throws {
     let folder = PluginFolder()
     folder.shTool("one", body: #"echo '{"result": 1}'"#)
-    let registry = try ToolRegistry([AddTool()] + folder.catalog().tools)
+    let registry = try ToolRegistry([AddTool()] + (await folder.catalog().tools))
     #expect(try await registry.call("add", arguments: ["a": 2, "b": 3]).value == 5)
     guard case .invalidArguments(let issues) = await failure(registry, "add", ["a": "2", "b": 3]) else {
       Issue.record("string accepted for integer")
@@ -221,7 +221,7 @@ struct ToolCallTests {
       "sleepEcho", body: #"sleep "$TOOLHOST_ARG_S"; echo "{\"result\": $TOOLHOST_ARG_N}""#,
       schema: #"{"type":"object","properties":{"s":{"type":"number"},"n":{"type":"integer"}}}"#)
     folder.shTool("boom", body: "exit 9")
-    let registry = folder.catalog().registry()
+    let registry = await folder.catalog().registry()
     var calls: [ToolCallRequest] = []
     for n in 0..<16 {
       calls.append(
@@ -248,7 +248,7 @@ struct ToolCallTests {
   @Test func cancellingTheCallingTaskEndsThePlugin() async throws {
     let folder = PluginFolder()
     folder.shTool("hang", body: "echo $$ > pid; sleep 100")
-    let registry = folder.catalog().registry()
+    let registry = await folder.catalog().registry()
     let task = Task { try await registry.call("hang", arguments: [:]) }
     try await Task.sleep(for: .milliseconds(400))
     task.cancel()

@@ -84,32 +84,6 @@ struct ChildLifecycle: Sendable {
   }
 }
 
-/// The last bytes a child wrote to stderr, kept within a limit (trimmed in bulk, so appending stays cheap).
-struct StderrTail: Sendable {
-  /// How many bytes are kept.
-  let limit: Int
-  private var buffer: [UInt8] = []
-  /// Every byte seen, kept or not.
-  private(set) var byteCount = 0
-
-  init(limit: Int) { self.limit = limit }
-
-  /// Adds a chunk; the buffer grows to at most twice the limit before it is cut back.
-  mutating func append(_ chunk: ArraySlice<UInt8>) {
-    byteCount += chunk.count
-    buffer.append(contentsOf: chunk)
-    if buffer.count > 2 * limit { buffer.removeFirst(buffer.count - limit) }
-  }
-
-  /// The last `limit` bytes.
-  var bytes: [UInt8] { Array(buffer.suffix(limit)) }
-
-  /// The last `limit` bytes as text, trimmed.
-  var text: String {
-    String(decoding: buffer.suffix(limit), as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
-  }
-}
-
 /// Reads a non-blocking descriptor until it would block, handing each chunk to `body`; at end of file or on an
 /// error the descriptor is closed (set to -1). `body` may close it too, which ends the reading.
 ///

@@ -38,7 +38,7 @@ final class IOJob: @unchecked Sendable {
   var onDone: @Sendable (IOResult) -> Void = { _ in }
 
   var stdout: [UInt8] = []
-  var stderrTail: StderrTail
+  var stderrTail: ByteTail
   var stopReason: ProcessOutcome.StopReason?
   var limitExceeded: ResourceLimits.Kind?
   var termination: ProcessOutcome.Termination?
@@ -64,7 +64,7 @@ final class IOJob: @unchecked Sendable {
     self.stderrFD = stderrFD
     self.input = input
     self.outputLimit = outputLimit
-    self.stderrTail = StderrTail(limit: stderrTailLimit)
+    self.stderrTail = ByteTail(limit: stderrTailLimit)
     self.life = ChildLifecycle(killGrace: killGrace.seconds)
     self.processLimit = processLimit
     self.onStderr = onStderr

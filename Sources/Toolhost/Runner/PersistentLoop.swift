@@ -26,7 +26,7 @@ final class PersistentLoop: @unchecked Sendable {
   /// Stopping, killing and draining.
   var life: ChildLifecycle
   var stopReason: PersistentProcess.StopReason?
-  var stderrTail: StderrTail
+  var stderrTail: ByteTail
 
   init(
     owner: PersistentProcess, child: SpawnedChild, wakeRead: Int32, maxLineLength: Int, killGrace: Double,

@@ -177,19 +177,13 @@ public final class PersistentPool: Sendable {
     if let immediate {
       grant = immediate
     } else if let waiter = queued {
-      var timer: DispatchWorkItem?
-      if let deadline {
-        let item = DispatchWorkItem { [self] in withdraw(waiter, .timedOut) }
-        DispatchQueue.global().asyncAfter(
-          deadline: .now() + max(0, deadline - monotonicSeconds()), execute: item)
-        timer = item
-      }
       grant = await withTaskCancellationHandler {
-        await waiter.wait()
+        await waiter.wait(timeout: deadline.map { .seconds(max(0, $0 - monotonicSeconds())) }) { [self] in
+          withdraw(waiter, .timedOut)
+        }
       } onCancel: {
         withdraw(waiter, .cancelled)
       }
-      timer?.cancel()
     } else {
       grant = .closed
     }

@@ -77,7 +77,7 @@ public final class PersistentProcess: Sendable {
     var stopReason: StopReason?
     var exit: Exit?
     var exitWaiters: [@Sendable (Exit) -> Void] = []
-    var stderrTail: StderrTail
+    var stderrTail: ByteTail
     var alarm: Alarm?
     var alarmCount = 0
 
@@ -166,7 +166,7 @@ public final class PersistentProcess: Sendable {
     }
     toolhost_set_nonblocking(wake[0])
     toolhost_set_nonblocking(wake[1])
-    let shared = LockedState(Shared(stderrTail: StderrTail(limit: spec.stderrTailLimit)))
+    let shared = LockedState(Shared(stderrTail: ByteTail(limit: spec.stderrTailLimit)))
     shared.withLock { $0.stdinFD = child.stdin }
     let me = PersistentProcess(pid: child.pid, executable: spec.executable, wake: (wake[0], wake[1]), shared: shared)
     let loop = PersistentLoop(

@@ -1,0 +1,236 @@
+import Foundation
+import Synchronization
+import Toolhost
+import ToolhostJSON
+
+/// One run of a server process: its handshake, its pending requests, and its end.
+///
+/// Requests are awaited; each one's time limit is a child task that sleeps (``OneShot/wait(timeout:onTimeout:)``),
+/// and a reply, the limit, the caller's cancellation or the session's end settles it, whichever comes first.
+final class MCPSession: Sendable {
+  enum Phase: Sendable {
+    case starting
+    case ready
+    case dead
+  }
+
+  typealias Reply = Result<JSONValue, MCPConnectionError>
+
+  struct Pending {
+    var method: String
+    var reply: OneShot<Reply>
+  }
+
+  struct State {
+    var phase = Phase.starting
+    var process: PersistentProcess?
+    var pending: [JSONRPCID: Pending] = [:]
+    var nextID: Int64 = 0
+    var info: MCPServerInfo?
+    var failure: MCPConnectionError?
+  }
+
+  let state = Mutex(State())
+  /// How the handshake went: set once, by its end or the session's.
+  let ready = OneShot<Result<Void, MCPConnectionError>>()
+  let configuration: MCPServerConfiguration
+  let log: @Sendable (String) -> Void
+  let onStderr: @Sendable ([UInt8]) -> Void
+  let onToolsChanged: @Sendable () -> Void
+
+  init(
+    configuration: MCPServerConfiguration, log: @escaping @Sendable (String) -> Void,
+    onStderr: @escaping @Sendable ([UInt8]) -> Void, onToolsChanged: @escaping @Sendable () -> Void
+  ) {
+    self.configuration = configuration
+    self.log = log
+    self.onStderr = onStderr
+    self.onToolsChanged = onToolsChanged
+  }
+
+  var isDead: Bool { state.withLock { $0.phase == .dead } }
+  var processID: Int32? { state.withLock { $0.phase == .dead ? nil : $0.process?.pid } }
+  var process: PersistentProcess? { state.withLock { $0.process } }
+  var info: MCPServerInfo? { state.withLock { $0.info } }
+
+  /// Starts the process and runs the handshake; ``ready`` says how it went.
+  func start() async {
+    let c = configuration
+    let spec = PersistentProcessSpec(
+      executable: c.executable, arguments: c.arguments, environment: c.environment,
+      workingDirectory: c.workingDirectory, limits: c.limits)
+    let process: PersistentProcess
+    do {
+      process = try PersistentProcess.launch(
+        spec,
+        handlers: .init(
+          onLine: { [self] in received($0) }, onStderr: { [self] in onStderr($0) },
+          onExit: { [self] exit in
+            fail(.serverExited(termination: exit.termination, log: exit.stderrTail), stop: false)
+          }))
+    } catch {
+      fail(.launchFailed(error), stop: false)
+      return
+    }
+    state.withLock { $0.process = process }
+    let params: JSONValue = [
+      "protocolVersion": .string(MCPProtocol.latestVersion),
+      "capabilities": [:],
+      "clientInfo": ["name": "toolhost", "version": .string(MCPProtocol.implementationVersion)],
+    ]
+    switch await request("initialize", params: params, timeout: c.startupTimeout) {
+    case .failure(.requestTimedOut):
+      fail(.startupTimedOut(limit: c.startupTimeout, log: process.stderrTail), stop: true)
+    case .failure(.errorResponse(let e)):
+      fail(.handshakeFailed(reason: e.description, log: process.stderrTail), stop: true)
+    case .failure(let e):
+      fail(e, stop: true)
+    case .success(let r):
+      guard let version = r["protocolVersion"]?.stringValue else {
+        fail(.handshakeFailed(reason: "the initialize result has no protocolVersion", log: ""), stop: true)
+        return
+      }
+      guard MCPProtocol.supportedVersions.contains(version) else {
+        fail(.unsupportedProtocolVersion(version), stop: true)
+        return
+      }
+      let info = MCPServerInfo(
+        name: r["serverInfo"]?["name"]?.stringValue ?? c.name,
+        version: r["serverInfo"]?["version"]?.stringValue ?? "", protocolVersion: version,
+        capabilities: r["capabilities"] ?? [:], instructions: r["instructions"]?.stringValue)
+      notify("notifications/initialized", params: nil)
+      let isReady = state.withLock { s -> Bool in
+        guard s.phase == .starting else { return false }
+        s.phase = .ready
+        s.info = info
+        return true
+      }
+      if isReady { ready.complete(.success(())) }
+    }
+  }
+
+  /// Ends the session: every pending request and the handshake's waiters fail with `error`; the process group is
+  /// ended when `stop` is set.
+  func fail(_ error: MCPConnectionError, stop: Bool) {
+    let (pending, process, reported) = state.withLock { s -> ([Pending], PersistentProcess?, MCPConnectionError) in
+      if s.phase != .dead {
+        s.phase = .dead
+        s.failure = error
+      }
+      defer { s.pending = [:] }
+      return (Array(s.pending.values), s.process, s.failure ?? error)
+    }
+    if stop { process?.terminate() }
+    for p in pending { p.reply.complete(.failure(reported)) }
+    ready.complete(.failure(reported))
+  }
+
+  /// Sends a request and waits for its result, the error response, the time limit or the session's end.
+  ///
+  /// Cancelling the calling task sends the server `notifications/cancelled` and returns `.cancelled`.
+  func request(_ method: String, params: JSONValue?, timeout: Duration?) async -> Reply {
+    if Task.isCancelled { return .failure(.cancelled) }
+    let reply = OneShot<Reply>()
+    let sent = state.withLock { s -> (JSONRPCID, PersistentProcess?)? in
+      guard s.phase != .dead else { return nil }
+      s.nextID += 1
+      let id = JSONRPCID.number(s.nextID)
+      s.pending[id] = Pending(method: method, reply: reply)
+      return (id, s.process)
+    }
+    guard let (id, process) = sent else { return .failure(state.withLock { $0.failure } ?? .shutDown) }
+    process?.send(JSONRPCMessage.request(id: id, method: method, params: params).line)
+    return await withTaskCancellationHandler {
+      await reply.wait(timeout: timeout) { [self] in timedOut(id, limit: timeout ?? .zero) }
+    } onCancel: {
+      cancel(id, reason: "the client cancelled the call")
+    }
+  }
+
+  /// Sends a notification.
+  func notify(_ method: String, params: JSONValue?) {
+    let process = state.withLock { $0.phase == .dead ? nil : $0.process }
+    process?.send(JSONRPCMessage.notification(method: method, params: params).line)
+  }
+
+  /// Gives up on a request: it fails with `.cancelled`, and the server is told with `notifications/cancelled`.
+  private func cancel(_ id: JSONRPCID, reason: String) {
+    guard let pending = take(id) else { return }
+    if pending.method != "initialize" {  // MCP: initialize must not be cancelled.
+      notify("notifications/cancelled", params: ["requestId": id.json, "reason": .string(reason)])
+    }
+    pending.reply.complete(.failure(.cancelled))
+  }
+
+  private func take(_ id: JSONRPCID) -> Pending? {
+    state.withLock { $0.pending.removeValue(forKey: id) }
+  }
+
+  private func timedOut(_ id: JSONRPCID, limit: Duration) {
+    guard let pending = take(id) else { return }
+    if pending.method != "initialize" {
+      notify(
+        "notifications/cancelled",
+        params: ["requestId": id.json, "reason": .string("timed out after \(limit.messageText)")])
+    }
+    pending.reply.complete(.failure(.requestTimedOut(method: pending.method, limit: limit)))
+    if pending.method == "tools/call" { checkHealth() }
+  }
+
+  /// After a timed-out call: a server that does not answer `ping` either is hung, and is stopped. The check runs
+  /// on its own, so the timed-out call returns at once.
+  private func checkHealth() {
+    Task { [self] in
+      let limit = configuration.healthCheckTimeout
+      if case .failure(.requestTimedOut) = await request("ping", params: nil, timeout: limit) {
+        log("toolhost: the server did not answer ping after a timed-out call; stopping it")
+        fail(.unresponsive(reason: "no answer to ping within \(limit.messageText) after a timed-out call"), stop: true)
+      }
+    }
+  }
+
+  /// One line from the server's stdout (on the process's I/O thread).
+  private func received(_ line: [UInt8]) {
+    let message: JSONRPCMessage
+    do { message = try JSONRPCMessage.parse(line) } catch {
+      let text = String(decoding: line.prefix(300), as: UTF8.self)
+      log(
+        "toolhost: ignored a line on the server's stdout that is not a JSON-RPC message (\(error.message)): \(text)"
+      )
+      return
+    }
+    switch message {
+    case .response(let id, let result):
+      guard let p = take(id) else { return }  // late: it timed out or was cancelled
+      p.reply.complete(.success(result))
+    case .errorResponse(let id, let error):
+      guard let id, let p = take(id) else {
+        log("toolhost: the server reported an error: \(error.description)")
+        return
+      }
+      p.reply.complete(.failure(.errorResponse(error)))
+    case .request(let id, let method, _):
+      // toolhost declares no client capabilities: it answers ping and refuses the rest.
+      let reply: JSONRPCMessage =
+        method == "ping"
+        ? .response(id: id, result: [:])
+        : .errorResponse(
+          id: id,
+          error: JSONRPCError(
+            code: JSONRPCError.methodNotFound, message: "toolhost does not support \(method)"))
+      let process = state.withLock { $0.process }
+      process?.send(reply.line)
+    case .notification(let method, let params):
+      switch method {
+      case "notifications/message":
+        let level = params?["level"]?.stringValue ?? "info"
+        let data = params?["data"].map { $0.stringValue ?? $0.serialized() } ?? ""
+        log("[\(level)] \(data)")
+      case "notifications/tools/list_changed":
+        onToolsChanged()
+      default:
+        break
+      }
+    }
+  }
+}
