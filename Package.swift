@@ -71,7 +71,9 @@ let package = Package(
     .testTarget(
       name: "ToolhostSchemaTests", dependencies: ["ToolhostSchema", "ToolhostTestSupport"], exclude: ["Differential"]),
     .testTarget(name: "ToolhostTests", dependencies: ["Toolhost", "ToolhostTestSupport"]),
-    .testTarget(name: "ToolhostCLITests", dependencies: ["Toolhost", "ToolhostTestSupport"], exclude: ["Hostile"]),
+    // ToolhostCLI too: the command line is parsed in process (ToolhostCommand.parseAsRoot).
+    .testTarget(
+      name: "ToolhostCLITests", dependencies: ["Toolhost", "ToolhostCLI", "ToolhostTestSupport"], exclude: ["Hostile"]),
     .testTarget(
       name: "ToolhostSessionTests", dependencies: ["ToolhostSession", "ToolhostOpenAI", "ToolhostTestSupport"]),
     .testTarget(name: "ToolhostMCPTests", dependencies: ["ToolhostMCP", "ToolhostTestSupport"]),
