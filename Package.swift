@@ -68,12 +68,16 @@ let package = Package(
         .product(name: "ArgumentParser", package: "swift-argument-parser"),
       ]
     ),
-    // What several test targets need: process checks and free ports (used only by tests).
-    .target(name: "ToolhostTestSupport", path: "Tests/ToolhostTestSupport"),
-    .testTarget(name: "ToolhostJSONTests", dependencies: ["ToolhostJSON"]),
-    .testTarget(name: "ToolhostSchemaTests", dependencies: ["ToolhostSchema"], exclude: ["Differential"]),
-    .testTarget(name: "ToolhostTests", dependencies: ["Toolhost"]),
-    .testTarget(name: "ToolhostCLITests", dependencies: ["Toolhost"], exclude: ["Hostile"]),
+    // What several test targets need: paths, the built binary, temporary folders, running and checking processes
+    // (used only by tests; every test target depends on it).
+    .target(name: "ToolhostTestSupport", dependencies: ["ToolhostJSON"], path: "Tests/ToolhostTestSupport"),
+    .testTarget(name: "ToolhostJSONTests", dependencies: ["ToolhostJSON", "ToolhostTestSupport"]),
+    .testTarget(
+      name: "ToolhostSchemaTests", dependencies: ["ToolhostSchema", "ToolhostTestSupport"], exclude: ["Differential"]),
+    .testTarget(name: "ToolhostTests", dependencies: ["Toolhost", "ToolhostTestSupport"]),
+    // ToolhostCLI too: the command line is parsed in process (ToolhostCommand.parseAsRoot).
+    .testTarget(
+      name: "ToolhostCLITests", dependencies: ["Toolhost", "ToolhostCLI", "ToolhostTestSupport"], exclude: ["Hostile"]),
     .testTarget(
       name: "ToolhostSessionTests", dependencies: ["ToolhostSession", "ToolhostOpenAI", "ToolhostTestSupport"]),
     .testTarget(name: "ToolhostMCPTests", dependencies: ["ToolhostMCP", "ToolhostTestSupport"]),

@@ -1,48 +1,25 @@
 import Foundation
 import Testing
 import ToolhostJSON
+import ToolhostTestSupport
 
-/// The built `toolhost` binary beside the test bundle.
-let toolhostBinary: URL = {
-  let bundleDir = URL(fileURLWithPath: ProcessInfo.processInfo.arguments[0]).deletingLastPathComponent()
-  for candidate in [
-    bundleDir.appendingPathComponent("toolhost"),
-    bundleDir.deletingLastPathComponent().appendingPathComponent("toolhost"),
-    PluginProcess.packageRoot.appendingPathComponent(".build/debug/toolhost"),
-  ] where FileManager.default.isExecutableFile(atPath: candidate.path) {
-    return candidate
-  }
-  return PluginProcess.packageRoot.appendingPathComponent(".build/debug/toolhost")
-}()
+/// The built `toolhost` binary (a path that does not exist when none is built, so that running it fails saying so).
+let toolhostBinary = URL(
+  fileURLWithPath: TestPackage.toolhostBinary ?? TestPackage.root.appendingPathComponent(".build/debug/toolhost").path)
 
 /// Runs `toolhost ARGS` in the package root with the example plugins only (through `$TOOLHOST_PLUGIN_PATH`: the
 /// package's `./plugins` is a project folder, which toolhost uses only once trusted).
 func toolhost(
   _ arguments: [String], input: String = "", environment extra: [String: String] = [:], timeout: TimeInterval = 60
-) throws -> PluginProcess.Output {
-  try PluginProcess.ensureBuilt()
+) throws -> Subprocess.Output {
+  try ExamplePlugins.build()
   var env = ProcessInfo.processInfo.environment
-  env["TOOLHOST_PLUGIN_PATH"] = PluginProcess.pluginsDirectory.path
+  env["TOOLHOST_PLUGIN_PATH"] = TestPackage.plugins.path
   env["XDG_CONFIG_HOME"] = NSTemporaryDirectory() + "toolhost-cli-test-empty-config"
   for (k, v) in extra { env[k] = v }
-  return try PluginProcess.run(
-    executable: toolhostBinary, arguments: arguments, environment: env, workingDirectory: PluginProcess.packageRoot,
+  return try Subprocess.run(
+    executable: toolhostBinary, arguments: arguments, environment: env, workingDirectory: TestPackage.root,
     input: Data(input.utf8), timeout: timeout)
-}
-
-/// A temporary folder removed at the end.
-final class TempDir {
-  let path = NSTemporaryDirectory() + "toolhost-cli-" + UUID().uuidString
-  init() { try? FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true) }
-  deinit { try? FileManager.default.removeItem(atPath: path) }
-
-  func write(_ relative: String, _ text: String, executable: Bool = false) {
-    let full = path + "/" + relative
-    try? FileManager.default.createDirectory(
-      atPath: (full as NSString).deletingLastPathComponent, withIntermediateDirectories: true)
-    FileManager.default.createFile(
-      atPath: full, contents: Data(text.utf8), attributes: executable ? [.posixPermissions: 0o755] : nil)
-  }
 }
 
 // The tests block while the binary runs; on the main actor they keep Swift's two pool threads free for the
@@ -66,7 +43,7 @@ struct CLITests {
   }
 
   @Test func brokenPluginsAreListedAndDoctorFails() throws {
-    let dir = TempDir()
+    let dir = TemporaryFolder(prefix: "toolhost-cli")
     dir.write("broken/toolhost.json", "{\"manifestVersion\": 1,\n \"command\": }")
     let list = try toolhost(["list", "--plugins", dir.path])
     #expect(list.status == 0)
@@ -120,12 +97,13 @@ struct CLITests {
     #expect(help.status == 0)
     #expect(help.stdoutText.contains("--units <celsius|fahrenheit>"))
     let booleans = try toolhost(
-      ["call", "todoList", "--include-done", "--no-include-done"], environment: ["HOME": TempDir().path])
+      ["call", "todoList", "--include-done", "--no-include-done"],
+      environment: ["HOME": TemporaryFolder(prefix: "toolhost-cli").path])
     #expect(booleans.status == 0, "\(booleans.stderrText)")
   }
 
   @Test func wholeArgumentObjectFromJSONFileAndStdin() throws {
-    let dir = TempDir()
+    let dir = TemporaryFolder(prefix: "toolhost-cli")
     dir.write("args.json", #"{"city": "Tokyo", "month": 1}"#)
     let file = try toolhost(["call", "--json", "getWeather", "--json", "@\(dir.path)/args.json"])
     #expect(try JSONValue.parse(file.stdoutText)["result"]?["city"] == "Tokyo")
@@ -137,7 +115,7 @@ struct CLITests {
   }
 
   @Test func exitStatusesAreDistinct() throws {
-    let dir = TempDir()
+    let dir = TemporaryFolder(prefix: "toolhost-cli")
     dir.write(
       "slow/toolhost.json",
       #"{"manifestVersion":1,"command":"run","tools":[{"name":"slowTool","description":"sleeps","inputSchema":{"type":"object"}}]}"#
@@ -155,7 +133,7 @@ struct CLITests {
   }
 
   @Test func schemasWithReferencesAndFilesBesideTheManifest() throws {
-    let dir = TempDir()
+    let dir = TemporaryFolder(prefix: "toolhost-cli")
     // A Pydantic-style schema: the fields behind `$ref`s, one of them in a file the plugin ships.
     dir.write(
       "people/toolhost.json",
@@ -221,8 +199,8 @@ struct CLITests {
   }
 
   @Test func interruptEndsTheRunningPluginAndExits130() throws {
-    try PluginProcess.ensureBuilt()
-    let dir = TempDir()
+    try ExamplePlugins.build()
+    let dir = TemporaryFolder(prefix: "toolhost-cli")
     dir.write(
       "hang/toolhost.json",
       #"{"manifestVersion":1,"command":"run","tools":[{"name":"hangTool","description":"hangs","inputSchema":{"type":"object"}}]}"#

@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import ToolhostTestSupport
 
 /// The example plugins in plugins/, tested at the wire level: each call spawns
 /// the plugin as the host will (see Support/PluginProcess.swift) and checks the
@@ -9,7 +10,7 @@ import Testing
 @Suite("Example plugins")
 struct ExamplePluginTests {
   init() throws {
-    try PluginProcess.ensureBuilt()  // make -C plugins, once per test process
+    try ExamplePlugins.build()  // make -C plugins, once per test process
   }
 
   // MARK: - Helpers
@@ -53,16 +54,8 @@ struct ExamplePluginTests {
     value.flatMap(SchemaSubset.number)
   }
 
-  /// A fresh temporary directory; the caller removes it.
-  func temporaryDirectory() throws -> URL {
-    let url = FileManager.default.temporaryDirectory
-      .appendingPathComponent("toolhost-plugin-tests-\(UUID().uuidString)")
-    try FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
-    return url
-  }
-
   func loadJSON(_ plugin: String, _ file: String) throws -> [String: Any] {
-    let url = PluginProcess.folder(of: plugin).appendingPathComponent(file)
+    let url = ExamplePlugins.folder(of: plugin).appendingPathComponent(file)
     return try #require(JSONSerialization.jsonObject(with: Data(contentsOf: url)) as? [String: Any])
   }
 
@@ -125,9 +118,9 @@ struct ExamplePluginTests {
   @Test func aPluginThatOverrunsItsTimeIsKilled() throws {
     // The helper's own safety net: a hung plugin must not hang the tests.
     let start = Date()
-    let output = try PluginProcess.run(
+    let output = try Subprocess.run(
       executable: URL(fileURLWithPath: "/bin/sh"), arguments: ["-c", "exec sleep 30"],
-      environment: ["PATH": "/usr/bin:/bin"], workingDirectory: PluginProcess.pluginsDirectory,
+      environment: ["PATH": "/usr/bin:/bin"], workingDirectory: TestPackage.plugins,
       input: Data(), timeout: 0.5)
     #expect(output.timedOut)
     #expect(output.status != 0)
@@ -285,7 +278,7 @@ struct ExamplePluginTests {
   }
 
   @Test func breadReportsAMissingOrCorruptDatabase() throws {
-    let directory = try temporaryDirectory()
+    let directory = try TemporaryFolder.make(prefix: "toolhost-plugin-tests")
     defer { try? FileManager.default.removeItem(at: directory) }
     let arguments: [String: Any] = ["searchTerm": "rye"]
 
@@ -324,7 +317,7 @@ struct ExamplePluginTests {
   // MARK: - todo (POSIX shell, output "text")
 
   func todo(_ tool: String, _ arguments: [String: Any] = [:], file: URL) throws
-    -> PluginProcess.Output
+    -> Subprocess.Output
   {
     let output = try PluginProcess.call(
       plugin: "todo", tool: tool, arguments: arguments,
@@ -334,7 +327,7 @@ struct ExamplePluginTests {
   }
 
   @Test func todoLifecycle() throws {
-    let directory = try temporaryDirectory()
+    let directory = try TemporaryFolder.make(prefix: "toolhost-plugin-tests")
     defer { try? FileManager.default.removeItem(at: directory) }
     let file = directory.appendingPathComponent("lists/todo.tsv")  // created on demand
 
@@ -384,7 +377,7 @@ struct ExamplePluginTests {
   }
 
   @Test func todoErrorsExitWithStatusOne() throws {
-    let directory = try temporaryDirectory()
+    let directory = try TemporaryFolder.make(prefix: "toolhost-plugin-tests")
     defer { try? FileManager.default.removeItem(at: directory) }
     let file = directory.appendingPathComponent("todo.tsv")
 
@@ -405,7 +398,7 @@ struct ExamplePluginTests {
   }
 
   @Test func todoDefaultsToAFileInHome() throws {
-    let home = try temporaryDirectory()
+    let home = try TemporaryFolder.make(prefix: "toolhost-plugin-tests")
     defer { try? FileManager.default.removeItem(at: home) }
     let output = try PluginProcess.call(
       plugin: "todo", tool: "todoAdd", arguments: ["text": "Renew passport"], home: home)

@@ -16,6 +16,7 @@
 import Foundation
 import Testing
 import ToolhostJSON
+import ToolhostTestSupport
 
 #if canImport(Glibc)
   import Glibc
@@ -182,7 +183,7 @@ extension Hostile {
     var status: Int32?
 
     /// `toolhost call --json`: the reply (`result`, `text`) on success, `{"error": {code, message}}` on failure.
-    init(call out: PluginProcess.Output) {
+    init(call out: Subprocess.Output) {
       let json = try? JSONValue.parse(out.stdoutText)
       let error = json?["error"]
       ok = out.status == 0 && json != nil && error == nil
@@ -222,7 +223,7 @@ extension Hostile {
   /// The hostile plugins copied into a temporary folder (tests never write into the repository), a working folder
   /// without a `plugins` folder, toolhost's environment, and a fresh pid folder per call; all removed at the end.
   final class Fixture {
-    private let temp = TempDir()
+    private let temp = TemporaryFolder(prefix: "toolhost-cli")
     private var pidDirCount = 0
     /// hostile and hostile-text.
     let plugins: String
@@ -237,7 +238,7 @@ extension Hostile {
       plugins = temp.path + "/plugins"
       shPlugins = temp.path + "/sh-plugins"
       work = temp.path + "/work"
-      let source = PluginProcess.packageRoot.appendingPathComponent("Tests/ToolhostCLITests/Hostile").path
+      let source = TestPackage.root.appendingPathComponent("Tests/ToolhostCLITests/Hostile").path
       let files = FileManager.default
       for folder in [plugins, shPlugins, work, temp.path + "/config", temp.path + "/calls"] {
         try files.createDirectory(atPath: folder, withIntermediateDirectories: true)
@@ -284,9 +285,9 @@ extension Hostile {
     /// Runs toolhost (or `executable`) in the working folder; `limit` is a safety net that kills it.
     func run(
       _ arguments: [String], executable: String = toolhostBinary.path, input: Data = Data(), limit: TimeInterval
-    ) throws -> (output: PluginProcess.Output, seconds: Double) {
+    ) throws -> (output: Subprocess.Output, seconds: Double) {
       let start = monotonicSeconds()
-      let output = try PluginProcess.run(
+      let output = try Subprocess.run(
         executable: URL(fileURLWithPath: executable), arguments: arguments, environment: environment,
         workingDirectory: URL(fileURLWithPath: work), input: input, timeout: limit)
       return (output, monotonicSeconds() - start)
@@ -309,15 +310,6 @@ extension Hostile {
     return text.split(separator: "\n").compactMap { pid_t($0) }
   }
 
-  /// Whether a process has ended: there is no such process, or it is a zombie waiting for its parent (often
-  /// PID 1) to reap it.
-  static func hasEnded(_ pid: pid_t) -> Bool {
-    if kill(pid, 0) != 0 { return errno == ESRCH }
-    guard let stat = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8) else { return true }
-    guard let paren = stat.lastIndex(of: ")") else { return false }  // "pid (comm) S ..."
-    return stat[stat.index(after: paren)...].first { $0 != " " } == "Z"
-  }
-
   static func describe(_ pid: pid_t) -> String {
     let name = (try? String(contentsOfFile: "/proc/\(pid)/comm", encoding: .utf8)) ?? "?"
     return "\(pid) (\(name.trimmingCharacters(in: .whitespacesAndNewlines)))"
@@ -327,120 +319,13 @@ extension Hostile {
 // MARK: - toolhost serve --mcp
 
 extension Hostile {
-  /// `toolhost serve --mcp` as a child process, spoken to in JSON-RPC lines; a reader thread collects the
-  /// responses by id.
-  final class MCPServe: @unchecked Sendable {
-    let process = Process()
-    private let input: FileHandle
-    private let output: FileHandle
-    private let logPath: String
-    private let condition = NSCondition()
-    private var responses: [Int64: JSONValue] = [:]
-    private var inputClosed = false
-
-    init(plugins: String, fixture: Fixture) throws {
-      _ = signal(SIGPIPE, SIG_IGN)  // a server that died makes writes fail instead of killing the tests
-      logPath = fixture.pidDir("serve-log") + "/stderr"
-      _ = FileManager.default.createFile(atPath: logPath, contents: nil)
-      let stdinPipe = Pipe()
-      let stdoutPipe = Pipe()
-      process.executableURL = toolhostBinary
-      process.arguments = ["serve", "--mcp", "--yes", "--plugins", plugins]  // unannotated tools ask
-      process.environment = fixture.environment
-      process.currentDirectoryURL = URL(fileURLWithPath: fixture.work)
-      process.standardInput = stdinPipe
-      process.standardOutput = stdoutPipe
-      process.standardError = FileHandle(forWritingAtPath: logPath)
-      try process.run()
-      input = stdinPipe.fileHandleForWriting
-      output = stdoutPipe.fileHandleForReading
-      Thread.detachNewThread { [self] in readResponses() }
-    }
-
-    private func readResponses() {
-      var pending: [UInt8] = []
-      var chunk = [UInt8](repeating: 0, count: 1 << 16)
-      while true {
-        let count = read(output.fileDescriptor, &chunk, chunk.count)
-        if count < 0, errno == EINTR { continue }
-        if count <= 0 { break }
-        pending += chunk[0..<count]
-        while let newline = pending.firstIndex(of: 0x0A) {
-          let line = Array(pending[..<newline])
-          pending.removeSubrange(...newline)
-          guard let message = try? JSONValue.parse(line), let id = message["id"]?.integerValue else { continue }
-          condition.lock()
-          responses[id] = message
-          condition.broadcast()
-          condition.unlock()
-        }
-      }
-    }
-
-    func send(_ message: JSONValue) throws {
-      try input.write(contentsOf: Data((message.serialized() + "\n").utf8))
-    }
-
-    /// The response to request `id`, or nil when none came within `seconds`.
-    func response(to id: Int64, within seconds: TimeInterval) -> JSONValue? {
-      let deadline = Date().addingTimeInterval(seconds)
-      condition.lock()
-      defer { condition.unlock() }
-      while responses[id] == nil, condition.wait(until: deadline) {}
-      return responses.removeValue(forKey: id)
-    }
-
-    /// `initialize` (id 0), then `notifications/initialized`.
-    func initialize() throws {
-      try send([
-        "jsonrpc": "2.0", "id": 0, "method": "initialize",
-        "params": [
-          "protocolVersion": "2025-11-25", "capabilities": [:], "clientInfo": ["name": "t", "version": "1"],
-        ],
-      ])
-      guard response(to: 0, within: 30)?["result"]?["protocolVersion"] != nil else {
-        throw PluginProcess.Failure(description: "serve --mcp did not answer initialize; its log: \(log)")
-      }
-      try send(["jsonrpc": "2.0", "method": "notifications/initialized"])
-    }
-
-    func callTool(id: Int64, _ tool: String, _ arguments: JSONValue) throws {
-      try send([
-        "jsonrpc": "2.0", "id": .integer(id), "method": "tools/call",
-        "params": ["name": .string(tool), "arguments": arguments],
-      ])
-    }
-
-    /// How many descriptors the server has open.
-    var descriptorCount: Int {
-      (try? FileManager.default.contentsOfDirectory(atPath: "/proc/\(process.processIdentifier)/fd").count) ?? -1
-    }
-
-    /// The end of the server's stderr.
-    var log: String {
-      String(((try? String(contentsOfFile: logPath, encoding: .utf8)) ?? "").suffix(1000))
-    }
-
-    func closeInput() {
-      guard !inputClosed else { return }
-      inputClosed = true
-      try? input.close()
-    }
-
-    func waitForExit(within seconds: TimeInterval) -> Bool {
-      let deadline = Date().addingTimeInterval(seconds)
-      while process.isRunning, Date() < deadline { Thread.sleep(forTimeInterval: 0.02) }
-      return !process.isRunning
-    }
-
-    /// Closes stdin and, if the server is still running 3 s later, kills it by its pid.
-    func stop() {
-      closeInput()
-      if !waitForExit(within: 3) {
-        kill(process.processIdentifier, SIGKILL)
-        _ = waitForExit(within: 5)
-      }
-    }
+  /// Starts `toolhost serve --mcp --yes --plugins PLUGINS` (unannotated tools ask, so --yes) in the fixture's working
+  /// folder, its stderr in a fresh pid folder.
+  static func serve(plugins: String, fixture: Fixture) throws -> MCPServeProcess {
+    try MCPServeProcess(
+      binary: toolhostBinary.path, arguments: ["serve", "--mcp", "--yes", "--plugins", plugins],
+      environment: fixture.environment, workingDirectory: URL(fileURLWithPath: fixture.work),
+      logPath: fixture.pidDir("serve-log") + "/stderr")
   }
 }
 
@@ -521,16 +406,16 @@ struct HostilePluginTests {
   }
 
   @Test func serveMCPAnswersEveryCaseInTime() throws {
-    let server = try Hostile.MCPServe(plugins: fixture.plugins, fixture: fixture)
-    defer { server.stop() }
-    try server.initialize()
+    let server = try Hostile.serve(plugins: fixture.plugins, fixture: fixture)
+    defer { server.blockingStop() }
+    try server.blockingInitialize()
     for (index, hostile) in Hostile.cases.enumerated() {
       let label = "serve \(hostile.tool)"
       let pidDir = fixture.pidDir("serve-" + hostile.tool)
       let id = Int64(index + 1)
-      try server.callTool(id: id, hostile.tool, hostile.arguments(pidDir: pidDir))
+      try server.sendCall(id: id, hostile.tool, hostile.arguments(pidDir: pidDir))
       // From sending to the answer: the time limit, and 1 s to stop the plugin and answer.
-      if let response = server.response(to: id, within: hostile.timeout + 1) {
+      if let response = server.blockingResponse(to: id, within: hostile.timeout + 1) {
         verify(Hostile.Outcome(mcpResponse: response), hostile, .json, label)
       } else {
         Issue.record("\(label): no answer within \(hostile.timeout + 1) s; serve's log: \(server.log)")
@@ -538,7 +423,7 @@ struct HostilePluginTests {
       expectCleanEnd([pidDir], label)
     }
     server.closeInput()
-    #expect(server.waitForExit(within: 5), "serve --mcp did not exit when its stdin closed")
+    #expect(server.blockingWaitForExit(within: 5), "serve --mcp did not exit when its stdin closed")
   }
 
   @Test(arguments: [false, true])
@@ -548,9 +433,9 @@ struct HostilePluginTests {
     let inFlight = 8
     let tools = Hostile.quickTools
     let failing = tools.map { tool in Hostile.cases.first { $0.tool == tool }?.json != .ok }
-    let server = try Hostile.MCPServe(plugins: fixture.shPlugins, fixture: fixture)
-    defer { server.stop() }
-    try server.initialize()
+    let server = try Hostile.serve(plugins: fixture.shPlugins, fixture: fixture)
+    defer { server.blockingStop() }
+    try server.blockingInitialize()
 
     var pidDirs: [String] = []
     var wrong: [String] = []
@@ -560,7 +445,7 @@ struct HostilePluginTests {
     func settle(upTo end: Int) -> Bool {
       while answered < end {
         let tool = tools[answered % tools.count]
-        guard let response = server.response(to: Int64(answered + 1), within: 10) else {
+        guard let response = server.blockingResponse(to: Int64(answered + 1), within: 10) else {
           Issue.record("call \(answered) of \(tool): no answer within 10 s; serve's log: \(server.log)")
           return false
         }
@@ -586,7 +471,7 @@ struct HostilePluginTests {
       }
       let pidDir = fixture.pidDir("leak")
       pidDirs.append(pidDir)
-      try server.callTool(id: Int64(call + 1), tools[call % tools.count], ["pidDir": .string(pidDir)])
+      try server.sendCall(id: Int64(call + 1), tools[call % tools.count], ["pidDir": .string(pidDir)])
     }
     if !stuck, settle(upTo: calls) {
       Thread.sleep(forTimeInterval: 0.2)
@@ -599,7 +484,7 @@ struct HostilePluginTests {
     #expect(wrong.isEmpty, "\(wrong.count) wrong answers, the first: \(wrong.prefix(3))")
     expectCleanEnd(pidDirs, "\(calls) calls of serve --mcp")
     server.closeInput()
-    #expect(server.waitForExit(within: 5), "serve --mcp did not exit when its stdin closed")
+    #expect(server.blockingWaitForExit(within: 5), "serve --mcp did not exit when its stdin closed")
   }
 
   @Test(arguments: [false, true])
@@ -727,7 +612,7 @@ struct HostilePluginTests {
     let deadline = Hostile.monotonicSeconds() + 1
     var alive: [pid_t] = []
     repeat {
-      alive = pidDirs.flatMap(Hostile.recordedPIDs).filter { !Hostile.hasEnded($0) }
+      alive = pidDirs.flatMap(Hostile.recordedPIDs).filter { ProcessProbe.isAlive($0) }
       if alive.isEmpty { return }
       Thread.sleep(forTimeInterval: 0.02)
     } while Hostile.monotonicSeconds() < deadline

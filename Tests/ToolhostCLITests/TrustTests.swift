@@ -8,6 +8,7 @@
 import Foundation
 import Testing
 import ToolhostJSON
+import ToolhostTestSupport
 
 #if canImport(Glibc)
   import Glibc
@@ -19,12 +20,12 @@ import ToolhostJSON
 /// (`$XDG_CONFIG_HOME`), `home/` (`$HOME`) and `markers/` (the plugins touch a file here when they run). Folders are
 /// 0755, files 0644 and scripts 0755, whatever the umask. Removed at the end.
 final class TrustTree {
-  private let temp: TempDir
+  private let temp: TemporaryFolder
   let root: String
   let environment: [String: String]
 
   init() throws {
-    let temp = TempDir()
+    let temp = TemporaryFolder(prefix: "toolhost-cli")
     self.temp = temp
     root = temp.path
     chmod(temp.path, 0o755)
@@ -126,8 +127,8 @@ final class TrustTree {
   /// Runs toolhost in `directory` (relative to the tree) with stdin `input`.
   func run(
     _ arguments: [String], in directory: String = "project", input: String = "", timeout: TimeInterval = 60
-  ) throws -> PluginProcess.Output {
-    try PluginProcess.run(
+  ) throws -> Subprocess.Output {
+    try Subprocess.run(
       executable: toolhostBinary, arguments: arguments, environment: environment,
       workingDirectory: URL(fileURLWithPath: path(directory)), input: Data(input.utf8), timeout: timeout)
   }
@@ -135,43 +136,20 @@ final class TrustTree {
   /// Runs toolhost under a pseudo-terminal (stdin, stdout and stderr are the terminal; python3's pty module), so
   /// the output is what a terminal shows: stdout and stderr together, with `\r\n` line ends.
   func runInTerminal(_ arguments: [String], in directory: String = "project", timeout: TimeInterval = 60) throws
-    -> PluginProcess.Output
+    -> Subprocess.Output
   {
-    try PluginProcess.run(
+    try Subprocess.run(
       executable: URL(fileURLWithPath: "/usr/bin/env"),
-      arguments: ["python3", "-c", Self.ptyScript, toolhostBinary.path] + arguments, environment: environment,
+      arguments: Terminal.command([toolhostBinary.path] + arguments), environment: environment,
       workingDirectory: URL(fileURLWithPath: path(directory)), input: Data(), timeout: timeout)
   }
-
-  /// Starts argv[1:] on a new pseudo-terminal, copies everything it shows to stdout, exits with its status.
-  static let ptyScript = #"""
-    import os, pty, sys
-    pid, fd = pty.fork()
-    if pid == 0:
-        os.execv(sys.argv[1], sys.argv[1:])
-    chunks = []
-    while True:
-        try:
-            data = os.read(fd, 65536)
-        except OSError:
-            break
-        if not data:
-            break
-        chunks.append(data)
-    _, status = os.waitpid(pid, 0)
-    sys.stdout.buffer.write(b"".join(chunks))
-    sys.stdout.flush()
-    code = os.waitstatus_to_exitcode(status)
-    sys.exit(code if code >= 0 else 128 - code)
-    """#
 
   /// `toolhost list --json ARGS`, parsed.
   func list(_ arguments: [String] = [], in directory: String = "project") throws -> TrustListing {
     let out = try run(["list", "--json"] + arguments, in: directory)
     guard out.status == 0, !out.timedOut, let json = try? JSONValue.parse(out.stdoutText) else {
-      throw PluginProcess.Failure(
-        description:
-          "list --json \(arguments.joined(separator: " ")): status \(out.status), stdout «\(out.stdoutText.prefix(800))», stderr «\(out.stderrText.prefix(800))»"
+      throw TestFailure(
+        "list --json \(arguments.joined(separator: " ")): status \(out.status), stdout «\(out.stdoutText.prefix(800))», stderr «\(out.stderrText.prefix(800))»"
       )
     }
     return TrustListing(json: json, stderr: out.stderrText)
@@ -573,11 +551,11 @@ struct TrustTests {
     // serve --mcp: an error result, and the plugin does not run.
     tree.removeMarkers()
     let fixture = try Hostile.Fixture()
-    let server = try Hostile.MCPServe(plugins: plugins, fixture: fixture)
-    defer { server.stop() }
-    try server.initialize()
-    try server.callTool(id: 1, "envDump", ["path": "safe", "Path": "x"])
-    let response = server.response(to: 1, within: 30)
+    let server = try Hostile.serve(plugins: plugins, fixture: fixture)
+    defer { server.blockingStop() }
+    try server.blockingInitialize()
+    try server.sendCall(id: 1, "envDump", ["path": "safe", "Path": "x"])
+    let response = server.blockingResponse(to: 1, within: 30)
     #expect(response?["result"]?["isError"] == true, "\(response?.serialized() ?? "no answer; \(server.log)")")
     let text = response?["result"]?["content"]?[0]?["text"]?.stringValue ?? ""
     #expect(text.contains("TOOLHOST_ARG_PATH"), "\(text)")

@@ -1,25 +1,15 @@
 import Foundation
 import Testing
 import ToolhostJSON
+import ToolhostTestSupport
 
 /// The `test_parsing` folder of JSONTestSuite in the shared test data: `$TOOLHOST_SHARED_DIR/testdata/...` when that
-/// variable is set, else `../shared/testdata/...` beside the package root; `nil` when neither exists.
+/// variable is set, else `../shared/testdata/...` beside the package root; `nil` when it does not exist.
 let jsonTestSuiteDirectory: URL? = {
-  var candidates: [URL] = []
-  if let shared = ProcessInfo.processInfo.environment["TOOLHOST_SHARED_DIR"], !shared.isEmpty {
-    candidates.append(
-      URL(fileURLWithPath: shared).appendingPathComponent("testdata/JSONTestSuite/test_parsing"))
-  }
-  // #filePath is <root>/Tests/ToolhostJSONTests/<file>.swift.
-  let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
-    .deletingLastPathComponent()
-  candidates.append(
-    root.appendingPathComponent("../shared/testdata/JSONTestSuite/test_parsing").standardized)
+  let url = TestPackage.sharedTestData("JSONTestSuite/test_parsing")
   var isDirectory: ObjCBool = false
-  return candidates.first {
-    FileManager.default.fileExists(atPath: $0.path, isDirectory: &isDirectory)
-      && isDirectory.boolValue
-  }
+  return FileManager.default.fileExists(atPath: url.path, isDirectory: &isDirectory) && isDirectory.boolValue
+    ? url : nil
 }()
 
 /// The files of the suite whose names start with `prefix`, sorted, with their bytes.

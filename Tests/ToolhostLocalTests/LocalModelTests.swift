@@ -14,7 +14,7 @@ import ToolhostTestSupport
 /// What happens without the set-up: clear errors that name the command. Needs no model.
 @Suite struct LocalModelSetupTests {
   @Test func missingSetUpNamesTheCommand() async throws {
-    let home = try LocalTestEnvironment.temporaryDirectory()
+    let home = try TemporaryFolder.make(prefix: "toolhost-local-tests")
     defer { try? FileManager.default.removeItem(at: home) }
     let env = LocalTestEnvironment.environment(
       home: home, extra: ["TOOLHOST_LOCAL_DIR": home.appendingPathComponent("nothing").path])
@@ -29,7 +29,7 @@ import ToolhostTestSupport
   }
 
   @Test func locatingWithoutAnInstallationNamesTheCommand() throws {
-    let empty = try LocalTestEnvironment.temporaryDirectory()
+    let empty = try TemporaryFolder.make(prefix: "toolhost-local-tests")
     defer { try? FileManager.default.removeItem(at: empty) }
     #expect {
       try LocalModelInstallation.locate(environment: [:], searchingFrom: [empty.path])
@@ -40,7 +40,7 @@ import ToolhostTestSupport
   }
 
   @Test func aFileThatIsNotGGUFIsRefused() throws {
-    let dir = try LocalTestEnvironment.temporaryDirectory()
+    let dir = try TemporaryFolder.make(prefix: "toolhost-local-tests")
     defer { try? FileManager.default.removeItem(at: dir) }
     let installation = LocalModelInstallation(directory: dir.path)
     let text = dir.appendingPathComponent("notes.gguf")
@@ -60,7 +60,7 @@ import ToolhostTestSupport
   }
 
   @Test func theLargerModelNamesItsInstallOption() throws {
-    let dir = try LocalTestEnvironment.temporaryDirectory()
+    let dir = try TemporaryFolder.make(prefix: "toolhost-local-tests")
     defer { try? FileManager.default.removeItem(at: dir) }
     let installation = LocalModelInstallation(directory: dir.path)
     #expect {
@@ -94,8 +94,8 @@ import ToolhostTestSupport
 struct LocalModelTests {
   /// Runs `toolhost ask --json --model local` with the weather, bread and todo plugins; returns the NDJSON events.
   func ask(_ prompt: String) async throws -> (status: Int32?, events: [JSONValue], stderr: String) {
-    let plugins = try LocalTestEnvironment.examplePlugins.get()
-    let home = try LocalTestEnvironment.temporaryDirectory()
+    let plugins = try ExamplePlugins.weatherBreadTodo.get()
+    let home = try TemporaryFolder.make(prefix: "toolhost-local-tests")
     defer { try? FileManager.default.removeItem(at: home) }
     let before = LocalTestEnvironment.serverPIDs()
     let host = try HostProcess(
@@ -155,7 +155,7 @@ struct LocalModelTests {
       #expect(model.server.pid == first.pid)
 
       kill(first.pid, SIGKILL)
-      #expect(await LocalTestEnvironment.waitUntilGone(first.pid, seconds: 5))
+      #expect(await ProcessProbe.waitForEnd(first.pid, timeout: 5))
       let turn = try await model.turn(for: request)
       #expect(!turn.text.isEmpty)
       #expect(model.server.startCount == 2)
@@ -164,7 +164,7 @@ struct LocalModelTests {
       #expect(events.all.contains { if case .restarting = $0 { true } else { false } })
 
       await model.shutdown()
-      #expect(await LocalTestEnvironment.waitUntilGone(second, seconds: 5))
+      #expect(await ProcessProbe.waitForEnd(second, timeout: 5))
       #expect(model.server.pid == nil)
       let log = try String(contentsOfFile: configuration.server.logPath, encoding: .utf8)
       #expect(log.contains("toolhost (pid \(getpid())) starts"))
@@ -202,7 +202,7 @@ struct LocalModelTests {
   /// The first server saves the state after the system message; a server started later restores it instead of
   /// reading the message again, and a guided reply (grammar checked last) is still a valid call of the right tool.
   @Test func aLaterServerStartsFromTheSavedPromptPrefix() async throws {
-    let dir = try LocalTestEnvironment.temporaryDirectory()
+    let dir = try TemporaryFolder.make(prefix: "toolhost-local-tests")
     defer { try? FileManager.default.removeItem(at: dir) }
     var configuration = try LocalModelConfiguration.named("local")
     configuration.server.promptCacheDirectory = dir.appendingPathComponent("cache").path
@@ -241,7 +241,7 @@ struct LocalModelTests {
   }
 
   @Test func aSharedServerIsReusedRestartedStoppedAndEndsWhenIdle() async throws {
-    let home = try LocalTestEnvironment.temporaryDirectory()
+    let home = try TemporaryFolder.make(prefix: "toolhost-local-tests")
     defer { try? FileManager.default.removeItem(at: home) }
     _ = try await model(["stop"], home: home)
     let started = try await model(["start", "--keep-alive", "1m"], home: home)
@@ -264,12 +264,12 @@ struct LocalModelTests {
 
     // Killed: the next start makes a new one.
     kill(pid, SIGKILL)
-    #expect(await LocalTestEnvironment.waitUntilGone(pid, seconds: 5))
+    #expect(await ProcessProbe.waitForEnd(pid, timeout: 5))
     let again = try await model(["start", "--keep-alive", "2s"], home: home)
     let second = try #require(again.stdout.firstMatch(of: /pid (\d+)/).flatMap { Int32($0.1) }, "\(again.stdout)")
     #expect(second != pid)
     // With nothing to do it stops by itself after its keep-alive time, and forgets its state.
-    #expect(await LocalTestEnvironment.waitUntilGone(second, seconds: 15), "server \(second) outlived its idle time")
+    #expect(await ProcessProbe.waitForEnd(second, timeout: 15), "server \(second) outlived its idle time")
     #expect(try await model(["status"], home: home).stdout.contains("no local model server is running"))
 
     // stop stops one at once.
@@ -277,11 +277,11 @@ struct LocalModelTests {
     let last = try #require(third.stdout.firstMatch(of: /pid (\d+)/).flatMap { Int32($0.1) }, "\(third.stdout)")
     let stopped = try await model(["stop"], home: home)
     #expect(stopped.stdout.contains("stopped the local model server (pid \(last))"), "\(stopped.stdout)")
-    #expect(await LocalTestEnvironment.waitUntilGone(last, seconds: 5))
+    #expect(await ProcessProbe.waitForEnd(last, timeout: 5))
   }
 
   @Test func killingToolhostTakesTheServerWithIt() async throws {
-    let home = try LocalTestEnvironment.temporaryDirectory()
+    let home = try TemporaryFolder.make(prefix: "toolhost-local-tests")
     defer { try? FileManager.default.removeItem(at: home) }
     let (host, server) = try await chatWithReadyServer(home: home)
     defer { host.cleanUp() }
@@ -289,18 +289,18 @@ struct LocalModelTests {
     kill(host.pid, SIGKILL)
     _ = await host.waitForExit(seconds: 5)
     // No atexit handler ran: the server notices its stdin closing and exits by itself.
-    #expect(await LocalTestEnvironment.waitUntilGone(server, seconds: 5), "server \(server) outlived toolhost")
+    #expect(await ProcessProbe.waitForEnd(server, timeout: 5), "server \(server) outlived toolhost")
   }
 
   @Test func interruptingChatStopsTheServer() async throws {
-    let home = try LocalTestEnvironment.temporaryDirectory()
+    let home = try TemporaryFolder.make(prefix: "toolhost-local-tests")
     defer { try? FileManager.default.removeItem(at: home) }
     let (host, server) = try await chatWithReadyServer(home: home)
     defer { host.cleanUp() }
     kill(host.pid, SIGINT)
     let status = await host.waitForExit(seconds: 10)
     #expect(status == 130, "\(host.stderr)")
-    #expect(await LocalTestEnvironment.waitUntilGone(server, seconds: 5), "server \(server) outlived toolhost")
+    #expect(await ProcessProbe.waitForEnd(server, timeout: 5), "server \(server) outlived toolhost")
   }
 }
 

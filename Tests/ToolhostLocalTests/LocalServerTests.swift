@@ -2,6 +2,7 @@ import Foundation
 import Testing
 import ToolhostLocal
 import ToolhostSession
+import ToolhostTestSupport
 
 #if canImport(Glibc)
   import Glibc
@@ -12,13 +13,13 @@ import ToolhostSession
   let work: URL
 
   init() throws {
-    work = try LocalTestEnvironment.temporaryDirectory()
+    work = try TemporaryFolder.make(prefix: "toolhost-local-tests")
   }
 
   func model(_ mode: String) throws -> LocalModel {
     let file = work.appendingPathComponent("\(mode).model")
     try Data(mode.utf8).write(to: file)
-    let stub = LocalTestEnvironment.packageRoot.appendingPathComponent(
+    let stub = TestPackage.root.appendingPathComponent(
       "Tests/ToolhostLocalTests/Support/stub_server.py")
     return LocalModel(
       configuration: LocalModelConfiguration(
@@ -55,7 +56,7 @@ import ToolhostSession
     #expect(model.server.startCount == 1)
     let pid = try #require(model.server.pid)
     await model.shutdown()
-    #expect(await LocalTestEnvironment.waitUntilGone(pid, seconds: 5))
+    #expect(await ProcessProbe.waitForEnd(pid, timeout: 5))
     await #expect(throws: LanguageModelError.self) { _ = try await model.turn(for: self.request) }
   }
 

@@ -8,7 +8,7 @@ import ToolhostTestSupport
 
 /// A connection to Support/fake_mcp_server.py that logs what the server receives.
 struct FakeServer {
-  let folder = TempFolder()
+  let folder = TemporaryFolder(prefix: "toolhost-mcp-test")
   let connection: MCPServerConnection
   var logPath: String { folder.file("received.ndjson") }
 
@@ -43,11 +43,7 @@ struct FakeServer {
   /// Shuts down and checks that the groups of `pids` are gone (killing leftovers either way).
   func shutDownAndCheck(_ pids: [Int32]) async {
     await connection.shutdown()
-    for pid in Set(pids) where pid > 0 {
-      let left = await Processes.waitForGroupToEnd(pid)
-      #expect(left.isEmpty, "process group \(pid) still has \(left)")
-      Processes.killGroup(pid)
-    }
+    await expectGroupsToEnd(pids)
   }
 }
 
@@ -127,7 +123,7 @@ struct MCPClientFakeServerTests {
     }
     // No answer to ping within 0.5 s: the server is stopped, with its whole group.
     #expect(
-      await Processes.waitForGroupToEnd(first, timeout: 5).isEmpty, "the hung server still runs")
+      await ProcessProbe.waitForGroupToEnd(first, timeout: 5).isEmpty, "the hung server still runs")
     let second = try await fake.pid()
     #expect(second != first)
     #expect(fake.connection.startCount == 2)
@@ -175,7 +171,7 @@ struct MCPClientFakeServerTests {
     let child = Int32(try await fake.call("grandchild").value?["pid"]?.integerValue ?? -1)
     #expect(ProcessProbe.inGroup(pid).contains(child))
     await fake.shutDownAndCheck([pid])
-    #expect(await Processes.waitForEnd(child))
+    #expect(await ProcessProbe.waitForEnd(child))
     do {
       _ = try await fake.call("echo", ["text": "x"])
       Issue.record("a call after shutdown worked")
@@ -266,7 +262,7 @@ struct MCPDiscoveryTests {
   }
 
   @Test func toolsAppearAndCollisionsGetAPrefix() async throws {
-    let folder = TempFolder()
+    let folder = TemporaryFolder(prefix: "toolhost-mcp-test")
     folder.plugin("alpha", manifest: fakeManifest())
     folder.plugin("beta", manifest: fakeManifest())
     folder.plugin("gamma", manifest: fakeManifest(name: "g", prefix: true))
@@ -295,13 +291,13 @@ struct MCPDiscoveryTests {
     }
     await catalog.shutdown()
     for pid in [a, b].compactMap({ $0 }).map(Int32.init) {
-      #expect(await Processes.waitForGroupToEnd(pid).isEmpty)
-      Processes.killGroup(pid)
+      #expect(await ProcessProbe.waitForGroupToEnd(pid).isEmpty)
+      ProcessProbe.killGroup(pid)
     }
   }
 
   @Test func aHungServerBecomesADiagnosticNotAHang() async throws {
-    let folder = TempFolder()
+    let folder = TemporaryFolder(prefix: "toolhost-mcp-test")
     folder.plugin(
       "silent",
       manifest:
@@ -332,9 +328,9 @@ struct MCPDiscoveryTests {
   ))
 struct MCPServerTimeTests {
   @Test func listCallWrongArgumentsAndShutdown() async throws {
-    let folder = TempFolder()
+    let folder = TemporaryFolder(prefix: "toolhost-mcp-test")
     let source = try String(
-      contentsOfFile: Paths.plugins + "/time-mcp/toolhost.json", encoding: .utf8)
+      contentsOfFile: TestPackage.plugins.path + "/time-mcp/toolhost.json", encoding: .utf8)
     folder.plugin("time-mcp", manifest: source)
     let catalog = await MCPPlugins.discover(folders: [folder.path], environment: hostEnvironment)
     #expect(catalog.diagnostics.isEmpty, "\(catalog.diagnostics)")
@@ -376,21 +372,21 @@ struct MCPServerTimeTests {
     let pid = try #require(backend.connection.processID)
     #expect(ProcessProbe.isAlive(pid))
     await catalog.shutdown()
-    #expect(await Processes.waitForGroupToEnd(pid).isEmpty)
-    Processes.killGroup(pid)
+    #expect(await ProcessProbe.waitForGroupToEnd(pid).isEmpty)
+    ProcessProbe.killGroup(pid)
   }
 
   @Test func aServerKilledFromOutsideIsRestarted() async throws {
-    let folder = TempFolder()
+    let folder = TemporaryFolder(prefix: "toolhost-mcp-test")
     let source = try String(
-      contentsOfFile: Paths.plugins + "/time-mcp/toolhost.json", encoding: .utf8)
+      contentsOfFile: TestPackage.plugins.path + "/time-mcp/toolhost.json", encoding: .utf8)
     folder.plugin("time-mcp", manifest: source)
     let catalog = await MCPPlugins.discover(folders: [folder.path], environment: hostEnvironment)
     let registry = catalog.registry()
     let backend = try #require(catalog.entries.first?.tool.backend as? MCPToolBackend)
     let first = try #require(backend.connection.processID)
     kill(-first, SIGKILL)
-    #expect(await Processes.waitForGroupToEnd(first).isEmpty)
+    #expect(await ProcessProbe.waitForGroupToEnd(first).isEmpty)
     // Once the connection has noticed (a call sent before that fails: the server died under it).
     let end = ContinuousClock.now + .seconds(10)
     while backend.connection.processID != nil, ContinuousClock.now < end {
@@ -402,7 +398,7 @@ struct MCPServerTimeTests {
     let second = try #require(backend.connection.processID)
     #expect(second != first)
     await catalog.shutdown()
-    #expect(await Processes.waitForGroupToEnd(second).isEmpty)
-    Processes.killGroup(second)
+    #expect(await ProcessProbe.waitForGroupToEnd(second).isEmpty)
+    ProcessProbe.killGroup(second)
   }
 }

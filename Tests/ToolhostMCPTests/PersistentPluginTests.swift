@@ -7,7 +7,7 @@ import ToolhostTestSupport
 
 /// A folder with the persistent test plugin (Support/persistent_plugin.py) and its catalog.
 struct PersistentFixture {
-  let folder = TempFolder()
+  let folder = TemporaryFolder(prefix: "toolhost-mcp-test")
   let catalog: PluginCatalog
 
   init(poolSize: Int = 1, timeout: Double = 5) async {
@@ -38,11 +38,7 @@ struct PersistentFixture {
   /// Shuts the plugin down and checks that none of `pids`' groups is left; kills leftovers either way.
   func shutDownAndCheck(_ pids: [Int32]) async {
     await catalog.shutdown()
-    for pid in Set(pids) where pid > 0 {
-      let left = await Processes.waitForGroupToEnd(pid)
-      #expect(left.isEmpty, "process group \(pid) still has \(left)")
-      Processes.killGroup(pid)
-    }
+    await expectGroupsToEnd(pids)
   }
 }
 
@@ -74,7 +70,7 @@ struct PersistentPluginTests {
     }
     #expect(ContinuousClock.now - started < .seconds(5))
     #expect(
-      await Processes.waitForGroupToEnd(first).isEmpty, "the timed-out process is still running")
+      await ProcessProbe.waitForGroupToEnd(first).isEmpty, "the timed-out process is still running")
     let second = f.pid(try await f.call("whoami"))
     #expect(second != first)
     #expect(second > 0)
@@ -152,7 +148,7 @@ struct PersistentPluginTests {
     #expect(ProcessProbe.isAlive(child))
     #expect(ProcessProbe.inGroup(pid).contains(child))
     await f.shutDownAndCheck([pid])
-    #expect(await Processes.waitForEnd(child), "the grandchild \(child) survived")
+    #expect(await ProcessProbe.waitForEnd(child), "the grandchild \(child) survived")
     // Later calls fail cleanly.
     await #expect {
       _ = try await f.call("whoami")
@@ -170,7 +166,7 @@ struct PersistentPluginTests {
     task.cancel()
     let result = await task.result
     #expect(throws: ToolCallError.self) { try result.get() }
-    #expect(await Processes.waitForGroupToEnd(first).isEmpty)
+    #expect(await ProcessProbe.waitForGroupToEnd(first).isEmpty)
     let second = f.pid(try await f.call("whoami"))
     #expect(second != first)
     await f.shutDownAndCheck([first, second])
@@ -197,7 +193,7 @@ struct PersistentPluginTests {
 
   @Test func theUnitsExamplePlugin() async throws {
     let catalog = await PluginCatalog.discover(
-      folders: [Paths.plugins], environment: hostEnvironment, mcp: nil)
+      folders: [TestPackage.plugins.path], environment: hostEnvironment, mcp: nil)
     let registry = catalog.registry()
     let output = try await registry.call(
       "convertUnits", arguments: ["value": 5, "from": "mi", "to": "km"])
@@ -284,14 +280,14 @@ struct ManifestFormTests {
   }
 
   @Test func theExampleManifestsLoad() throws {
-    let units = try PluginManifest.load(path: Paths.plugins + "/units/toolhost.json")
+    let units = try PluginManifest.load(path: TestPackage.plugins.path + "/units/toolhost.json")
     #expect(units.persistent && units.poolSize == 2)
-    let time = try PluginManifest.load(path: Paths.plugins + "/time-mcp/toolhost.json")
+    let time = try PluginManifest.load(path: TestPackage.plugins.path + "/time-mcp/toolhost.json")
     #expect(time.mcp?.name == "time" && time.command == "mcp-server-time")
   }
 
   @Test func withoutALoaderAnMCPManifestIsANote() async {
-    let folder = TempFolder()
+    let folder = TemporaryFolder(prefix: "toolhost-mcp-test")
     folder.plugin("srv", manifest: #"{"manifestVersion": 1, "mcp": {"command": "/bin/sh"}}"#)
     let catalog = await PluginCatalog.discover(
       folders: [folder.path], environment: hostEnvironment, mcp: nil)

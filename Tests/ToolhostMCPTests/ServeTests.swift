@@ -8,20 +8,17 @@ import ToolhostTestSupport
   "toolhost serve --mcp with the official Python MCP client",
   .enabled(if: Peers.pythonMCPClient, "\(Peers.missingMessage)"),
   .enabled(
-    if: Paths.toolhostBinary != nil, "needs the toolhost binary: swift build (or set TOOLHOST_BIN)")
+    if: TestPackage.toolhostBinary != nil, "needs the toolhost binary: swift build (or set TOOLHOST_BIN)")
 )
 struct ServeTests {
   /// Runs Support/mcp_client_check.py against the real binary serving the example plugins.
   @Test func initializeListCallAndErrors() async throws {
-    let binary = try #require(Paths.toolhostBinary)
+    let binary = try #require(TestPackage.toolhostBinary)
     let python = try #require(Peers.python3)
-    let folder = TempFolder()
+    let folder = TemporaryFolder(prefix: "toolhost-mcp-test")
     // The weather plugin (Python) and the persistent units plugin; the real plugins/ folder would also start
     // mcp-server-time, which the time tests cover.
-    for plugin in ["weather", "units"] {
-      try FileManager.default.createSymbolicLink(
-        atPath: folder.path + "/" + plugin, withDestinationPath: Paths.plugins + "/" + plugin)
-    }
+    try ExamplePlugins.link(["weather", "units"], into: folder.url)
     let outcome = try await ProcessRunner.shared.run(
       ProcessSpec(
         executable: python, arguments: [Paths.clientCheck, binary, folder.path],
@@ -40,13 +37,7 @@ struct ServeTests {
     #expect(report[path: "seen", "unknownTool"]?.stringValue?.contains("unknown tool") == true)
     // Nothing the server started is left: its process group ended when the client closed its stdin.
     try await Task.sleep(for: .milliseconds(300))
-    let leftovers = try FileManager.default.contentsOfDirectory(atPath: "/proc").compactMap {
-      Int32($0)
-    }.filter {
-      pid in
-      let cmd = (try? String(contentsOfFile: "/proc/\(pid)/cmdline", encoding: .utf8)) ?? ""
-      return cmd.contains(folder.path) && ProcessProbe.isAlive(pid)
-    }
+    let leftovers = ProcessProbe.processes { $0.contains(folder.path) }
     #expect(leftovers.isEmpty, "processes left: \(leftovers)")
   }
 }

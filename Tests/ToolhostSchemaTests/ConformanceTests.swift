@@ -2,21 +2,13 @@ import Foundation
 import Testing
 import ToolhostJSON
 import ToolhostSchema
+import ToolhostTestSupport
 
 /// Where the official JSON-Schema-Test-Suite is: `$TOOLHOST_SHARED_DIR/testdata/...` when the variable is set, else
-/// `../shared/testdata/...` next to the package root (found from this file's path).
+/// `../shared/testdata/...` next to the package root.
 enum OfficialSuite {
-  static let relativePath = "testdata/JSON-Schema-Test-Suite"
-
-  static func candidate(filePath: String = #filePath) -> String {
-    if let shared = ProcessInfo.processInfo.environment["TOOLHOST_SHARED_DIR"], !shared.isEmpty {
-      return "\(shared)/\(relativePath)"
-    }
-    let root = URL(fileURLWithPath: filePath)
-      .deletingLastPathComponent()  // <root>/Tests/ToolhostSchemaTests
-      .deletingLastPathComponent()  // <root>/Tests
-      .deletingLastPathComponent()  // <root>
-    return root.appendingPathComponent("../shared/\(relativePath)").standardizedFileURL.path
+  static func candidate() -> String {
+    TestPackage.sharedTestData("JSON-Schema-Test-Suite").path
   }
 
   /// The suite's root directory, when it exists.

@@ -2,14 +2,7 @@ import Foundation
 import Testing
 import ToolhostJSON
 import ToolhostSchema
-
-#if canImport(Glibc)
-  import Glibc
-#elseif canImport(Musl)
-  import Musl
-#elseif canImport(Darwin)
-  import Darwin
-#endif
+import ToolhostTestSupport
 
 /// Differential testing against python-jsonschema (the version pinned in Tests/requirements.txt): generated schema and
 /// instance pairs must get the same answer from both validators, except for the documented ``KnownDifference``s.
@@ -74,9 +67,7 @@ struct DifferentialTests {
           index: index, schema: try #require(parsed["schema"]), instance: try #require(parsed["instance"])))
     }
 
-    let folder = FileManager.default.temporaryDirectory
-      .appendingPathComponent("toolhost-differential-\(UUID().uuidString)")
-    try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+    let folder = try TemporaryFolder.make(prefix: "toolhost-differential")
     defer { try? FileManager.default.removeItem(at: folder) }
     let input = folder.appendingPathComponent("pairs.jsonl")
     try Data(lines.map { $0 + "\n" }.joined().utf8).write(to: input)
@@ -89,7 +80,7 @@ struct DifferentialTests {
     let timeout = 120 + Double(pairs.count) / 20
     let clock = ContinuousClock()
     let started = clock.now
-    let result = await onLargeStack { PythonPeer.run(pairs: input.path, in: folder.path, timeout: timeout) }
+    let result = await onLargeStack { PythonPeer.run(pairs: input.path, timeout: timeout) }
     print("differential: python-jsonschema took \(clock.now - started) for \(pairs.count) pairs")
     let answers: [PythonAnswer]
     switch result {
@@ -723,54 +714,26 @@ enum PythonPeer {
   static let script = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
     .appendingPathComponent("Differential/differential.py").path
 
-  /// Runs the script on `pairs` (a JSON Lines file), writing its output into `folder`; kills it after `timeout`
-  /// seconds. Blocks: call it from a thread of its own, not from the cooperative pool.
-  static func run(pairs: String, in folder: String, timeout: Double) -> Result {
-    guard let python = which("python3") else { return .unavailable("python3 is not on PATH") }
-    let output = folder + "/answers.txt"
-    let errors = folder + "/stderr.txt"
-    guard FileManager.default.createFile(atPath: output, contents: nil),
-      FileManager.default.createFile(atPath: errors, contents: nil),
-      let out = FileHandle(forWritingAtPath: output), let err = FileHandle(forWritingAtPath: errors)
-    else { return .failed("cannot create files in \(folder)") }
-    defer {
-      try? out.close()
-      try? err.close()
+  /// Runs the script on `pairs` (a JSON Lines file); kills it after `timeout` seconds. Blocks: call it from a thread
+  /// of its own, not from the cooperative pool.
+  static func run(pairs: String, timeout: Double) -> Result {
+    guard let python = TestPackage.which("python3") else { return .unavailable("python3 is not on PATH") }
+    let output: Subprocess.Output
+    do {
+      output = try Subprocess.run(
+        executable: URL(fileURLWithPath: python), arguments: [script, pairs], timeout: timeout)
+    } catch {
+      return .unavailable("cannot run \(python): \(error)")
     }
-    let process = Process()
-    process.executableURL = URL(fileURLWithPath: python)
-    process.arguments = [script, pairs]
-    process.standardInput = FileHandle.nullDevice
-    process.standardOutput = out
-    process.standardError = err
-    let exited = DispatchSemaphore(value: 0)
-    process.terminationHandler = { _ in exited.signal() }
-    do { try process.run() } catch { return .unavailable("cannot run \(python): \(error)") }
-    if exited.wait(timeout: .now() + timeout) == .timedOut {
-      // SIGKILL: it cannot be blocked by the signal mask the child may have inherited. The script has no children.
-      let pid = process.processIdentifier
-      if pid > 0 { kill(pid, SIGKILL) }
-      exited.wait()
-      return .failed("no answer within \(Int(timeout)) s; killed")
-    }
-    let stderr = (try? String(contentsOfFile: errors, encoding: .utf8)) ?? ""
-    switch process.terminationStatus {
+    if output.timedOut { return .failed("no answer within \(Int(timeout)) s; killed") }
+    switch output.status {
     case 0:
-      let text = (try? String(contentsOfFile: output, encoding: .utf8)) ?? ""
-      return .answered(text.split(separator: "\n", omittingEmptySubsequences: false).dropLast().map(String.init))
+      return .answered(
+        output.stdoutText.split(separator: "\n", omittingEmptySubsequences: false).dropLast().map(String.init))
     case 3:
-      return .unavailable(stderr.trimmingCharacters(in: .whitespacesAndNewlines))
+      return .unavailable(output.stderrText.trimmingCharacters(in: .whitespacesAndNewlines))
     default:
-      return .failed("exit status \(process.terminationStatus): \(stderr.suffix(2000))")
+      return .failed("exit status \(output.status): \(output.stderrText.suffix(2000))")
     }
-  }
-
-  /// An executable on PATH.
-  static func which(_ name: String) -> String? {
-    for directory in (ProcessInfo.processInfo.environment["PATH"] ?? "").split(separator: ":") {
-      let path = "\(directory)/\(name)"
-      if FileManager.default.isExecutableFile(atPath: path) { return path }
-    }
-    return nil
   }
 }

@@ -2,9 +2,9 @@
 /// fakellm) or an MCP client (`toolhost serve --mcp`) may make without a person saying yes, how config.json's
 /// `approvals` decide it, and that `--save` transcripts are 0600 and keep their mode when rewritten.
 import Foundation
-import Synchronization
 import Testing
 import ToolhostJSON
+import ToolhostTestSupport
 
 #if canImport(Glibc)
   import Glibc
@@ -26,7 +26,7 @@ struct ApprovalFixture: Sendable {
   var readerRan: Bool { FileManager.default.fileExists(atPath: reads) }
 
   init() throws {
-    work = try TestEnvironment.temporaryDirectory()
+    work = try TemporaryFolder.make(prefix: "toolhost-session-tests")
     chmod(work.path, 0o755)
     try write("tools/appender/toolhost.json", Self.manifest(tool: "appendNote", annotations: nil))
     try write(
@@ -86,18 +86,9 @@ struct ApprovalFixture: Sendable {
 
   /// toolhost's environment: a clean one (no colours, no terminal), HOME the scratch folder.
   var environment: [String: String] {
-    let host = ProcessInfo.processInfo.environment
-    return [
-      "PATH": host["PATH"] ?? "/usr/bin:/bin", "HOME": work.path, "NO_COLOR": "1", "LANG": "C.UTF-8",
-      "TOOLHOST_API_KEY": "cli-key",
-    ]
-  }
-
-  static func binary() throws -> String {
-    guard let binary = CLITests.binary else {
-      throw TestFailure("the toolhost binary is not built beside the tests; build it or set TOOLHOST_BIN")
-    }
-    return binary
+    var environment = Subprocess.cleanEnvironment(home: work.path)
+    environment["TOOLHOST_API_KEY"] = "cli-key"
+    return environment
   }
 
   /// Runs toolhost in the scratch folder, stdin a file (not a terminal), against `server` when given.
@@ -105,15 +96,17 @@ struct ApprovalFixture: Sendable {
     var args = arguments
     if let server { args += ["--base-url", server.baseURL, "--model", "cli-model"] }
     return try await TestEnvironment.run(
-      ["/usr/bin/env", "-C", work.path, try Self.binary()] + args, environment: environment, stdin: "",
+      ["/usr/bin/env", "-C", work.path, try TestPackage.requireToolhostBinary()] + args, environment: environment,
+      stdin: "",
       timeout: 120)
   }
 
   /// Runs `body` with `toolhost ARGUMENTS` (a `serve --mcp`) started and initialized; stops it afterwards, also when
   /// `body` throws.
-  func withServe(_ arguments: [String], _ body: (ServeSession) async throws -> Void) async throws {
-    let server = try ServeSession(
-      binary: try Self.binary(), arguments: arguments, environment: environment, workingDirectory: work,
+  func withServe(_ arguments: [String], _ body: (MCPServeProcess) async throws -> Void) async throws {
+    let server = try MCPServeProcess(
+      binary: try TestPackage.requireToolhostBinary(), arguments: arguments, environment: environment,
+      workingDirectory: work,
       logPath: path("serve-\(UUID().uuidString).log"))
     do {
       try await server.initialize()
@@ -126,128 +119,7 @@ struct ApprovalFixture: Sendable {
   }
 
   /// Whether `mcp-server-time` (PyPI mcp-server-time, plugins/time-mcp) is on PATH.
-  static let hasTimeServer: Bool = {
-    let path = ProcessInfo.processInfo.environment["PATH"] ?? ""
-    return path.split(separator: ":").contains {
-      FileManager.default.isExecutableFile(atPath: String($0) + "/mcp-server-time")
-    }
-  }()
-}
-
-/// `toolhost serve --mcp` as a child process, spoken to in JSON-RPC lines; a reader thread collects the responses by
-/// id, and the test polls for them without blocking a thread of the cooperative pool.
-final class ServeSession: @unchecked Sendable {
-  private let process: Process
-  private let input: FileHandle
-  private let output: FileHandle
-  private let logPath: String
-  private let responses = Mutex<[Int64: JSONValue]>([:])
-
-  init(binary: String, arguments: [String], environment: [String: String], workingDirectory: URL, logPath: String)
-    throws
-  {
-    _ = signal(SIGPIPE, SIG_IGN)  // a server that died makes writes fail instead of killing the tests
-    _ = FileManager.default.createFile(atPath: logPath, contents: nil)
-    let process = Process()
-    let stdinPipe = Pipe()
-    let stdoutPipe = Pipe()
-    process.executableURL = URL(fileURLWithPath: binary)
-    process.arguments = arguments
-    process.environment = environment
-    process.currentDirectoryURL = workingDirectory
-    process.standardInput = stdinPipe
-    process.standardOutput = stdoutPipe
-    process.standardError = FileHandle(forWritingAtPath: logPath)
-    try TestEnvironment.withUnblockedSignals { try process.run() }
-    self.process = process
-    self.logPath = logPath
-    input = stdinPipe.fileHandleForWriting
-    output = stdoutPipe.fileHandleForReading
-    Thread.detachNewThread { [self] in readResponses() }
-  }
-
-  private func readResponses() {
-    var pending: [UInt8] = []
-    var chunk = [UInt8](repeating: 0, count: 1 << 16)
-    while true {
-      let count = read(output.fileDescriptor, &chunk, chunk.count)
-      if count < 0, errno == EINTR { continue }
-      if count <= 0 { break }
-      pending += chunk[0..<count]
-      while let newline = pending.firstIndex(of: 0x0A) {
-        let line = Array(pending[..<newline])
-        pending.removeSubrange(...newline)
-        guard let message = try? JSONValue.parse(line), let id = message["id"]?.integerValue else { continue }
-        responses.withLock { $0[id] = message }
-      }
-    }
-  }
-
-  func send(_ message: JSONValue) throws {
-    try input.write(contentsOf: Data((message.serialized() + "\n").utf8))
-  }
-
-  /// The response to request `id`, or nil when none came within `seconds`.
-  func response(to id: Int64, within seconds: Double = 30) async -> JSONValue? {
-    let deadline = ContinuousClock.now + .seconds(seconds)
-    while ContinuousClock.now < deadline {
-      if let reply = responses.withLock({ $0.removeValue(forKey: id) }) { return reply }
-      try? await Task.sleep(for: .milliseconds(20))
-    }
-    return nil
-  }
-
-  /// `initialize` (id 0), then `notifications/initialized`.
-  func initialize() async throws {
-    try send([
-      "jsonrpc": "2.0", "id": 0, "method": "initialize",
-      "params": [
-        "protocolVersion": "2025-11-25", "capabilities": [:], "clientInfo": ["name": "t", "version": "1"],
-      ],
-    ])
-    guard let reply = await response(to: 0), reply["result"]?["protocolVersion"] != nil else {
-      throw TestFailure("serve --mcp did not answer initialize; its log: \(log)")
-    }
-    try send(["jsonrpc": "2.0", "method": "notifications/initialized"])
-  }
-
-  /// The names `tools/list` (request `id`) offers.
-  func toolNames(id: Int64) async throws -> [String] {
-    try send(["jsonrpc": "2.0", "id": .integer(id), "method": "tools/list"])
-    guard let reply = await response(to: id), let tools = reply["result"]?["tools"]?.arrayValue else {
-      throw TestFailure("serve --mcp did not answer tools/list; its log: \(log)")
-    }
-    return tools.compactMap { $0["name"]?.stringValue }
-  }
-
-  /// The `result` of a `tools/call` (request `id`).
-  func call(id: Int64, _ tool: String, _ arguments: JSONValue) async throws -> JSONValue {
-    try send([
-      "jsonrpc": "2.0", "id": .integer(id), "method": "tools/call",
-      "params": ["name": .string(tool), "arguments": arguments],
-    ])
-    guard let reply = await response(to: id) else {
-      throw TestFailure("serve --mcp did not answer tools/call \(tool); its log: \(log)")
-    }
-    guard let result = reply["result"] else {
-      throw TestFailure("tools/call \(tool) got no result: \(reply.serialized())")
-    }
-    return result
-  }
-
-  /// The end of the server's stderr.
-  var log: String { String(((try? String(contentsOfFile: logPath, encoding: .utf8)) ?? "").suffix(2000)) }
-
-  /// Closes stdin and waits up to 5 s for the server to exit; then kills it by its pid.
-  func stop() async {
-    try? input.close()
-    let deadline = ContinuousClock.now + .seconds(5)
-    while process.isRunning, ContinuousClock.now < deadline { try? await Task.sleep(for: .milliseconds(20)) }
-    if process.isRunning {
-      kill(process.processIdentifier, SIGKILL)
-      while process.isRunning { try? await Task.sleep(for: .milliseconds(20)) }
-    }
-  }
+  static let hasTimeServer = TestPackage.which("mcp-server-time") != nil
 }
 
 // MARK: - toolhost ask
@@ -386,7 +258,7 @@ struct ApprovalCLITests {
     // plugins/time-mcp's manifest, in a folder of its own (the server declares readOnlyHint: true, which toolhost
     // must not trust).
     let manifest = try String(
-      contentsOf: TestEnvironment.plugins.appendingPathComponent("time-mcp/toolhost.json"), encoding: .utf8)
+      contentsOf: TestPackage.plugins.appendingPathComponent("time-mcp/toolhost.json"), encoding: .utf8)
     try fixture.write("time-plugins/time-mcp/toolhost.json", manifest)
     let plugins = fixture.path("time-plugins")
     let rules = """
@@ -467,33 +339,6 @@ struct ApprovalCLITests {
     }
   }
 
-  /// Answers the approval prompt on a pseudo-terminal: starts argv[2:] on a new terminal, copies what it shows to
-  /// stdout, and types argv[1] and a newline once "[a]lways: " appears.
-  static let answeringTerminal = #"""
-    import os, pty, sys
-    answer = sys.argv[1].encode() + b"\n"
-    pid, fd = pty.fork()
-    if pid == 0:
-        os.execv(sys.argv[2], sys.argv[2:])
-    seen = b""
-    answered = False
-    while True:
-        try:
-            data = os.read(fd, 65536)
-        except OSError:
-            break
-        if not data:
-            break
-        seen += data
-        if not answered and b"[a]lways: " in seen:
-            os.write(fd, answer)
-            answered = True
-    _, status = os.waitpid(pid, 0)
-    sys.stdout.buffer.write(seen)
-    sys.stdout.flush()
-    sys.exit(os.waitstatus_to_exitcode(status) & 0xFF)
-    """#
-
   @Test func aTerminalAsksShowsWhatWouldRunAndRemembersAlways() async throws {
     let fixture = try ApprovalFixture()
     defer { fixture.remove() }
@@ -516,11 +361,13 @@ struct ApprovalCLITests {
     try await FakeLLM.with(rules: rules) { server in
       func onTerminal(answer: String, _ prompt: String) async throws -> TestEnvironment.Finished {
         try await TestEnvironment.run(
-          [
-            "/usr/bin/env", "-C", fixture.work.path, "python3", "-c", Self.answeringTerminal, answer,
-            try ApprovalFixture.binary(), "ask", "--plugins", fixture.tools, "--base-url", server.baseURL,
-            "--model", "cli-model", prompt,
-          ], environment: fixture.environment, stdin: "", timeout: 120)
+          ["/usr/bin/env", "-C", fixture.work.path]
+            + Terminal.command(
+              [
+                try TestPackage.requireToolhostBinary(), "ask", "--plugins", fixture.tools, "--base-url",
+                server.baseURL, "--model", "cli-model", prompt,
+              ], answer: (after: "[a]lways: ", text: answer)),
+          environment: fixture.environment, stdin: "", timeout: 120)
       }
       let declined = try await onTerminal(answer: "n", "Note one")
       #expect(declined.stdout.contains("[y]es, [n]o, [a]lways"), "\(declined.output)")

@@ -10,23 +10,11 @@ import ToolhostTestSupport
     if: TestEnvironment.hasFakeLLM,
     "fakellm 0.3.5 is not installed for \(TestEnvironment.python): \(TestEnvironment.pipCommand)"))
 struct CLITests {
-  /// The `toolhost` built beside this test bundle, or `$TOOLHOST_BIN`.
-  static let binary: String? = {
-    if let explicit = ProcessInfo.processInfo.environment["TOOLHOST_BIN"] { return explicit }
-    let exe =
-      (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe"))
-      ?? CommandLine.arguments[0]
-    var dir = URL(fileURLWithPath: exe).deletingLastPathComponent()
-    if dir.pathExtension == "xctest" { dir = dir.deletingLastPathComponent() }
-    let candidate = dir.appendingPathComponent("toolhost").path
-    return FileManager.default.isExecutableFile(atPath: candidate) ? candidate : nil
-  }()
-
   let work: URL
 
   init() throws {
-    _ = try TestEnvironment.examplePlugins.get()
-    work = try TestEnvironment.temporaryDirectory()
+    _ = try ExamplePlugins.weatherBreadTodo.get()
+    work = try TemporaryFolder.make(prefix: "toolhost-session-tests")
   }
 
   /// Runs toolhost in a scratch directory with a clean environment (no colours, no terminal).
@@ -35,15 +23,8 @@ struct CLITests {
   )
     async throws -> TestEnvironment.Finished
   {
-    guard let binary = Self.binary else {
-      throw TestFailure(
-        "the toolhost binary is not built beside the tests; build it or set TOOLHOST_BIN")
-    }
-    let host = ProcessInfo.processInfo.environment
-    var env = [
-      "PATH": host["PATH"] ?? "/usr/bin:/bin", "HOME": work.path, "NO_COLOR": "1",
-      "LANG": "C.UTF-8",
-    ]
+    let binary = try TestPackage.requireToolhostBinary()
+    var env = Subprocess.cleanEnvironment(home: work.path)
     env["TOOLHOST_API_KEY"] = "cli-key"
     if let todoFile { env["TOOLHOST_TODO_FILE"] = todoFile }
     var args = arguments
@@ -54,7 +35,7 @@ struct CLITests {
   }
 
   var plugins: [String] {
-    ["--plugins", (try? TestEnvironment.examplePlugins.get().path) ?? "plugins"]
+    ["--plugins", (try? ExamplePlugins.weatherBreadTodo.get().path) ?? "plugins"]
   }
 
   @Test func askAnswersWithAPluginTool() async throws {

@@ -27,7 +27,7 @@ struct EndToEndTests {
   }
 
   func pluginRegistry() async throws -> ToolRegistry {
-    let folder = try TestEnvironment.examplePlugins.get()
+    let folder = try ExamplePlugins.weatherBreadTodo.get()
     let catalog = await PluginCatalog.discover(folders: [folder.path])
     #expect(!catalog.hasErrors, "\(catalog.diagnostics)")
     return catalog.registry()
@@ -393,7 +393,7 @@ struct EndToEndTests {
           when: {turn: 3, messages_contain: "2+2 is 4"}
           respond: {content: "And doubled, 8."}
       """
-    let dir = try TestEnvironment.temporaryDirectory()
+    let dir = try TemporaryFolder.make(prefix: "toolhost-session-tests")
     defer { try? FileManager.default.removeItem(at: dir) }
     let path = dir.appendingPathComponent("chat.jsonl").path
     try await FakeLLM.with(rules: rules) { server in

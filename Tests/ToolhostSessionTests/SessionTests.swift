@@ -3,6 +3,7 @@ import Testing
 import Toolhost
 import ToolhostJSON
 import ToolhostSession
+import ToolhostTestSupport
 
 /// The session loop against a scripted in-process model: no server, every branch deterministic.
 @Suite("Session loop")
@@ -409,7 +410,7 @@ struct TranscriptTests {
   }
 
   @Test func fileRoundTripAndErrors() throws {
-    let dir = try TestEnvironment.temporaryDirectory()
+    let dir = try TemporaryFolder.make(prefix: "toolhost-session-tests")
     defer { try? FileManager.default.removeItem(at: dir) }
     let path = dir.appendingPathComponent("t.jsonl").path
     try transcript.save(to: path)

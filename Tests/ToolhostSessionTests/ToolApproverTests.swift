@@ -4,10 +4,11 @@ import Testing
 import Toolhost
 import ToolhostJSON
 import ToolhostSession
+import ToolhostTestSupport
 
 @Suite("Tool approver")
 struct ToolApproverTests {
-  let folder = NSTemporaryDirectory() + "toolhost-approver-" + UUID().uuidString
+  let folder = TemporaryFolder.uniquePath(prefix: "toolhost-approver")
 
   func call(_ name: String) -> Transcript.ToolCall {
     Transcript.ToolCall(id: "c1", toolName: name, arguments: [:])

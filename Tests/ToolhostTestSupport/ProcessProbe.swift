@@ -1,3 +1,5 @@
+import Foundation
+
 #if canImport(Glibc)
   import Glibc
 #elseif canImport(Musl)
@@ -12,22 +14,61 @@ public enum ProcessProbe {
   /// Whether `pid` is a process that exists and is not a zombie (for leak checks: an exited child nobody has reaped
   /// yet is gone for this purpose).
   public static func isAlive(_ pid: Int32) -> Bool {
-    guard pid > 0, kill(pid, 0) == 0 else { return false }
+    // EPERM: the process exists but belongs to someone else.
+    guard pid > 0, kill(pid, 0) == 0 || errno == EPERM else { return false }
     guard let fields = statFields(pid) else { return false }
     return fields.first != "Z"
   }
 
-  /// The living (not zombie) processes of process group `pgid`.
-  public static func inGroup(_ pgid: Int32) -> [Int32] {
+  /// The living processes of process group `pgid`, and its zombies too when `includingZombies`.
+  public static func inGroup(_ pgid: Int32, includingZombies: Bool = false) -> [Int32] {
     guard pgid > 0, let directory = opendir("/proc") else { return [] }
     defer { closedir(directory) }
     var found: [Int32] = []
     while let entry = readdir(directory) {
       let name = withUnsafeBytes(of: entry.pointee.d_name) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) }
       guard let pid = Int32(name), let fields = statFields(pid) else { continue }
-      if fields.count > 2, fields[0] != "Z", Int32(fields[2]) == pgid { found.append(pid) }
+      if fields.count > 2, includingZombies || fields[0] != "Z", Int32(fields[2]) == pgid { found.append(pid) }
     }
     return found
+  }
+
+  /// Waits up to `timeout` seconds for `pid` to end (be gone, or a zombie); whether it did.
+  public static func waitForEnd(_ pid: Int32, timeout: Double = 3) async -> Bool {
+    let end = Date().addingTimeInterval(timeout)
+    while Date() < end {
+      if !isAlive(pid) { return true }
+      try? await Task.sleep(for: .milliseconds(20))
+    }
+    return !isAlive(pid)
+  }
+
+  /// Waits up to `timeout` seconds for process group `pgid` to be empty; returns what is left of it.
+  public static func waitForGroupToEnd(_ pgid: Int32, timeout: Double = 3) async -> [Int32] {
+    let end = Date().addingTimeInterval(timeout)
+    while Date() < end {
+      if inGroup(pgid).isEmpty { return [] }
+      try? await Task.sleep(for: .milliseconds(20))
+    }
+    return inGroup(pgid)
+  }
+
+  /// Kills whatever is left of process group `pgid` (clean-up after a failed expectation, so no test leaves
+  /// processes behind).
+  public static func killGroup(_ pgid: Int32) {
+    guard pgid > 0 else { return }
+    kill(-pgid, SIGKILL)
+  }
+
+  /// The living processes whose command line (its words joined by NUL bytes) satisfies `matches`.
+  public static func processes(whoseCommandLine matches: (String) -> Bool) -> [Int32] {
+    let names = (try? FileManager.default.contentsOfDirectory(atPath: "/proc")) ?? []
+    return names.compactMap { name -> Int32? in
+      guard let pid = Int32(name), let data = FileManager.default.contents(atPath: "/proc/\(name)/cmdline") else {
+        return nil
+      }
+      return matches(String(decoding: data, as: UTF8.self)) && isAlive(pid) ? pid : nil
+    }
   }
 
   /// The fields of `/proc/PID/stat` after the command name (state first); `nil` when the process is gone.

@@ -2,27 +2,15 @@ import CToolhostSupport
 import Foundation
 import Testing
 import ToolhostJSON
+import ToolhostTestSupport
 
 @testable import Toolhost
 
-/// Whether process `pid` has ended (gone, or a zombie waiting for its reaper) within `seconds`.
-func processEnded(_ pid: Int32, within seconds: Double = 1) async -> Bool {
-  let deadline = Date().addingTimeInterval(seconds)
-  repeat {
-    if kill(pid, 0) != 0 { return true }
-    if let stat = Containment.stat(of: pid), stat.state == "Z" { return true }
-    try? await Task.sleep(for: .milliseconds(20))
-  } while Date() < deadline
-  return false
-}
-
 /// A scratch folder with a file that test scripts append their pids to (`$F`); removed at the end.
 final class PidFile: Sendable {
-  let folder = NSTemporaryDirectory() + "toolhost-containment-" + UUID().uuidString
-  var path: String { folder + "/pids" }
-
-  init() { try? FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true) }
-  deinit { try? FileManager.default.removeItem(atPath: folder) }
+  private let scratch = TemporaryFolder(prefix: "toolhost-containment")
+  var folder: String { scratch.path }
+  var path: String { scratch.file("pids") }
 
   /// The pids written so far.
   var pids: [Int32] {
@@ -58,7 +46,7 @@ struct ContainmentTests {
     #expect(out.termination == .exited(0))
     let daemons = file.pids
     #expect(daemons.count == 1, "the script did not record its daemon")
-    for pid in daemons { #expect(await processEnded(pid), "daemon \(pid) outlived its call") }
+    for pid in daemons { #expect(await ProcessProbe.waitForEnd(pid, timeout: 1), "daemon \(pid) outlived its call") }
   }
 
   @Test(arguments: 0..<2)
@@ -73,7 +61,7 @@ struct ContainmentTests {
     #expect(elapsed < .milliseconds(500 + 200 + 500), "took \(elapsed)")
     let all = file.pids
     #expect(all.count == 3)
-    for pid in all { #expect(await processEnded(pid), "process \(pid) outlived the timeout") }
+    for pid in all { #expect(await ProcessProbe.waitForEnd(pid, timeout: 1), "process \(pid) outlived the timeout") }
   }
 
   @Test(arguments: 0..<2)
@@ -86,7 +74,7 @@ struct ContainmentTests {
     task.cancel()
     let out = try await task.value
     #expect(out.stopReason == .cancelled)
-    for pid in file.pids { #expect(await processEnded(pid)) }
+    for pid in file.pids { #expect(await ProcessProbe.waitForEnd(pid, timeout: 1)) }
   }
 
   @Test(arguments: 0..<2)
@@ -101,7 +89,9 @@ struct ContainmentTests {
     #expect(file.pids.count == 1, "the plugin did not start its daemon")
     let exit = await process.shutdown(grace: .milliseconds(500))
     #expect(exit.termination == .exited(0))
-    for pid in file.pids { #expect(await processEnded(pid), "daemon \(pid) outlived its persistent plugin") }
+    for pid in file.pids {
+      #expect(await ProcessProbe.waitForEnd(pid, timeout: 1), "daemon \(pid) outlived its persistent plugin")
+    }
   }
 
   @Test func pluginsHaveNoControllingTerminalAndTheirOwnSession() async throws {

@@ -2,6 +2,7 @@ import Foundation
 import Testing
 import ToolhostJSON
 import ToolhostSchema
+import ToolhostTestSupport
 
 @testable import Toolhost
 
@@ -11,7 +12,7 @@ struct DiscoveryTests {
     for (name, embedded) in [
       ("manifest", EmbeddedSchemas.manifest), ("request", EmbeddedSchemas.request), ("reply", EmbeddedSchemas.reply),
     ] {
-      let file = try String(contentsOfFile: "\(packageRoot)/schemas/\(name).schema.json", encoding: .utf8)
+      let file = try String(contentsOfFile: "\(TestPackage.root.path)/schemas/\(name).schema.json", encoding: .utf8)
       #expect(
         try JSONValue.parse(file) == JSONValue.parse(embedded),
         "schemas/\(name).schema.json changed: run scripts/embed-schemas")
@@ -20,7 +21,7 @@ struct DiscoveryTests {
   }
 
   @Test func exampleManifestsAreValid() async throws {
-    let catalog = await PluginCatalog.discover(folders: [packageRoot + "/plugins"])
+    let catalog = await PluginCatalog.discover(folders: [TestPackage.plugins.path])
     let manifestKinds: Set<PluginDiagnostic.Kind> = [.invalidJSON, .schemaViolation, .badToolName, .unsupportedSchema]
     let schemaProblems = catalog.diagnostics.filter { manifestKinds.contains($0.kind) }
     #expect(schemaProblems.isEmpty, "\(schemaProblems)")

@@ -1,33 +1,19 @@
 import CToolhostSupport
 import Foundation
 import Testing
+import ToolhostTestSupport
 
 @testable import Toolhost
 
 /// Whether the process group `pgid` is gone: no live member at once, and no zombie either within 3 s (orphans
 /// belong to PID 1, which on some machines reaps them only every second or so).
 func groupIsGone(_ pgid: Int32) async -> Bool {
-  if processesInGroup(pgid).contains(where: { !$0.hasSuffix(" Z") }) { return false }
+  if !ProcessProbe.inGroup(pgid).isEmpty { return false }
   for _ in 0..<60 {
-    if processesInGroup(pgid).isEmpty { return true }
+    if ProcessProbe.inGroup(pgid, includingZombies: true).isEmpty { return true }
     try? await Task.sleep(for: .milliseconds(50))
   }
   return false
-}
-
-/// Processes whose process group is `pgid`, read from /proc (zombies included), as "pid state".
-func processesInGroup(_ pgid: Int32) -> [String] {
-  guard let entries = try? FileManager.default.contentsOfDirectory(atPath: "/proc") else { return [] }
-  var found: [String] = []
-  for e in entries where Int32(e) != nil {
-    guard let stat = try? String(contentsOfFile: "/proc/\(e)/stat", encoding: .utf8),
-      let close = stat.lastIndex(of: ")")
-    else { continue }
-    let fields = stat[stat.index(after: close)...].split(separator: " ")
-    // fields: state ppid pgrp ...
-    if fields.count > 2, Int32(fields[2]) == pgid { found.append("\(e) \(fields[0])") }
-  }
-  return found
 }
 
 func sh(_ script: String, timeout: Duration? = .seconds(10), input: [UInt8] = [], limit: Int = 16 << 20) -> ProcessSpec
@@ -58,7 +44,7 @@ struct RunnerTests {
     await #expect(throws: ProcessLaunchError.self) {
       try await runner.run(ProcessSpec(executable: "/nonexistent/tool"))
     }
-    let plain = NSTemporaryDirectory() + "toolhost-plain-\(UUID().uuidString)"
+    let plain = TemporaryFolder.uniquePath(prefix: "toolhost-plain")
     FileManager.default.createFile(
       atPath: plain, contents: Data("#!/bin/sh\n".utf8), attributes: [.posixPermissions: 0o644])
     defer { try? FileManager.default.removeItem(atPath: plain) }
@@ -68,7 +54,7 @@ struct RunnerTests {
     } catch {
       #expect(error.reason.contains("not executable"))
     }
-    let garbage = NSTemporaryDirectory() + "toolhost-garbage-\(UUID().uuidString)"
+    let garbage = TemporaryFolder.uniquePath(prefix: "toolhost-garbage")
     FileManager.default.createFile(
       atPath: garbage, contents: Data("#!/nonexistent/interpreter\n".utf8), attributes: [.posixPermissions: 0o755])
     defer { try? FileManager.default.removeItem(atPath: garbage) }
@@ -99,7 +85,7 @@ struct RunnerTests {
     let elapsed = ContinuousClock.now - t0
     #expect(out.stopReason == .timedOut)
     #expect(elapsed < .milliseconds(1000), "returned after \(elapsed)")
-    #expect(await groupIsGone(out.pid), "left behind: \(processesInGroup(out.pid))")
+    #expect(await groupIsGone(out.pid), "left behind: \(ProcessProbe.inGroup(out.pid, includingZombies: true))")
   }
 
   @Test func cancellationEndsTheTree() async throws {
@@ -110,7 +96,7 @@ struct RunnerTests {
     let out = try await task.value
     #expect(out.stopReason == .cancelled)
     #expect(ContinuousClock.now - t0 < .milliseconds(800))
-    #expect(await groupIsGone(out.pid), "left behind: \(processesInGroup(out.pid))")
+    #expect(await groupIsGone(out.pid), "left behind: \(ProcessProbe.inGroup(out.pid, includingZombies: true))")
   }
 
   @Test func leftoverBackgroundProcessesAreEndedWhenTheChildExits() async throws {
@@ -118,7 +104,7 @@ struct RunnerTests {
     let out = try await runner.run(sh("sleep 100 & echo done", timeout: nil))
     #expect(ContinuousClock.now - t0 < .seconds(2))
     #expect(String(decoding: out.stdout, as: UTF8.self) == "done\n")
-    #expect(await groupIsGone(out.pid), "left behind: \(processesInGroup(out.pid))")
+    #expect(await groupIsGone(out.pid), "left behind: \(ProcessProbe.inGroup(out.pid, includingZombies: true))")
   }
 
   @Test func childThatIgnoresALargeRequestDoesNotKillTheHost() async throws {

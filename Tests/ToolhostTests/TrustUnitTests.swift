@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 import ToolhostJSON
+import ToolhostTestSupport
 
 @testable import Toolhost
 
@@ -111,7 +112,7 @@ struct ApprovalTests {
 
 @Suite("Trust store and file safety")
 struct TrustStoreTests {
-  let folder = NSTemporaryDirectory() + "toolhost-trust-" + UUID().uuidString
+  let folder = TemporaryFolder.uniquePath(prefix: "toolhost-trust")
 
   init() throws {
     try FileManager.default.createDirectory(atPath: folder + "/plugins/a", withIntermediateDirectories: true)

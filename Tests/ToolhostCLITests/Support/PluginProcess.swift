@@ -1,10 +1,5 @@
 import Foundation
-
-#if canImport(Glibc)
-  import Glibc
-#elseif canImport(Darwin)
-  import Darwin
-#endif
+import ToolhostTestSupport
 
 /// Runs the example plugins in `plugins/` at the wire level, the way the host
 /// does: the manifest's command in the plugin's folder, a minimal environment
@@ -14,60 +9,6 @@ import Foundation
 /// Test-only: it parses JSON with Foundation's JSONSerialization so it does
 /// not depend on the host's own code, which is being written alongside.
 enum PluginProcess {
-  struct Failure: Error, CustomStringConvertible, Sendable {
-    var description: String
-  }
-
-  /// What a plugin process did.
-  struct Output: Sendable {
-    var status: Int32
-    var stdout: Data
-    var stderr: Data
-    var timedOut: Bool
-
-    var stdoutText: String { String(decoding: stdout, as: UTF8.self) }
-    var stderrText: String { String(decoding: stderr, as: UTF8.self) }
-  }
-
-  // MARK: Locations
-
-  /// The package root, found from this file's path (Tests/ToolhostCLITests/Support/).
-  static let packageRoot: URL = URL(fileURLWithPath: #filePath)
-    .deletingLastPathComponent()
-    .deletingLastPathComponent()
-    .deletingLastPathComponent()
-    .deletingLastPathComponent()
-
-  static var pluginsDirectory: URL { packageRoot.appendingPathComponent("plugins") }
-
-  static func folder(of plugin: String) -> URL {
-    pluginsDirectory.appendingPathComponent(plugin)
-  }
-
-  // MARK: Building
-
-  /// `make -C plugins`, run once per test process; the error carries make's output.
-  private static let build: Result<Void, Failure> = {
-    do {
-      let output = try run(
-        executable: URL(fileURLWithPath: "/usr/bin/env"),
-        arguments: ["make", "-C", pluginsDirectory.path],
-        environment: ProcessInfo.processInfo.environment,
-        workingDirectory: packageRoot, input: Data(), timeout: 600)
-      if output.status == 0, !output.timedOut { return .success(()) }
-      let why = output.timedOut ? "timed out" : "exited with status \(output.status)"
-      return .failure(
-        Failure(description: "make -C plugins \(why):\n\(output.stdoutText)\(output.stderrText)"))
-    } catch {
-      return .failure(Failure(description: "could not run make -C plugins: \(error)"))
-    }
-  }()
-
-  /// Builds the compiled plugins the first time it is called; throws make's output on failure.
-  static func ensureBuilt() throws {
-    try build.get()
-  }
-
   // MARK: Manifests
 
   struct Manifest {
@@ -75,11 +16,11 @@ enum PluginProcess {
     var json: [String: Any]
 
     init(plugin: String) throws {
-      folder = PluginProcess.folder(of: plugin)
+      folder = ExamplePlugins.folder(of: plugin)
       let url = folder.appendingPathComponent("toolhost.json")
       let data = try Data(contentsOf: url)
       guard let object = try JSONSerialization.jsonObject(with: data) as? [String: Any] else {
-        throw Failure(description: "\(url.path) is not a JSON object")
+        throw TestFailure("\(url.path) is not a JSON object")
       }
       json = object
     }
@@ -92,8 +33,7 @@ enum PluginProcess {
 
     func tool(_ name: String) throws -> [String: Any] {
       guard let tool = tools.first(where: { $0["name"] as? String == name }) else {
-        throw Failure(
-          description: "the manifest in \(folder.lastPathComponent) has no tool \(name)")
+        throw TestFailure("the manifest in \(folder.lastPathComponent) has no tool \(name)")
       }
       return tool
     }
@@ -106,12 +46,8 @@ enum PluginProcess {
       }
       let local = folder.appendingPathComponent(command)
       if FileManager.default.isExecutableFile(atPath: local.path) { return local }
-      let path = ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin:/bin"
-      for directory in path.split(separator: ":") {
-        let candidate = URL(fileURLWithPath: String(directory)).appendingPathComponent(command)
-        if FileManager.default.isExecutableFile(atPath: candidate.path) { return candidate }
-      }
-      throw Failure(description: "command \(command) of \(folder.lastPathComponent) not found")
+      if let found = TestPackage.which(command) { return URL(fileURLWithPath: found) }
+      throw TestFailure("command \(command) of \(folder.lastPathComponent) not found")
     }
 
     /// The tool's time limit: its own, else the manifest's, else 30 s.
@@ -155,8 +91,8 @@ enum PluginProcess {
     plugin: String, tool: String, arguments: [String: Any] = [:],
     environment: [String: String] = [:], home: URL? = nil, workingDirectory: URL? = nil,
     request: Data? = nil
-  ) throws -> Output {
-    try ensureBuilt()
+  ) throws -> Subprocess.Output {
+    try ExamplePlugins.build()
     let manifest = try Manifest(plugin: plugin)
     let toolEntry = try manifest.tool(tool)
     let callId = UUID().uuidString
@@ -172,7 +108,7 @@ enum PluginProcess {
     }
     for (name, value) in environment {
       guard manifest.declaredEnvironment.contains(name) else {
-        throw Failure(description: "\(plugin)'s manifest does not declare \(name) in env")
+        throw TestFailure("\(plugin)'s manifest does not declare \(name) in env")
       }
       env[name] = value
     }
@@ -187,91 +123,11 @@ enum PluginProcess {
     ]
     let input =
       try request ?? JSONSerialization.data(withJSONObject: requestObject, options: [.sortedKeys])
-    return try run(
+    return try Subprocess.run(
       executable: manifest.executableURL(),
       arguments: manifest.args + (toolEntry["args"] as? [String] ?? []),
       environment: env, workingDirectory: workingDirectory ?? manifest.folder, input: input,
       timeout: manifest.timeout(of: toolEntry))
-  }
-
-  // MARK: Running a process
-
-  /// Reads a pipe to its end on a thread of its own.
-  private final class PipeReader: @unchecked Sendable {
-    private let lock = NSLock()
-    private var data = Data()
-    private let finished = DispatchSemaphore(value: 0)
-
-    init(_ handle: FileHandle) {
-      Thread.detachNewThread { [self] in
-        let bytes = (try? handle.readToEnd()) ?? Data()
-        lock.lock()
-        data = bytes
-        lock.unlock()
-        finished.signal()
-      }
-    }
-
-    /// The bytes read, once the writers have closed the pipe (nil if they
-    /// did not within the timeout, e.g. a leftover grandchild holds it open).
-    func result(timeout: TimeInterval) -> Data? {
-      guard finished.wait(timeout: .now() + timeout) == .success else { return nil }
-      lock.lock()
-      defer { lock.unlock() }
-      return data
-    }
-  }
-
-  private static let ignoreSIGPIPE: Void = {
-    // A plugin may exit without reading stdin; writing to it must then fail
-    // with EPIPE rather than kill the test process.
-    _ = signal(SIGPIPE, SIG_IGN)
-  }()
-
-  /// Runs a process to completion: writes input to its stdin and closes it,
-  /// collects stdout and stderr concurrently, and kills it after timeout seconds.
-  static func run(
-    executable: URL, arguments: [String], environment: [String: String],
-    workingDirectory: URL, input: Data, timeout: TimeInterval
-  ) throws -> Output {
-    _ = ignoreSIGPIPE
-    let process = Process()
-    process.executableURL = executable
-    process.arguments = arguments
-    process.environment = environment
-    process.currentDirectoryURL = workingDirectory
-    let stdinPipe = Pipe()
-    let stdoutPipe = Pipe()
-    let stderrPipe = Pipe()
-    process.standardInput = stdinPipe
-    process.standardOutput = stdoutPipe
-    process.standardError = stderrPipe
-    let exited = DispatchSemaphore(value: 0)
-    process.terminationHandler = { _ in exited.signal() }
-    try process.run()
-
-    let stdoutReader = PipeReader(stdoutPipe.fileHandleForReading)
-    let stderrReader = PipeReader(stderrPipe.fileHandleForReading)
-    let writer = stdinPipe.fileHandleForWriting
-    Thread.detachNewThread {
-      try? writer.write(contentsOf: input)  // EPIPE when the plugin ignores stdin: fine
-      try? writer.close()
-    }
-
-    var timedOut = false
-    if exited.wait(timeout: .now() + timeout) == .timedOut {
-      timedOut = true
-      process.terminate()
-      if exited.wait(timeout: .now() + 2) == .timedOut {
-        kill(process.processIdentifier, SIGKILL)
-        exited.wait()
-      }
-    }
-    let stdout = stdoutReader.result(timeout: 5)
-    let stderr = stderrReader.result(timeout: 5)
-    return Output(
-      status: process.terminationStatus, stdout: stdout ?? Data(), stderr: stderr ?? Data(),
-      timedOut: timedOut)
   }
 }
 
@@ -283,42 +139,41 @@ enum PluginReply {
   case result(Any, text: String?)
   case error(message: String, code: String?, data: Any?)
 
-  init(_ output: PluginProcess.Output) throws {
-    typealias Failure = PluginProcess.Failure
+  init(_ output: Subprocess.Output) throws {
     let parsed: Any
     do {
       parsed = try JSONSerialization.jsonObject(with: output.stdout)
     } catch {
-      throw Failure(description: "stdout is not one JSON value: \(output.stdoutText)")
+      throw TestFailure("stdout is not one JSON value: \(output.stdoutText)")
     }
     guard let reply = parsed as? [String: Any] else {
-      throw Failure(description: "the reply is not an object: \(output.stdoutText)")
+      throw TestFailure("the reply is not an object: \(output.stdoutText)")
     }
     let keys = Set(reply.keys)
     if let result = reply["result"] {
       guard keys.isSubset(of: ["result", "text"]) else {
-        throw Failure(description: "a result reply has extra members: \(keys.sorted())")
+        throw TestFailure("a result reply has extra members: \(keys.sorted())")
       }
       if reply["text"] != nil, !(reply["text"] is String) {
-        throw Failure(description: "text is not a string")
+        throw TestFailure("text is not a string")
       }
       self = .result(result, text: reply["text"] as? String)
     } else if let error = reply["error"] {
       guard keys == ["error"] else {
-        throw Failure(description: "an error reply has extra members: \(keys.sorted())")
+        throw TestFailure("an error reply has extra members: \(keys.sorted())")
       }
       guard let error = error as? [String: Any],
         Set(error.keys).isSubset(of: ["message", "code", "data"]),
         let message = error["message"] as? String, !message.isEmpty
       else {
-        throw Failure(description: "error is not {message, code?, data?}: \(output.stdoutText)")
+        throw TestFailure("error is not {message, code?, data?}: \(output.stdoutText)")
       }
       if error["code"] != nil, !(error["code"] is String) {
-        throw Failure(description: "error.code is not a string")
+        throw TestFailure("error.code is not a string")
       }
       self = .error(message: message, code: error["code"] as? String, data: error["data"])
     } else {
-      throw Failure(description: "the reply has neither result nor error: \(output.stdoutText)")
+      throw TestFailure("the reply has neither result nor error: \(output.stdoutText)")
     }
   }
 

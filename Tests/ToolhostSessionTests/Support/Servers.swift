@@ -11,15 +11,9 @@ import ToolhostTestSupport
 
 /// Locations and the Python environment the end-to-end tests need.
 enum TestEnvironment {
-  /// The package root, found from this file's path (Tests/ToolhostSessionTests/Support/).
-  static let packageRoot: URL = URL(fileURLWithPath: #filePath)
-    .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
-    .deletingLastPathComponent()
-
   static var support: URL {
-    packageRoot.appendingPathComponent("Tests/ToolhostSessionTests/Support")
+    TestPackage.root.appendingPathComponent("Tests/ToolhostSessionTests/Support")
   }
-  static var plugins: URL { packageRoot.appendingPathComponent("plugins") }
 
   /// The Python interpreter: `$TOOLHOST_TEST_PYTHON`, else `python3` on PATH.
   static let python: String =
@@ -37,50 +31,7 @@ enum TestEnvironment {
     "import pydantic; from openai.types.chat import completion_create_params")
 
   static func pythonSucceeds(_ code: String) -> Bool {
-    guard let result = try? runBlocking(["/usr/bin/env", python, "-c", code], timeout: 60) else {
-      return false
-    }
-    return result.status == 0
-  }
-
-  /// Builds the compiled example plugins once (`make -C plugins`).
-  static let pluginsBuilt: Result<Void, TestFailure> = {
-    do {
-      let r = try runBlocking(["/usr/bin/env", "make", "-C", plugins.path], timeout: 600)
-      return r.status == 0
-        ? .success(()) : .failure(TestFailure("make -C plugins failed:\n\(r.output)"))
-    } catch {
-      return .failure(TestFailure("cannot run make -C plugins: \(error)"))
-    }
-  }()
-
-  /// A plugin folder with only the example plugins these tests use (weather, bread, todo), linked from
-  /// `plugins/`, so plugins other teams add (MCP servers among them) neither slow the tests nor change them.
-  /// Made once per test process and left for the system to clean (it holds only symbolic links).
-  static let examplePlugins: Result<URL, TestFailure> = {
-    do {
-      try pluginsBuilt.get()
-      let dir = try temporaryDirectory()
-      removeAtExit(dir.path)  // shared by the whole test process, so removed when it ends
-      for name in ["weather", "bread", "todo"] {
-        try FileManager.default.createSymbolicLink(
-          at: dir.appendingPathComponent(name),
-          withDestinationURL: plugins.appendingPathComponent(name))
-      }
-      return .success(dir)
-    } catch let error as TestFailure {
-      return .failure(error)
-    } catch {
-      return .failure(TestFailure("cannot link the example plugins: \(error)"))
-    }
-  }()
-
-  /// A fresh temporary directory; the caller removes it.
-  static func temporaryDirectory() throws -> URL {
-    let url = FileManager.default.temporaryDirectory.appendingPathComponent(
-      "toolhost-session-tests-\(UUID().uuidString)")
-    try FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
-    return url
+    Subprocess.succeeds(["/usr/bin/env", python, "-c", code], timeout: 60)
   }
 
   /// The result of a finished process.
@@ -92,39 +43,11 @@ enum TestEnvironment {
   }
 
   /// Runs a command to completion with stdout and stderr collected to files (no pipe can fill up), killing it after
-  /// `timeout` seconds. Blocks the calling thread: only for one-time checks, never inside tests (the cooperative
-  /// pool has two threads here).
-  static func runBlocking(_ command: [String], timeout: Double) throws -> Finished {
-    // Only Foundation's own threads are involved (no Task), so this cannot deadlock the cooperative pool.
-    let dir = try temporaryDirectory()
-    defer { try? FileManager.default.removeItem(at: dir) }
-    let out = dir.appendingPathComponent("out")
-    _ = FileManager.default.createFile(atPath: out.path, contents: nil)
-    let process = Process()
-    process.executableURL = URL(fileURLWithPath: command[0])
-    process.arguments = Array(command.dropFirst())
-    let handle = try FileHandle(forWritingTo: out)
-    process.standardOutput = handle
-    process.standardError = handle
-    process.standardInput = FileHandle.nullDevice
-    let done = DispatchSemaphore(value: 0)
-    process.terminationHandler = { _ in done.signal() }
-    try withUnblockedSignals { try process.run() }
-    if done.wait(timeout: .now() + timeout) == .timedOut {
-      kill(process.processIdentifier, SIGKILL)
-      done.wait()
-      throw TestFailure("\(command.joined(separator: " ")) did not finish within \(timeout) s")
-    }
-    let text = (try? String(contentsOf: out, encoding: .utf8)) ?? ""
-    return Finished(status: process.terminationStatus, stdout: text, stderr: "")
-  }
-
-  /// Runs a command to completion with stdout and stderr collected to files (no pipe can fill up), killing it after
   /// `timeout` seconds. Waits without blocking a thread.
   static func run(
     _ command: [String], environment: [String: String]? = nil, stdin: String? = nil, timeout: Double
   ) async throws -> Finished {
-    let dir = try temporaryDirectory()
+    let dir = try TemporaryFolder.make(prefix: "toolhost-session-tests")
     defer { try? FileManager.default.removeItem(at: dir) }
     let out = dir.appendingPathComponent("out")
     let err = dir.appendingPathComponent("err")
@@ -143,7 +66,7 @@ enum TestEnvironment {
     let status: Int32 = try await withCheckedThrowingContinuation { continuation in
       process.terminationHandler = { p in continuation.resume(returning: p.terminationStatus) }
       do {
-        try withUnblockedSignals { try process.run() }
+        try Subprocess.withUnblockedSignals { try process.run() }
       } catch {
         continuation.resume(throwing: error)
         return
@@ -164,23 +87,6 @@ enum TestEnvironment {
       stdout: (try? String(contentsOf: out, encoding: .utf8)) ?? "",
       stderr: (try? String(contentsOf: err, encoding: .utf8)) ?? "")
   }
-
-  /// Runs `body` (which starts a child) with no signals blocked on this thread, so the child can be stopped with
-  /// SIGTERM (children inherit the mask, and Swift's threads block SIGTERM and SIGINT).
-  static func withUnblockedSignals<T>(_ body: () throws -> T) rethrows -> T {
-    var empty = sigset_t()
-    var old = sigset_t()
-    sigemptyset(&empty)
-    pthread_sigmask(SIG_SETMASK, &empty, &old)
-    defer { pthread_sigmask(SIG_SETMASK, &old, nil) }
-    return try body()
-  }
-}
-
-/// A test precondition or helper that failed.
-struct TestFailure: Error, CustomStringConvertible, Sendable {
-  var description: String
-  init(_ description: String) { self.description = description }
 }
 
 /// A fakellm server on 127.0.0.1, started by the test and always stopped (SIGTERM, then SIGKILL) by PID.
@@ -223,7 +129,7 @@ final class FakeLLM: Sendable {
   private static func start(rules: String, mangle: String?, retryAfter: String?) async throws
     -> FakeLLM
   {
-    let directory = try TestEnvironment.temporaryDirectory()
+    let directory = try TemporaryFolder.make(prefix: "toolhost-session-tests")
     let config = directory.appendingPathComponent("rules.yaml")
     try Data(rules.utf8).write(to: config)
     var lastLog = ""
@@ -247,7 +153,7 @@ final class FakeLLM: Sendable {
       let handle = try FileHandle(forWritingTo: log)
       process.standardOutput = handle
       process.standardError = handle
-      try TestEnvironment.withUnblockedSignals { try process.run() }
+      try Subprocess.withUnblockedSignals { try process.run() }
       let server = FakeLLM(port: port, directory: directory, process: process)
       let deadline = ContinuousClock.now + .seconds(30)
       while ContinuousClock.now < deadline && process.isRunning {
@@ -403,21 +309,5 @@ final class CannedServer: Sendable {
   /// A 200 response with this content type and body, delimited by closing the connection.
   static func ok(_ contentType: String, _ body: String) -> String {
     "HTTP/1.1 200 OK\r\nContent-Type: \(contentType)\r\nConnection: close\r\n\r\n" + body
-  }
-}
-
-/// Folders the test process removes when it exits (the ones its static fixtures share between tests).
-private let foldersToRemoveAtExit = Mutex<[String]>([])
-
-/// Removes `path` when the test process exits.
-func removeAtExit(_ path: String) {
-  let first = foldersToRemoveAtExit.withLock { folders in
-    folders.append(path)
-    return folders.count == 1
-  }
-  if first {
-    atexit {
-      for folder in foldersToRemoveAtExit.withLock({ $0 }) { try? FileManager.default.removeItem(atPath: folder) }
-    }
   }
 }

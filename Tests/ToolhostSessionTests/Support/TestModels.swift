@@ -3,6 +3,7 @@ import Synchronization
 import Toolhost
 import ToolhostJSON
 import ToolhostSession
+import ToolhostTestSupport
 
 /// A model that plays back scripted turns and records what it was asked; for tests of the loop without a server.
 final class ScriptedModel: LanguageModel {
