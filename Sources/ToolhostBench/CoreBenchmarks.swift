@@ -79,7 +79,7 @@ func discoveryBenchmarks() async throws -> [BenchRow] {
     try manifest.write(toFile: dir + "/toolhost.json", atomically: false, encoding: .utf8)
   }
   var count = 0
-  let ours = await medianSeconds(runs: 7) {
+  let ours = await medianAsync(runs: 7) {
     count = await PluginCatalog.discover(folders: [folder]).entries.count
   }
   guard count == 1000 else { throw BenchError("discovered \(count) of 1000") }

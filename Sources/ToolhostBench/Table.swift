@@ -47,18 +47,6 @@ func medianSeconds(runs: Int = 5, _ body: () throws -> Void) rethrows -> Double 
   return times[times.count / 2]
 }
 
-/// The median wall time of `runs` runs of an async `body`, in seconds.
-func medianSeconds(runs: Int = 5, _ body: () async throws -> Void) async rethrows -> Double {
-  var times: [Double] = []
-  for _ in 0..<runs {
-    let t0 = now()
-    try await body()
-    times.append(now() - t0)
-  }
-  times.sort()
-  return times[times.count / 2]
-}
-
 /// Prints rows as an aligned text table.
 func printTable(_ rows: [BenchRow]) {
   func fmt(_ v: Double) -> String {

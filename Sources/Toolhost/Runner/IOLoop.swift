@@ -130,8 +130,7 @@ final class IOLoop: Sendable {
     toolhost_block_sigpipe_on_this_thread()
     var jobs: [Int: IOJob] = [:]
     var buffer = [UInt8](repeating: 0, count: 65536)
-    var pollfds: [pollfd] = []
-    var owners: [(IOJob, Int)] = []  // which job and which stream (0 in, 1 out, 2 err, 3 pidfd) a pollfd is
+    var polled = PollSet<IOJob>()
 
     while true {
       // Commands.
@@ -184,43 +183,21 @@ final class IOLoop: Sendable {
       finishDone(&jobs)
 
       // Poll.
-      pollfds.removeAll(keepingCapacity: true)
-      owners.removeAll(keepingCapacity: true)
-      pollfds.append(pollfd(fd: wake.read, events: Int16(POLLIN), revents: 0))
+      polled.reset(wake: wake.read)
       for job in jobs.values {
-        if job.stdinFD >= 0 {
-          pollfds.append(pollfd(fd: job.stdinFD, events: Int16(POLLOUT), revents: 0))
-          owners.append((job, 0))
-        }
-        if job.stdoutFD >= 0 {
-          pollfds.append(pollfd(fd: job.stdoutFD, events: Int16(POLLIN), revents: 0))
-          owners.append((job, 1))
-        }
-        if job.stderrFD >= 0 {
-          pollfds.append(pollfd(fd: job.stderrFD, events: Int16(POLLIN), revents: 0))
-          owners.append((job, 2))
-        }
-        if job.pidfd >= 0 {
-          pollfds.append(pollfd(fd: job.pidfd, events: Int16(POLLIN), revents: 0))
-          owners.append((job, 3))
-        }
+        polled.watch(job, stdin: job.stdinFD, stdout: job.stdoutFD, stderr: job.stderrFD, pidfd: job.pidfd)
       }
-      var timeoutMS: Int32 = -1
-      if nextTimer.isFinite {
-        timeoutMS = Int32(max(0, min(60_000, ((nextTimer - monotonicSeconds()) * 1000).rounded(.up))))
-      }
-      let n = poll(&pollfds, nfds_t(pollfds.count), timeoutMS)
-      if n <= 0 { continue }
-      if pollfds[0].revents != 0 {
-        while read(wake.read, &buffer, buffer.count) > 0 {}
-      }
-      for i in 1..<pollfds.count where pollfds[i].revents != 0 {
-        let (job, stream) = owners[i - 1]
+      if polled.poll(until: nextTimer) <= 0 { continue }
+      polled.forEachReady { job, stream in
+        guard let job else {
+          while read(wake.read, &buffer, buffer.count) > 0 {}
+          return
+        }
         switch stream {
-        case 0: writeInput(job)
-        case 1: readOutput(job, &buffer)
-        case 2: readError(job, &buffer)
-        default:
+        case .input: writeInput(job)
+        case .output: readOutput(job, &buffer)
+        case .error: readError(job, &buffer)
+        case .exit, .wake:
           if job.reap() {
             closeFD(&job.pidfd)
             childExited(job)

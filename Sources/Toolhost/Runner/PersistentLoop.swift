@@ -21,8 +21,7 @@ final class PersistentLoop: @unchecked Sendable {
   static let replySpin = 50e-6
 
   var line: [UInt8] = []
-  var pollFDs: [pollfd] = []
-  var pollKinds: [Int] = []
+  var polled = PollSet<Void>()
   /// Stopping, killing and draining.
   var life: ChildLifecycle
   var stopReason: PersistentProcess.StopReason?
@@ -95,22 +94,12 @@ final class PersistentLoop: @unchecked Sendable {
         return
       }
 
-      pollFDs.removeAll(keepingCapacity: true)
-      pollKinds.removeAll(keepingCapacity: true)
-      func watch(_ fd: Int32, _ events: Int32, _ kind: Int) {
-        pollFDs.append(pollfd(fd: fd, events: Int16(events), revents: 0))
-        pollKinds.append(kind)
-      }
-      watch(wakeRead, POLLIN, -1)
-      if c.stdinFD >= 0 { watch(c.stdinFD, POLLOUT, 0) }
-      if stdoutFD >= 0 { watch(stdoutFD, POLLIN, 1) }
-      if stderrFD >= 0 { watch(stderrFD, POLLIN, 2) }
-      if pidfd >= 0 { watch(pidfd, POLLIN, 3) }
+      polled.reset(wake: wakeRead)
+      polled.watch((), stdin: c.stdinFD, stdout: stdoutFD, stderr: stderrFD, pidfd: pidfd)
       // A caller arming an alarm wakes this thread, so the alarm seen here is the one to sleep for.
       let (alarmAt, awaited) = owner.shared.withLock { s in
         (s.alarm?.at ?? .infinity, s.alarm != nil)
       }
-      let sleepUntil = min(nextTimer, alarmAt)
       var n: Int32 = 0
       if awaited, stdoutFD >= 0 {
         // A reply is awaited: watch for it actively for a moment before sleeping. Fast plugins answer within
@@ -118,27 +107,20 @@ final class PersistentLoop: @unchecked Sendable {
         // persistent call's cost here); sched_yield leaves the CPU to the child meanwhile.
         let spinEnd = monotonicSeconds() + Self.replySpin
         repeat {
-          n = poll(&pollFDs, nfds_t(pollFDs.count), 0)
+          n = polled.poll(until: 0, now: true)
           if n != 0 { break }
           sched_yield()
         } while monotonicSeconds() < spinEnd
       }
-      if n == 0 {
-        var timeoutMS: Int32 = -1
-        if sleepUntil.isFinite {
-          timeoutMS = Int32(
-            max(0, min(60_000, ((sleepUntil - monotonicSeconds()) * 1000).rounded(.up))))
-        }
-        n = poll(&pollFDs, nfds_t(pollFDs.count), timeoutMS)
-      }
+      if n == 0 { n = polled.poll(until: min(nextTimer, alarmAt)) }
       if n <= 0 { continue }
-      for i in pollFDs.indices where pollFDs[i].revents != 0 {
-        switch pollKinds[i] {
-        case -1: while read(wakeRead, &buffer, buffer.count) > 0 {}
-        case 0: break  // written at the top of the loop
-        case 1: readOutput(&buffer)
-        case 2: readError(&buffer)
-        default:
+      polled.forEachReady { _, stream in
+        switch stream {
+        case .wake: while read(wakeRead, &buffer, buffer.count) > 0 {}
+        case .input: break  // written at the top of the loop
+        case .output: readOutput(&buffer)
+        case .error: readError(&buffer)
+        case .exit:
           if let t = reap() {
             closeFD(&pidfd)
             termination = t

@@ -1,0 +1,55 @@
+import Foundation
+
+/// Which descriptor of a child (or the loop's own wake-up pipe) a poll entry is.
+enum ChildStream {
+  case wake
+  case input
+  case output
+  case error
+  case exit
+}
+
+/// The descriptors one poll(2) call of an I/O loop watches: its wake-up pipe and, for each child, the pipes still
+/// open and its pidfd, each with the child it belongs to.
+struct PollSet<Owner> {
+  private var fds: [pollfd] = []
+  private var owners: [(owner: Owner?, stream: ChildStream)] = []
+
+  /// Starts a new set that watches the wake-up pipe `wake`.
+  mutating func reset(wake: Int32) {
+    fds.removeAll(keepingCapacity: true)
+    owners.removeAll(keepingCapacity: true)
+    add(wake, POLLIN, nil, .wake)
+  }
+
+  /// Watches a child's descriptors that are open (>= 0): stdin for writing, stdout, stderr and the pidfd for
+  /// reading.
+  mutating func watch(_ owner: Owner, stdin: Int32, stdout: Int32, stderr: Int32, pidfd: Int32) {
+    if stdin >= 0 { add(stdin, POLLOUT, owner, .input) }
+    if stdout >= 0 { add(stdout, POLLIN, owner, .output) }
+    if stderr >= 0 { add(stderr, POLLIN, owner, .error) }
+    if pidfd >= 0 { add(pidfd, POLLIN, owner, .exit) }
+  }
+
+  private mutating func add(_ fd: Int32, _ events: Int32, _ owner: Owner?, _ stream: ChildStream) {
+    fds.append(pollfd(fd: fd, events: Int16(events), revents: 0))
+    owners.append((owner, stream))
+  }
+
+  /// Waits until a descriptor is ready or `deadline` (monotonic seconds; infinity: no limit, at most a minute at
+  /// a time) passes; `now` polls without waiting. Returns poll(2)'s count.
+  mutating func poll(until deadline: Double, now: Bool = false) -> Int32 {
+    var timeoutMS: Int32 = -1
+    if now {
+      timeoutMS = 0
+    } else if deadline.isFinite {
+      timeoutMS = Int32(max(0, min(60_000, ((deadline - monotonicSeconds()) * 1000).rounded(.up))))
+    }
+    return Glibc.poll(&fds, nfds_t(fds.count), timeoutMS)
+  }
+
+  /// Calls `body` for each ready entry, in the order they were added.
+  func forEachReady(_ body: (Owner?, ChildStream) -> Void) {
+    for i in fds.indices where fds[i].revents != 0 { body(owners[i].owner, owners[i].stream) }
+  }
+}
