@@ -24,7 +24,8 @@ private func note(_ text: String) {
 
 /// The example plugins, MCP servers included, as `toolhost chat` run in the checkout offers them.
 private func examplePlugins() async -> PluginCatalog {
-  await PluginCatalog.discover(folders: [FileManager.default.currentDirectoryPath + "/plugins"], mcp: MCPPlugins.Loader())
+  await PluginCatalog.discover(
+    folders: [FileManager.default.currentDirectoryPath + "/plugins"], mcp: MCPPlugins.Loader())
 }
 
 // MARK: - Speed

@@ -54,7 +54,8 @@ struct Trust: AsyncParsableCommand {
     try await trust(path, store: &store, config: config, printer: printer)
   }
 
-  private func trust(_ path: String, store: inout TrustStore, config: UserConfiguration, printer: Printer) async throws {
+  private func trust(_ path: String, store: inout TrustStore, config: UserConfiguration, printer: Printer) async throws
+  {
     var isDirectory: ObjCBool = false
     guard FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory), isDirectory.boolValue else {
       printer.warn("toolhost: there is no folder \(path)")

@@ -1,5 +1,5 @@
-import Toolhost
 import Foundation
+import Toolhost
 import ToolhostJSON
 
 /// One line of `toolhost batch` input: `{"tool": ..., "arguments": {...}, "timeout"?: seconds, "id"?: any}`.

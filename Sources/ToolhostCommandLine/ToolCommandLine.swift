@@ -1,5 +1,5 @@
-import Toolhost
 import Foundation
+import Toolhost
 import ToolhostJSON
 import ToolhostSchema
 
