@@ -128,14 +128,14 @@ public final class MCPServerConnection: Sendable {
   public func listTools() async throws(MCPConnectionError) -> [MCPToolInfo] {
     var all: [MCPToolInfo] = []
     var cursor: String?
-    for page in 0..<100 {
+    for _ in 0..<100 {
       let params: JSONValue? = cursor.map { ["cursor": .string($0)] }
       let value = try await perform("tools/list", params: params, timeout: configuration.requestTimeout).get()
       guard let entries = value["tools"]?.arrayValue else {
         throw .invalidResponse("the tools/list result has no \"tools\" array")
       }
       for entry in entries { all.append(try MCPToolInfo(json: entry)) }
-      guard let next = value["nextCursor"]?.stringValue, !next.isEmpty, next != cursor, page < 99 else { break }
+      guard let next = value["nextCursor"]?.stringValue, !next.isEmpty, next != cursor else { break }
       cursor = next
     }
     return all

@@ -25,7 +25,6 @@ final class PersistentLoop: @unchecked Sendable {
   /// Stopping, killing and draining.
   var life: ChildLifecycle
   var stopReason: PersistentProcess.StopReason?
-  var stderrTail: ByteTail
 
   init(
     owner: PersistentProcess, child: SpawnedChild, wakeRead: Int32, maxLineLength: Int, killGrace: Double,
@@ -39,7 +38,6 @@ final class PersistentLoop: @unchecked Sendable {
     self.wakeRead = wakeRead
     self.maxLineLength = maxLineLength
     self.life = ChildLifecycle(killGrace: killGrace)
-    self.stderrTail = owner.shared.withLock { $0.stderrTail }
     self.handlers = handlers
   }
 
@@ -174,7 +172,8 @@ final class PersistentLoop: @unchecked Sendable {
   func finish(_ termination: ProcessOutcome.Termination) {
     closeFD(&pidfd)
     closeStdin()
-    let exit = PersistentProcess.Exit(termination: termination, stopReason: stopReason, stderrTail: stderrTail.text)
+    let tail = owner.shared.withLock { $0.stderrTail.text }
+    let exit = PersistentProcess.Exit(termination: termination, stopReason: stopReason, stderrTail: tail)
     handlers.onExit(exit)
     let waiters = owner.shared.withLock { s -> [@Sendable (PersistentProcess.Exit) -> Void] in
       s.exit = exit
@@ -233,9 +232,7 @@ final class PersistentLoop: @unchecked Sendable {
 
   func readError(_ buffer: inout [UInt8]) {
     readAvailable(&stderrFD, into: &buffer) { chunk, _ in
-      stderrTail.append(chunk)
-      let tail = stderrTail
-      owner.shared.withLock { $0.stderrTail = tail }
+      owner.shared.withLock { $0.stderrTail.append(chunk) }
       handlers.onStderr?(Array(chunk))
     }
   }

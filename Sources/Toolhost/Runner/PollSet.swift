@@ -53,3 +53,27 @@ struct PollSet<Owner> {
     for i in fds.indices where fds[i].revents != 0 { body(owners[i].owner, owners[i].stream) }
   }
 }
+
+/// Reads a non-blocking descriptor until it would block, handing each chunk to `body`; at end of file or on an
+/// error the descriptor is closed (set to -1). `body` may close it too, which ends the reading.
+///
+/// With `stopAtShortRead`, a read that did not fill the buffer ends the reading without the read that would say
+/// EAGAIN (poll says when there is more): a reply's path is one system call shorter.
+func readAvailable(
+  _ fd: inout Int32, into buffer: inout [UInt8], stopAtShortRead: Bool = false,
+  _ body: (ArraySlice<UInt8>, inout Int32) -> Void
+) {
+  while fd >= 0 {
+    let n = read(fd, &buffer, buffer.count)
+    if n > 0 {
+      body(buffer[0..<n], &fd)
+      if stopAtShortRead && n < buffer.count { return }
+    } else if n < 0 && errno == EINTR {
+      continue
+    } else if n < 0 && errno == EAGAIN {
+      return
+    } else {
+      closeFD(&fd)
+    }
+  }
+}
