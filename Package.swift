@@ -12,6 +12,7 @@ let package = Package(
     .library(name: "ToolhostOpenAI", targets: ["ToolhostOpenAI"]),
     .library(name: "ToolhostMCP", targets: ["ToolhostMCP"]),
     .library(name: "ToolhostLocal", targets: ["ToolhostLocal"]),
+    .library(name: "ToolhostChat", targets: ["ToolhostChat"]),
     .executable(name: "toolhost", targets: ["ToolhostCLI"]),
   ],
   dependencies: [
@@ -54,13 +55,15 @@ let package = Package(
         .product(name: "AsyncHTTPClient", package: "async-http-client"),
       ]
     ),
+    // What `ask` and `chat` set up: the model a name chooses, the tools offered, the session and its policy.
+    .target(name: "ToolhostChat", dependencies: ["Toolhost", "ToolhostSession", "ToolhostOpenAI", "ToolhostLocal"]),
     // MCP both ways: MCP stdio servers as tools, and toolhost as an MCP server.
     .target(name: "ToolhostMCP", dependencies: ["Toolhost"]),
     // The command-line program: thin, all logic lives in the libraries.
     .executableTarget(
       name: "ToolhostCLI",
       dependencies: [
-        "Toolhost", "ToolhostSession", "ToolhostOpenAI", "ToolhostMCP", "ToolhostLocal",
+        "Toolhost", "ToolhostSession", "ToolhostOpenAI", "ToolhostMCP", "ToolhostLocal", "ToolhostChat",
         .product(name: "ArgumentParser", package: "swift-argument-parser"),
       ]
     ),
@@ -73,6 +76,7 @@ let package = Package(
     .testTarget(
       name: "ToolhostSessionTests", dependencies: ["ToolhostSession", "ToolhostOpenAI", "ToolhostTestSupport"]),
     .testTarget(name: "ToolhostMCPTests", dependencies: ["ToolhostMCP", "ToolhostTestSupport"]),
+    .testTarget(name: "ToolhostChatTests", dependencies: ["ToolhostChat", "ToolhostTestSupport"]),
     .testTarget(
       name: "ToolhostLocalTests",
       dependencies: ["ToolhostLocal", "ToolhostOpenAI", "ToolhostSession", "ToolhostJSON", "ToolhostTestSupport"]),
