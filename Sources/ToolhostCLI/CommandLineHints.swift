@@ -1,4 +1,5 @@
 import Toolhost
+import ToolhostChat
 import ToolhostSession
 
 /// What the command line adds to a library's error: the option or command that fixes it. The libraries describe the
@@ -37,6 +38,16 @@ enum CommandLineHints {
   static func describe(_ error: LanguageModelSessionError) -> String {
     if case .toolRoundLimitReached = error { return "\(error.description); --max-tool-rounds raises the limit" }
     return error.description
+  }
+
+  /// A chat's set-up error and what helps: `toolhost list` for an unknown tool, the option for a model's setting.
+  static func describe(_ error: ChatSetupError) -> String {
+    switch error {
+    case .unknownTool: "\(error.description); `toolhost list` shows the tools"
+    case .baseURLForLocalModel: "--base-url is for HTTP models; a local model runs its own server"
+    case .model(let error): describe(error)
+    default: error.description
+    }
   }
 
   /// A plugin's diagnostic, with the command that starts an MCP server that was not started (in every output,
