@@ -13,6 +13,7 @@ let package = Package(
     .library(name: "ToolhostMCP", targets: ["ToolhostMCP"]),
     .library(name: "ToolhostLocal", targets: ["ToolhostLocal"]),
     .library(name: "ToolhostCommandLine", targets: ["ToolhostCommandLine"]),
+    .library(name: "ToolhostChat", targets: ["ToolhostChat"]),
     .executable(name: "toolhost", targets: ["ToolhostCLI"]),
   ],
   dependencies: [
@@ -55,6 +56,8 @@ let package = Package(
         .product(name: "AsyncHTTPClient", package: "async-http-client"),
       ]
     ),
+    // What `ask` and `chat` set up: the model a name chooses, the tools offered, the session and its policy.
+    .target(name: "ToolhostChat", dependencies: ["Toolhost", "ToolhostSession", "ToolhostOpenAI", "ToolhostLocal"]),
     // MCP both ways: MCP stdio servers as tools, and toolhost as an MCP server.
     .target(name: "ToolhostMCP", dependencies: ["Toolhost"]),
     // What a command-line front end shows and reads: flags from a tool's schema, reports and tables, `batch` lines,
@@ -64,7 +67,8 @@ let package = Package(
     .executableTarget(
       name: "ToolhostCLI",
       dependencies: [
-        "Toolhost", "ToolhostSession", "ToolhostOpenAI", "ToolhostMCP", "ToolhostLocal", "ToolhostCommandLine",
+        "Toolhost", "ToolhostSession", "ToolhostOpenAI", "ToolhostMCP", "ToolhostLocal", "ToolhostChat",
+        "ToolhostCommandLine",
         .product(name: "ArgumentParser", package: "swift-argument-parser"),
       ]
     ),
@@ -81,6 +85,7 @@ let package = Package(
     .testTarget(
       name: "ToolhostSessionTests", dependencies: ["ToolhostSession", "ToolhostOpenAI", "ToolhostTestSupport"]),
     .testTarget(name: "ToolhostMCPTests", dependencies: ["ToolhostMCP", "ToolhostTestSupport"]),
+    .testTarget(name: "ToolhostChatTests", dependencies: ["ToolhostChat", "ToolhostTestSupport"]),
     .testTarget(
       name: "ToolhostLocalTests",
       dependencies: ["ToolhostLocal", "ToolhostOpenAI", "ToolhostSession", "ToolhostJSON", "ToolhostTestSupport"]),

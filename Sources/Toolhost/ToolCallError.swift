@@ -90,8 +90,7 @@ public enum ToolFailure: Error, Sendable, Equatable, CustomStringConvertible {
     case .invalidArguments(let issues):
       return "invalid arguments: " + issues.map(\.description).joined(separator: "; ")
     case .unknownTool(let suggestions):
-      let hint = suggestions.isEmpty ? "" : " (did you mean \(suggestions.joined(separator: ", "))?)"
-      return "no such tool\(hint)"
+      return "no such tool\(didYouMean(suggestions))"
     case .launchFailed(let executable, let reason):
       return "cannot start \(executable): \(reason); check the manifest's command"
     case .timedOut(let limit):

@@ -1,4 +1,5 @@
 import Toolhost
+import ToolhostChat
 import ToolhostCommandLine
 import ToolhostSession
 
@@ -38,6 +39,22 @@ enum CommandLineHints {
   static func describe(_ error: LanguageModelSessionError) -> String {
     if case .toolRoundLimitReached = error { return "\(error.description); --max-tool-rounds raises the limit" }
     return error.description
+  }
+
+  /// A chat's set-up error and what helps: `toolhost list` for an unknown tool, the option for a model's setting.
+  static func describe(_ error: ChatSetupError) -> String {
+    switch error {
+    case .missingTool(let missing): describe(missing)
+    case .baseURLForLocalModel: "--base-url is for HTTP models; a local model runs its own server"
+    case .model(let error): describe(error)
+    default: error.description
+    }
+  }
+
+  /// A missing tool and, when no plugin declares it, the command that shows the tools.
+  static func describe(_ missing: MissingTool) -> String {
+    if case .broken = missing { return missing.description }
+    return "\(missing.description); `toolhost list` shows the tools"
   }
 
   /// A plugin's diagnostic, with the command that starts an MCP server that was not started (in every output,

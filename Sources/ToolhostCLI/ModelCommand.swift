@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import Toolhost
+import ToolhostChat
 import ToolhostCommandLine
 import ToolhostLocal
 import ToolhostSession
@@ -18,23 +19,6 @@ struct ModelCommand: AsyncParsableCommand {
       """,
     subcommands: [Status.self, Start.self, Stop.self], defaultSubcommand: Status.self)
 
-  /// The keep-alive time from `--keep-alive`, else `$TOOLHOST_MODEL_KEEP_ALIVE`, else `fallback` (`nil`: no shared
-  /// server, the model's server ends with the program).
-  static func keepAlive(
-    _ option: String?, environment: [String: String], fallback: Duration? = nil
-  ) throws(LanguageModelError) -> Duration? {
-    if let option, let d = SharedServerConfiguration.parseKeepAlive(option) { return d }
-    if let text = environment["TOOLHOST_MODEL_KEEP_ALIVE"], !text.isEmpty {
-      guard let d = SharedServerConfiguration.parseKeepAlive(text) else {
-        throw LanguageModelError(
-          kind: .configuration,
-          message: "TOOLHOST_MODEL_KEEP_ALIVE is \(text), not a time such as 90s, 5m or 1h")
-      }
-      return d
-    }
-    return fallback
-  }
-
   struct Common: ParsableArguments {
     @Option(
       help: ArgumentHelp(
@@ -51,7 +35,7 @@ struct ModelCommand: AsyncParsableCommand {
       do {
         configuration = try LocalModelConfiguration.named(
           model, environment: environment,
-          keepAlive: try ModelCommand.keepAlive(keepAlive, environment: environment, fallback: .seconds(300)))
+          keepAlive: try ModelChoice.keepAlive(keepAlive, environment: environment, fallback: .seconds(300)))
       } catch {
         throw printer.usageError(CommandLineHints.describe(error))
       }

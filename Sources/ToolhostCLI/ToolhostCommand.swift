@@ -101,7 +101,7 @@ struct Describe: AsyncParsableCommand {
     let catalog = try await plugins.catalog(startServers: servers.startServers, printer: printer)
     guard let entry = catalog.entries.first(where: { $0.tool.name == name }) else {
       await catalog.shutdown()
-      var message = Report.unknownTool(name, in: catalog)
+      var message = CommandLineHints.describe(catalog.missingTool(named: name))
       let idle = catalog.diagnostics.filter { $0.kind == .notStarted }.count
       if idle > 0 {
         message +=
@@ -214,7 +214,7 @@ struct Call: AsyncParsableCommand {
 
   private func call(in catalog: PluginCatalog, printer: Printer) async throws {
     guard let entry = catalog.entries.first(where: { $0.tool.name == tool }) else {
-      throw printer.usageError(Report.unknownTool(tool, in: catalog))
+      throw printer.usageError(CommandLineHints.describe(catalog.missingTool(named: tool)))
     }
     for note in catalog.shadowNotes(for: tool) { printer.warn("toolhost: note: \(note)") }
     let commandLine = ToolCommandLine(toolName: tool, schema: entry.tool.parameters)

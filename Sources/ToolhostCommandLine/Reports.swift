@@ -115,17 +115,6 @@ public enum Report {
     return String(out.dropLast())
   }
 
-  /// `no tool named X (did you mean Y?)`, mentioning a broken plugin that declares it.
-  public static func unknownTool(_ name: String, in catalog: PluginCatalog) -> String {
-    if let d = catalog.diagnostics.first(where: { $0.tool == name && $0.isError }) {
-      return "tool \(name) is broken: \(d)"
-    }
-    let near = nearestNames(to: name, in: catalog.entries.map(\.tool.name))
-    var message = "no tool named \(name)"
-    if !near.isEmpty { message += " (did you mean \(near.joined(separator: ", "))?)" }
-    return message + "; `toolhost list` shows the tools"
-  }
-
   /// The CLI exit status for a failed call: ``ExitStatus/usage`` for invalid arguments or an unknown tool,
   /// ``ExitStatus/timedOut``, ``ExitStatus/cannotStart``, ``ExitStatus/interrupted`` when cancelled,
   /// ``ExitStatus/toolFailed`` otherwise.

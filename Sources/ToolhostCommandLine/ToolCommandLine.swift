@@ -190,7 +190,7 @@ public struct ToolCommandLine: Sendable {
       let strings = choices.compactMap(\.stringValue)
       if kind == "string" || strings.count == choices.count {
         guard strings.contains(text) else {
-          let near = nearestNames(to: text, in: strings, limit: 1).first.map { " (did you mean \($0)?)" } ?? ""
+          let near = didYouMean(nearestNames(to: text, in: strings, limit: 1))
           throw UsageError("\(flag) must be one of \(strings.joined(separator: ", ")); got \"\(text)\"\(near)")
         }
         return .string(text)

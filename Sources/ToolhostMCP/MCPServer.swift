@@ -14,7 +14,7 @@ import ToolhostJSON
 /// notifications are ignored.
 ///
 /// ```swift
-/// let registry = try ToolRegistry(PluginCatalog.discover(folders: ["plugins"]).tools)
+/// let registry = try ToolRegistry(await PluginCatalog.discover(folders: ["plugins"]).tools)
 /// await MCPServer(registry: registry).serve()  // JSON-RPC on stdin and stdout until stdin ends
 /// ```
 public final class MCPServer: Sendable {
@@ -166,9 +166,7 @@ public final class MCPServer: Sendable {
         }
         guard registry.tool(named: name) != nil else {
           let near = registry.suggestions(for: name).filter { options.withheld[$0] == nil }
-          let hint = near.isEmpty ? "" : " (did you mean \(near.joined(separator: ", "))?)"
-          fail(
-            JSONRPCError.invalidParams, "unknown tool: \(name)\(hint); tools/list shows the tools")
+          fail(JSONRPCError.invalidParams, "unknown tool: \(name)\(didYouMean(near)); tools/list shows the tools")
           return
         }
         startCall(id: id, name: name, arguments: arguments, reply: reply)

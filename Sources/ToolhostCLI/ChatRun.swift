@@ -1,0 +1,186 @@
+import ArgumentParser
+import Foundation
+import Synchronization
+import Toolhost
+import ToolhostCommandLine
+import ToolhostChat
+import ToolhostSession
+
+/// One `chat` or `ask` invocation: the session, its renderer and the signal handling.
+final class ChatRun: Sendable {
+  let session: LanguageModelSession
+  let model: any LanguageModel
+  /// Stops the model's HTTP client and, for a local model, its server.
+  let shutdownModel: @Sendable () async -> Void
+  let console: ChatConsole
+  let input: LineReader
+  let generation: GenerationOptions
+  let savePath: String?
+  let streaming: Bool
+  /// The running request, for Ctrl-C.
+  let current = Mutex<Task<Void, Never>?>(nil)
+
+  /// The plugins; their persistent processes and MCP servers are stopped when the conversation ends.
+  let catalog: PluginCatalog
+
+  init(options: ChatOptions) async throws {
+    // A closed stdout then fails writes (ignored) instead of killing toolhost with its plugins still running.
+    signal(SIGPIPE, SIG_IGN)
+    let printer = options.output.printer
+    var setup = options.setup
+    let catalog = try await options.plugins.catalog(offering: setup.tools.discoveryNames, printer: printer)
+    self.catalog = catalog
+    let registry: ToolRegistry
+    do { registry = try setup.tools.registry(from: catalog) } catch { throw Self.usageError(error, printer: printer) }
+    if !options.json {
+      for tool in registry.tools {
+        for note in catalog.shadowNotes(for: tool.name) { printer.warn("toolhost: note: \(note)") }
+      }
+    }
+    if let resume = options.resume {
+      do { setup.resumedTranscript = try Transcript.load(from: resume) } catch {
+        throw printer.usageError("\(error.description) (start a conversation with --save FILE)")
+      }
+    }
+
+    let console = ChatConsole(json: options.json, raw: options.output.raw)
+    self.console = console
+    let chosen: ChosenModel
+    do { chosen = try options.modelChoice.makeModel { event in console.show(event) } } catch {
+      throw Self.usageError(error, printer: printer)
+    }
+    (model, shutdownModel) = (chosen.model, chosen.shutdown)
+
+    let input = LineReader()
+    self.input = input
+    savePath = options.save ?? options.resume
+    streaming = setup.streaming
+    generation = setup.generationOptions
+    let terminal = isatty(0) != 0 && isatty(2) != 0
+    let ask: ToolApprover.Ask = { call, tool, decision in
+      await console.confirm(call, tool, decision, reader: input)
+    }
+    let approval = ChatApproval(
+      ask: terminal ? ask : nil,
+      onNote: { note in console.note("toolhost: \(note)") }, unattendedHint: "allow it with --yes")
+    session = setup.makeSession(
+      model: model, tools: registry, rules: catalog.trust.configuration, approval: approval)
+    _ = session.addObserver { [console] event in console.show(event) }
+    if catalog.hasErrors && !options.json {
+      let n = catalog.diagnostics.filter(\.isError).count
+      printer.warn(
+        "toolhost: \(n) broken plugin\(n == 1 ? "" : "s") left out (`toolhost doctor` shows why)")
+    }
+  }
+
+  /// Prints a setup error with the option that fixes it and returns the usage status to throw (a base URL given to
+  /// a local model is a usage mistake ArgumentParser reports with the usage line, as before).
+  private static func usageError(_ error: ChatSetupError, printer: Printer) -> any Error {
+    let message = CommandLineHints.describe(error)
+    if case .baseURLForLocalModel = error { return ValidationError(message) }
+    return printer.usageError(message)
+  }
+
+  /// Runs one request in a task that Ctrl-C cancels; returns the error it ended with, if any.
+  private func request(_ prompt: String) async -> (any Error)? {
+    let outcome = Mutex<(any Error)?>(nil)
+    let session = self.session
+    let generation = self.generation
+    let streaming = self.streaming
+    let task = Task {
+      do {
+        if streaming {
+          _ = try await session.streamResponse(to: prompt, options: generation).collect()
+        } else {
+          _ = try await session.respond(to: prompt, options: generation)
+        }
+      } catch {
+        outcome.withLock { $0 = error }
+      }
+    }
+    current.withLock { $0 = task }
+    await task.value
+    current.withLock { $0 = nil }
+    console.endTurn()
+    let error = outcome.withLock { $0 }
+    if error == nil, let savePath {
+      do { try session.transcript.save(to: savePath) } catch { return error }
+    }
+    return error
+  }
+
+  /// Ctrl-C (and SIGTERM, SIGHUP) cancel the running request; with none running they end the program.
+  /// Set by SIGTERM or SIGHUP during a request: the program ends with this status once the request has wound
+  /// down (its tools stopped).
+  let exitAfterRequest = Mutex<Int32?>(nil)
+
+  /// Ctrl-C cancels the running request; SIGTERM and SIGHUP cancel it and end the program after it; with no request
+  /// running, any of them ends the program at once.
+  private func handleSignals() -> InterruptHandler {
+    InterruptHandler { [self] signal in
+      let status = signal == SIGINT ? Status.interrupted : 128 + signal
+      let task = self.current.withLock { $0 }
+      if let task {
+        if signal != SIGINT { self.exitAfterRequest.withLock { $0 = status } }
+        task.cancel()
+        return
+      }
+      self.console.endTurn()
+      exit(status)
+    }
+  }
+
+  func runOnce(_ prompt: String) async throws {
+    let handler = handleSignals()
+    defer { handler.stop() }
+    let error = await request(prompt)
+    await finish()
+    if let error {
+      console.report(error)
+      throw ExitCode(exitAfterRequest.withLock { $0 } ?? Self.status(for: error))
+    }
+  }
+
+  func runInteractive() async throws {
+    let handler = handleSignals()
+    defer { handler.stop() }
+    // A local model loads, and reads the instructions and tool descriptions, while the user types the first prompt
+    // (a failed start is reported by that prompt).
+    let session = self.session
+    Task { await session.prewarm() }
+    let interactive = isatty(0) != 0
+    if interactive && !console.json {
+      console.note(
+        "toolhost chat with \(model.displayName), \(session.tools.tools.count) tools. Ctrl-C stops an answer, "
+          + "Ctrl-D quits.")
+    }
+    while true {
+      if interactive && !console.json { console.promptMarker() }
+      guard let line = await input.nextLine() else { break }
+      let prompt = line.trimmingCharacters(in: .whitespaces)
+      if prompt.isEmpty { continue }
+      if let error = await request(prompt) { console.report(error) }
+      if let status = exitAfterRequest.withLock({ $0 }) {
+        await finish()
+        throw ExitCode(status)
+      }
+    }
+    if interactive && !console.json { console.note("") }
+    await finish()
+  }
+
+  /// Shuts down the HTTP client and the plugins' long-running processes.
+  private func finish() async {
+    await shutdownModel()
+    await catalog.shutdown()
+  }
+
+  static func status(for error: any Error) -> Int32 {
+    if error is CancellationError { return Status.interrupted }
+    if let e = error as? ToolCallError {
+      return e.failure == .cancelled ? Status.interrupted : Status.toolFailed
+    }
+    if let e = error as? LanguageModelError, e.kind == .configuration { return Status.usage }
+    return Status.toolFailed
+  }
+}

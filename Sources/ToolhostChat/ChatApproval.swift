@@ -1,0 +1,22 @@
+import ToolhostSession
+
+/// How the tools whose approval is `ask` are decided (see ``ToolApprover``).
+public struct ChatApproval: Sendable {
+  /// Asks the person about one call; `nil` when there is no one to ask (then such calls are refused unless
+  /// ``ChatSetup/assumeYes``).
+  public var ask: ToolApprover.Ask?
+  /// Told when an "always" answer could not be remembered.
+  public var onNote: @Sendable (String) -> Void
+  /// How the program's user lets `ask` tools run when there is no one to ask, added to that refusal; `nil` for none.
+  public var unattendedHint: String?
+
+  /// Makes the hooks; by default no one is asked and nothing is told.
+  public init(
+    ask: ToolApprover.Ask? = nil, onNote: @escaping @Sendable (String) -> Void = { _ in },
+    unattendedHint: String? = nil
+  ) {
+    self.ask = ask
+    self.onNote = onNote
+    self.unattendedHint = unattendedHint
+  }
+}

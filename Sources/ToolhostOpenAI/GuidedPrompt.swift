@@ -1,0 +1,166 @@
+import ToolhostJSON
+import ToolhostSchema
+import ToolhostSession
+
+/// The guided format as the model reads it: the tool list and reply format in the system message, and the
+/// transcript as chat messages.
+extension GuidedToolCalls {
+  /// The text added to the system message when tools may be called: one line per tool with a compact signature
+  /// (see ``signature(of:)``) and the first sentence of its description, then the reply format.
+  ///
+  /// Compact on purpose: a small model on two cores reads about 80 prompt tokens a second, and full schemas for the
+  /// example plugins come to over 2,000 tokens; the reply schema enforces the structure anyway.
+  public static func toolInstructions(tools: [Transcript.ToolDefinition], choice: ToolChoice) -> String {
+    var lines = ["You can use these tools:"]
+    for tool in tools {
+      let summary = summary(of: tool.description)
+      lines.append("- \(tool.name)(\(signature(of: tool.parameters)))\(summary.isEmpty ? "" : ": " + summary)")
+    }
+    lines.append("")
+    lines.append(
+      "Reply with one JSON object. First write \"need\": what the user asks for, in a few words. Then, if one of "
+        + "the tools does that, \"tool\": its name and \"arguments\" (use the tool rather than compute, recall or "
+        + "guess what it provides)"
+        + (choice == .required
+          ? ". A tool call is required now."
+          : "; otherwise \"tool\": \"none\" and \"answer\": your reply. After a tool's result, answer with it."))
+    lines.append("")
+    // Examples measurably help a 0.5B model (BENCHMARKS.md); their "need" phrases are specific on purpose: generic
+    // ones ("a fact about art") get copied ("a fact about weather") along with the decision that follows them.
+    lines.append("Examples (the tools in them are made up):")
+    if choice != .required {
+      lines.append("User: Write a one-line greeting for Anna.")
+      lines.append(#"{"need": "a greeting for Anna", "tool": "none", "answer": "Hello Anna, lovely to see you!"}"#)
+      lines.append("User: Who painted the Mona Lisa?")
+      lines.append(#"{"need": "the painter of the Mona Lisa", "tool": "none", "answer": "Leonardo da Vinci."}"#)
+    }
+    lines.append("User: Send Bob an email saying I am late. (with a tool sendEmail)")
+    lines.append(
+      #"{"need": "an email to Bob", "tool": "sendEmail", "arguments": {"to": "Bob", "body": "I am late."}}"#)
+    lines.append("User: What is ACME's stock price? (with a tool getStockPrice)")
+    lines.append(#"{"need": "the stock price of ACME", "tool": "getStockPrice", "arguments": {"symbol": "ACME"}}"#)
+    return lines.joined(separator: "\n")
+  }
+
+  /// A schema's properties as a compact signature: `city: string, month?: integer 1..12, units?: "c"|"f"`
+  /// (`?` marks optional properties; arrays are `T[]`, nested objects `{…}`).
+  public static func signature(of schema: JSONValue) -> String {
+    signature(of: JSONSchema.inliningReferences(in: schema, maximumDepth: 4), depth: 0)
+  }
+
+  private static func signature(of schema: JSONValue, depth: Int) -> String {
+    guard let properties = schema["properties"]?.objectValue else { return "" }
+    let required = Set((schema["required"]?.arrayValue ?? []).compactMap(\.stringValue))
+    return properties.map { name, property in
+      "\(name)\(required.contains(name) ? "" : "?"): \(typeText(property, depth: depth))"
+    }.joined(separator: ", ")
+  }
+
+  private static func typeText(_ schema: JSONValue, depth: Int) -> String {
+    if let values = schema["enum"]?.arrayValue {
+      return values.prefix(12).map { $0.serialized() }.joined(separator: "|") + (values.count > 12 ? "|…" : "")
+    }
+    if let value = schema["const"] { return value.serialized() }
+    if let members = schema["allOf"]?.arrayValue, members.count == 1, schema["type"] == nil {
+      return typeText(members[0], depth: depth)  // a described reference, as Pydantic writes one
+    }
+    if let options = (schema["anyOf"] ?? schema["oneOf"])?.arrayValue {
+      return options.map { typeText($0, depth: depth) }.joined(separator: "|")
+    }
+    var type =
+      schema["type"]?.stringValue ?? schema["type"]?.arrayValue?.compactMap(\.stringValue).joined(
+        separator: "|") ?? (schema["properties"] != nil ? "object" : "any")
+    switch type {
+    case "array":
+      let item = schema["items"].map { typeText($0, depth: depth + 1) } ?? "any"
+      type = (item.contains("|") || item.contains(" ") ? "(\(item))" : item) + "[]"
+    case "object" where depth < 2 && schema["properties"] != nil:
+      type = "{\(signature(of: schema, depth: depth + 1))}"
+    case "integer", "number":
+      let low = schema["minimum"].map { $0.serialized() }
+      let high = schema["maximum"].map { $0.serialized() }
+      if low != nil || high != nil { type += " \(low ?? "")..\(high ?? "")" }
+    default:
+      break
+    }
+    return type
+  }
+
+  /// The first sentence of a description, at most about 200 characters.
+  static func summary(of description: String) -> String {
+    let flat = description.split(whereSeparator: \.isNewline).joined(separator: " ")
+    var end = flat.endIndex
+    var search = flat.startIndex
+    // A sentence ends at a full stop followed by the end or by a space and a capital ("e.g. km" goes on).
+    while let dot = flat[search...].firstIndex(of: ".") {
+      let next = flat.index(after: dot)
+      if next == flat.endIndex { break }
+      if flat[next] == " " {
+        let after = flat.index(after: next)
+        if after == flat.endIndex || flat[after].isUppercase {
+          end = next
+          break
+        }
+      }
+      search = next
+    }
+    var sentence = String(flat[..<end])
+    if sentence.count > 200 {
+      sentence = String(sentence.prefix(200))
+      if let space = sentence.lastIndex(of: " ") { sentence = String(sentence[..<space]) }
+      sentence += "…"
+    }
+    return sentence
+  }
+
+  /// The transcript as chat messages for guided calling.
+  ///
+  /// The instructions (plus ``toolInstructions(tools:choice:)`` when `tools` is not empty) are the `system`
+  /// message; prompts are `user` messages; answers are `assistant` messages holding `{"tool": "none", "answer": …}`
+  /// and calls
+  /// `assistant` messages holding `{"tool": …, "arguments": …}` (when `tools` is empty, answers stay plain text);
+  /// each tool output is a `user` message naming the tool, with the output and what to do next.
+  public static func messages(
+    from transcript: Transcript, tools: [Transcript.ToolDefinition], choice: ToolChoice
+  ) -> [JSONValue] {
+    let guided = !tools.isEmpty
+    let extra = guided ? toolInstructions(tools: tools, choice: choice) : nil
+    var messages: [JSONValue] = []
+    var sawInstructions = false
+    var lastPrompt = ""
+    for entry in transcript {
+      switch entry {
+      case .instructions(let i):
+        let text = [i.text, extra ?? ""].filter { !$0.isEmpty }.joined(separator: "\n\n")
+        if !text.isEmpty { messages.append(["role": "system", "content": .string(text)]) }
+        sawInstructions = true
+      case .prompt(let p):
+        lastPrompt = p.text
+        messages.append(["role": "user", "content": .string(p.text)])
+      case .response(let r):
+        let content: String =
+          guided ? (["tool": "none", "answer": .string(r.text)] as JSONValue).serialized() : r.text
+        messages.append(["role": "assistant", "content": .string(content)])
+      case .toolCalls(let calls):
+        for call in calls.calls {
+          let arguments: JSONValue =
+            call.argumentsText.map { .string($0) } ?? call.arguments
+          let content: JSONValue = ["tool": .string(call.toolName), "arguments": arguments]
+          messages.append(["role": "assistant", "content": .string(content.serialized())])
+        }
+      case .toolOutput(let output):
+        let what = output.isError ? "The call to \(output.toolName) failed" : "Result of \(output.toolName)"
+        let question = lastPrompt.count > 300 ? String(lastPrompt.prefix(300)) + "…" : lastPrompt
+        let next =
+          output.isError
+          ? "Fix the call, or answer the user's request (\"\(question)\") without it."
+          : "Now answer the user's request (\"\(question)\") with this result, or call another tool if it needs more."
+        messages.append(["role": "user", "content": .string("\(what):\n\(output.text)\n\n\(next)")])
+      }
+    }
+    if !sawInstructions, let extra {
+      messages.insert(["role": "system", "content": .string(extra)], at: 0)
+    }
+    return messages
+  }
+}

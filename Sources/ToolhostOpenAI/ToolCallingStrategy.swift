@@ -1,0 +1,18 @@
+/// How a backend gets tool calls out of a chat-completions server.
+public enum ToolCallingStrategy: String, Sendable, Equatable, Codable, CaseIterable {
+  /// The server's own tool calling: `tools` and `tool_choice` in the request, `tool_calls` in the reply. Right for
+  /// models trained for it (OpenAI's, large open models).
+  case native
+  /// Schema-constrained generation: the tools are described in the system message and the server is asked to
+  /// constrain the reply to a JSON Schema of "one of these tool calls, or an answer"; toolhost parses the reply
+  /// itself. Right for small local models, whose native tool calls are unreliable. See ``GuidedToolCalls``.
+  case guided
+}
+
+/// How a guided request asks the server to constrain its reply to a schema.
+public enum GuidedResponseFormat: String, Sendable, Equatable, Codable, CaseIterable {
+  /// `{"type": "json_object", "schema": S}`: llama-cpp-python's server and llama.cpp's `llama-server`.
+  case jsonObjectWithSchema
+  /// `{"type": "json_schema", "json_schema": {"name", "schema": S}}`: OpenAI, vLLM and `llama-server`.
+  case jsonSchema
+}

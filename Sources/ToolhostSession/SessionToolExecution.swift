@@ -1,0 +1,199 @@
+import Toolhost
+import ToolhostJSON
+import ToolhostSchema
+
+/// Running one round of tool calls: checking each call, asking for approval, running the approved ones at once,
+/// and recording what the model is told.
+extension LanguageModelSession {
+  /// What a round of tool calls came to: the records in the model's order, and whether it ends the request.
+  struct RoundOutcome {
+    var records: [ToolCallRecord]
+    var ranAny: Bool
+    var repairProblem: ToolCallError?
+    var failure: ToolCallError?
+  }
+
+  private struct Runnable: Sendable {
+    var index: Int
+    var call: Transcript.ToolCall
+  }
+
+  /// Checks, approves and runs one turn's calls; records come back in the model's order.
+  func runCalls(
+    _ calls: [Transcript.ToolCall], choice: ToolChoice, policy: SessionPolicy, content: String,
+    sink: (SessionEvent, String) -> Void
+  ) async throws -> RoundOutcome {
+    var records = [ToolCallRecord?](repeating: nil, count: calls.count)
+    var repairProblem: ToolCallError?
+    var runnable: [Runnable] = []
+
+    func settle(
+      _ index: Int, _ result: Result<ToolOutput, ToolCallError>, _ duration: Duration, ran: Bool
+    ) {
+      let record = Self.record(
+        calls[index], result, duration, ran: ran, limit: policy.toolOutputLimit, tools: self.tools)
+      records[index] = record
+      emit(.toolCallFinished(record), content, sink)
+    }
+
+    for (index, call) in calls.enumerated() {
+      emit(.toolCallStarted(call), content, sink)
+      if let problem = problem(with: call, choice: choice) {
+        repairProblem = problem
+        settle(index, .failure(problem), .zero, ran: false)
+      } else {
+        runnable.append(Runnable(index: index, call: call))
+      }
+    }
+
+    if let approve = policy.approveCall {
+      var approved: [Runnable] = []
+      for item in runnable {
+        guard let tool = tools.tool(named: item.call.toolName) else {
+          approved.append(item)
+          continue
+        }
+        switch await approve(item.call, tool) {
+        case .allow:
+          approved.append(item)
+        case .refuse(let reason):
+          settle(
+            item.index,
+            .failure(
+              ToolCallError(tool: tool, underlyingError: ToolFailure.refused(reason: reason))),
+            .zero, ran: false)
+        }
+        try Task.checkCancellation()
+      }
+      runnable = approved
+    }
+
+    let registry = self.tools
+    let baseContext = policy.toolContext
+    let items = runnable
+    await withBoundedConcurrency(items.count, width: policy.toolConcurrency) {
+      i -> (Result<ToolOutput, ToolCallError>, Duration) in
+      let item = items[i]
+      var context = baseContext
+      context.callID = item.call.id
+      let clock = ContinuousClock()
+      let began = clock.now
+      do throws(ToolCallError) {
+        let output = try await registry.call(item.call.toolName, arguments: item.call.arguments, context: context)
+        return (.success(output), clock.now - began)
+      } catch {
+        return (.failure(error), clock.now - began)
+      }
+    } collect: { i, outcome in
+      settle(items[i].index, outcome.0, outcome.1, ran: true)
+    }
+    try Task.checkCancellation()
+
+    let finished = records.map { $0! }
+    var failure: ToolCallError?
+    if policy.toolFailures != .reportToModel {
+      for record in finished where record.ran {
+        if case .failure(let error) = record.result {
+          failure = error
+          break
+        }
+      }
+    }
+    return RoundOutcome(
+      records: finished,
+      ranAny: !runnable.isEmpty || finished.contains { !$0.ran && Self.isRefusal($0) },
+      repairProblem: repairProblem, failure: failure)
+  }
+
+  private static func isRefusal(_ record: ToolCallRecord) -> Bool {
+    if case .failure(let e) = record.result, case .refused = e.failure { return true }
+    return false
+  }
+
+  /// Why a call cannot run as asked, in words for the model: tools off, unknown tool, unparsable or invalid
+  /// arguments.
+  private func problem(with call: Transcript.ToolCall, choice: ToolChoice) -> ToolCallError? {
+    if choice == .none && !tools.tools.isEmpty {
+      return ToolCallError(
+        toolName: call.toolName,
+        underlyingError: ToolFailure.refused(
+          reason: "tool calls are not allowed in this request; answer in text"))
+    }
+    guard let tool = tools.tool(named: call.toolName) else {
+      return ToolCallError(
+        toolName: call.toolName,
+        underlyingError: ToolFailure.unknownTool(suggestions: tools.suggestions(for: call.toolName))
+      )
+    }
+    if let raw = call.argumentsText {
+      let excerpt = raw.count > 200 ? String(raw.prefix(200)) + "…" : raw
+      let reason = (try? JSONValue.parse(raw)).map { _ in "" } ?? Self.parseError(raw)
+      return ToolCallError(
+        tool: tool,
+        underlyingError: ToolFailure.invalidArguments([
+          ValidationIssue(
+            instanceLocation: "", keywordLocation: "", keyword: "json",
+            message:
+              "the arguments are not valid JSON (\(reason)): «\(excerpt)»; send one JSON object")
+        ]))
+    }
+    let issues = tools.validate(call.arguments, for: call.toolName)
+    if !issues.isEmpty {
+      return ToolCallError(tool: tool, underlyingError: ToolFailure.invalidArguments(issues))
+    }
+    return nil
+  }
+
+  private static func parseError(_ raw: String) -> String {
+    do {
+      _ = try JSONValue.parse(raw)
+      return "unknown error"
+    } catch {
+      return error.description
+    }
+  }
+
+  /// The record of a settled call, with the text the model is sent (capped).
+  static func record(
+    _ call: Transcript.ToolCall, _ result: Result<ToolOutput, ToolCallError>, _ duration: Duration,
+    ran: Bool,
+    limit: Int, tools: ToolRegistry
+  ) -> ToolCallRecord {
+    let full: String
+    var value: JSONValue?
+    var isError = false
+    switch result {
+    case .success(let output):
+      full = output.modelText
+      value = output.value
+    case .failure(let error):
+      full = modelText(for: error, tools: tools)
+      isError = true
+    }
+    let (text, cut) = OutputCap.apply(full, limit: limit)
+    if cut > 0 { value = nil }
+    let output = Transcript.ToolOutput(
+      callID: call.id, toolName: call.toolName, text: text, value: value, isError: isError,
+      charactersCut: cut > 0 ? cut : nil)
+    return ToolCallRecord(call: call, result: result, duration: duration, ran: ran, output: output)
+  }
+
+  /// A failure as the model is told it: `{"error": {"code", "message", "tool", ...}}`, with the tool names when the
+  /// name matched none.
+  public static func modelText(for error: ToolCallError, tools: ToolRegistry) -> String {
+    var json = error.json
+    if case .unknownTool(let suggestions) = error.failure, case .object(var e)? = json["error"] {
+      var message = "there is no tool named \(error.toolName)"
+      if !suggestions.isEmpty {
+        message += "; did you mean \(suggestions.joined(separator: " or "))?"
+      }
+      let names = tools.tools.map(\.name)
+      message +=
+        names.isEmpty
+        ? "; no tools are available" : "; the tools are: \(names.joined(separator: ", "))"
+      e["message"] = .string(message)
+      json = ["error": .object(e)]
+    }
+    return json.serialized()
+  }
+}
