@@ -2,8 +2,8 @@ import ArgumentParser
 import Foundation
 import Synchronization
 import Toolhost
-import ToolhostCommandLine
 import ToolhostChat
+import ToolhostCommandLine
 import ToolhostSession
 
 /// One `chat` or `ask` invocation: the session, its renderer and the signal handling.
