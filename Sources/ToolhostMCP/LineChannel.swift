@@ -1,6 +1,7 @@
 import CToolhostSupport
 import Foundation
 import Synchronization
+import Toolhost
 
 /// Lines in from one descriptor and bytes out to another, each on a thread of its own: the stdio of a server such
 /// as `toolhost serve --mcp`.
@@ -40,27 +41,15 @@ public final class LineChannel: Sendable {
     let maxLineLength = self.maxLineLength
     let reader = Thread {
       var buffer = [UInt8](repeating: 0, count: 65536)
-      var line: [UInt8] = []
-      func emit() {
-        if line.last == UInt8(ascii: "\r") { line.removeLast() }
-        if !line.isEmpty, !line.allSatisfy({ $0 == 0x20 || $0 == 0x09 }) { onLine(line) }
-        line.removeAll(keepingCapacity: true)
-      }
-      reading: while true {
+      var lines = LineSplitter(maxLineLength: maxLineLength)
+      while true {
         let n = read(input, &buffer, buffer.count)
         if n < 0, errno == EINTR { continue }
         if n <= 0 {
-          emit()
+          _ = lines.finish(onLine: onLine)
           break
         }
-        var start = 0
-        for i in 0..<n where buffer[i] == 0x0A {
-          line.append(contentsOf: buffer[start..<i])
-          emit()
-          start = i + 1
-        }
-        line.append(contentsOf: buffer[start..<n])
-        if line.count > maxLineLength { break reading }
+        guard lines.feed(buffer[0..<n], onLine: onLine) else { break }
       }
       onEnd()
     }

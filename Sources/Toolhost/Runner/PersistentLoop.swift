@@ -14,13 +14,13 @@ final class PersistentLoop: @unchecked Sendable {
   var stdoutFD: Int32
   var stderrFD: Int32
   let wakeRead: Int32
-  let maxLineLength: Int
   let handlers: Handlers
 
   /// How long the thread watches actively for an awaited reply before it sleeps in poll(2): 50 µs.
   static let replySpin = 50e-6
 
-  var line: [UInt8] = []
+  /// Stdout, split into reply lines.
+  var lines: LineSplitter
   var polled = PollSet<Void>()
   /// Stopping, killing and draining.
   var life: ChildLifecycle
@@ -36,7 +36,7 @@ final class PersistentLoop: @unchecked Sendable {
     self.stdoutFD = child.stdout
     self.stderrFD = child.stderr
     self.wakeRead = wakeRead
-    self.maxLineLength = maxLineLength
+    self.lines = LineSplitter(maxLineLength: maxLineLength)
     self.life = ChildLifecycle(killGrace: killGrace)
     self.handlers = handlers
   }
@@ -188,41 +188,13 @@ final class PersistentLoop: @unchecked Sendable {
 
   func readOutput(_ buffer: inout [UInt8]) {
     readAvailable(&stdoutFD, into: &buffer, stopAtShortRead: true) { chunk, fd in
-      var start = chunk.startIndex
-      while fd >= 0 {
-        let newline = chunk.withUnsafeBytes { raw -> Int? in
-          let from = start - chunk.startIndex
-          guard let p = memchr(raw.baseAddress! + from, 0x0A, chunk.endIndex - start) else { return nil }
-          return start + raw.baseAddress!.distance(to: UnsafeRawPointer(p)) - from
-        }
-        guard let newline else { break }
-        line.append(contentsOf: chunk[start..<newline])
-        if !emitLine() { closeFD(&fd) }
-        start = newline + 1
-      }
-      guard fd >= 0 else { return }
-      line.append(contentsOf: chunk[start...])
-      if line.count > maxLineLength {
-        line = []
+      if !lines.feed(chunk, onLine: handlers.onLine) {
         lineTooLong()
         closeFD(&fd)
       }
     }
     // At the end of the output, a last line without a line feed.
-    if stdoutFD < 0, !line.isEmpty { _ = emitLine() }
-  }
-
-  /// Hands the current line to `onLine` (blank ones are skipped); false when it is too long, and the process is
-  /// killed.
-  func emitLine() -> Bool {
-    defer { line.removeAll(keepingCapacity: true) }
-    if line.last == UInt8(ascii: "\r") { line.removeLast() }
-    if line.count > maxLineLength {
-      lineTooLong()
-      return false
-    }
-    if !line.isEmpty, !line.allSatisfy({ $0 == 0x20 || $0 == 0x09 }) { handlers.onLine(line) }
-    return true
+    if stdoutFD < 0, !lines.finish(onLine: handlers.onLine) { lineTooLong() }
   }
 
   func lineTooLong() {
