@@ -2,139 +2,10 @@ import Foundation
 import ToolhostJSON
 import ToolhostSchema
 
-/// Something wrong with a plugin found during discovery. A broken plugin never hides the good ones: it becomes a
-/// diagnostic and the rest load.
-public struct PluginDiagnostic: Sendable, Hashable, Codable, CustomStringConvertible {
-  /// What kind of problem it is.
-  public enum Kind: String, Sendable, Codable {
-    /// A plugin folder given with `--plugins` does not exist.
-    case missingFolder = "missing_folder"
-    /// The manifest cannot be read.
-    case unreadable
-    /// The manifest is not valid JSON.
-    case invalidJSON = "invalid_json"
-    /// The manifest breaks the manifest schema.
-    case schemaViolation = "schema_violation"
-    /// A tool name breaks the naming rule.
-    case badToolName = "bad_tool_name"
-    /// The command does not exist.
-    case commandMissing = "command_missing"
-    /// The command is not executable.
-    case commandNotExecutable = "command_not_executable"
-    /// A tool's inputSchema or outputSchema is invalid or uses keywords the validator does not support.
-    case unsupportedSchema = "unsupported_schema"
-    /// A tool of the same name was found earlier; this one is ignored.
-    case shadowed
-    /// An MCP server did not start, failed the handshake or did not list its tools in time (or no MCP loader is
-    /// installed, as a note).
-    case serverFailed = "server_failed"
-    /// An MCP server's tool is offered under another name (prefixed with the server's name) because its own name
-    /// was taken, or its schema was relaxed; a note.
-    case adjusted
-    /// A plugin folder, manifest or command that another user could change (StrictModes); refused.
-    case unsafePermissions = "unsafe_permissions"
-    /// A manifest of a trusted project folder that changed, or was added, since the folder was trusted; not loaded.
-    case untrusted
-    /// An MCP server that was not started, so its tools are not listed; a note.
-    case notStarted = "not_started"
-    /// A plugin asks for an environment variable that looks like a secret and the user has not approved; a note.
-    case secretEnvironment = "secret_environment"
-  }
-
-  /// What kind of problem.
-  public var kind: Kind
-  /// The manifest (or folder) concerned.
-  public var path: String
-  /// The tool concerned, if one.
-  public var tool: String?
-  /// What is wrong and what to do, in words.
-  public var message: String
-  /// `true` for problems that make a tool unusable; `false` for notes such as shadowing.
-  public var isError: Bool
-
-  /// Makes a diagnostic.
-  public init(kind: Kind, path: String, tool: String? = nil, message: String, isError: Bool) {
-    self.kind = kind
-    self.path = path
-    self.tool = tool
-    self.message = message
-    self.isError = isError
-  }
-
-  /// `path: [tool] message`.
-  public var description: String {
-    "\(path): " + (tool.map { "\($0): " } ?? "") + message
-  }
-}
-
-/// A folder plugins are searched in, and why it is searched: the folders the user named or configured run at once;
-/// a project's `./plugins` only once the user trusts it (``TrustStore``).
-public struct PluginFolder: Sendable, Hashable {
-  /// Where a folder comes from.
-  public enum Origin: String, Sendable, Codable {
-    /// Named on the command line (`--plugins DIR`) or by the program.
-    case explicit
-    /// `$TOOLHOST_PLUGIN_PATH`.
-    case environment
-    /// The user's own folder, `$XDG_CONFIG_HOME/toolhost/plugins`.
-    case user
-    /// `./plugins` of the current directory: used only when trusted.
-    case project
-  }
-
-  /// The folder's absolute path.
-  public var path: String
-  /// Where it comes from.
-  public var origin: Origin
-
-  /// Makes a folder.
-  public init(path: String, origin: Origin) {
-    self.path = path
-    self.origin = origin
-  }
-}
-
-/// What discovery may trust: the project folders the user trusted, the user's settings (StrictModes, approved
-/// environment variables) and who the user is.
-public struct DiscoveryTrust: Sendable {
-  /// The trusted project folders.
-  public var store: TrustStore
-  /// The user's settings.
-  public var configuration: UserConfiguration
-  /// The user that files must belong to (or root).
-  public var user: uid_t
-
-  /// Trusts no project folder; StrictModes on; the current user.
-  public init(
-    store: TrustStore = TrustStore(path: ""), configuration: UserConfiguration = UserConfiguration(path: ""),
-    user: uid_t = getuid()
-  ) {
-    self.store = store
-    self.configuration = configuration
-    self.user = user
-  }
-
-  /// Reads the user's `config.json` and `trust.json`.
-  ///
-  /// - Throws: ``ConfigurationError`` when either cannot be used.
-  public static func load(environment: [String: String] = ProcessInfo.processInfo.environment)
-    throws(ConfigurationError) -> DiscoveryTrust
-  {
-    DiscoveryTrust(
-      store: try TrustStore.load(environment: environment),
-      configuration: try UserConfiguration.load(environment: environment))
-  }
-
-  /// How to turn the ownership check off, for messages.
-  var override: String {
-    "or, to turn the check off, set \"strictModes\": false in \(configuration.displayPath)"
-  }
-}
-
 /// The tools found in plugin folders, and the diagnostics of the plugins that could not be used.
 ///
 /// ```swift
-/// let catalog = PluginCatalog.discover(folders: ["/opt/toolhost/plugins"])
+/// let catalog = await PluginCatalog.discover(folders: ["/opt/toolhost/plugins"])
 /// for problem in catalog.diagnostics where problem.isError { print(problem.message) }
 /// let registry = try ToolRegistry(catalog.tools)
 /// let output = try await registry.call("getWeather", arguments: ["city": "Boston"])
@@ -364,9 +235,7 @@ public struct PluginCatalog: Sendable {
       } catch {
         found.append(
           .problem(
-            PluginDiagnostic(
-              kind: PluginDiagnostic.Kind(rawValue: error.kind.rawValue) ?? .schemaViolation, path: path,
-              tool: nil, message: error.message, isError: true)))
+            PluginDiagnostic(kind: error.kind, path: path, tool: nil, message: error.message, isError: true)))
       }
     }
 
@@ -499,37 +368,5 @@ public struct PluginCatalog: Sendable {
   public func registry() -> ToolRegistry {
     // PluginTools carry compiled schemas, so this cannot fail.
     (try? ToolRegistry(tools)) ?? (try! ToolRegistry([]))
-  }
-}
-
-extension PluginCatalog {
-  /// Discovers the plugins a user of the command line has: the folders of
-  /// ``pluginFolders(explicit:environment:currentDirectory:)`` (the `explicit` ones must exist), the project folder
-  /// only if trusted, under the user's `config.json` and `trust.json`.
-  ///
-  /// - Parameter startServers: whether MCP servers are started to list their tools; `false` starts no process.
-  /// - Throws: ``ConfigurationError`` when `config.json` or `trust.json` cannot be used. Plugin problems are
-  ///   diagnostics, never thrown.
-  public static func forUser(
-    explicit: [String], environment: [String: String] = ProcessInfo.processInfo.environment,
-    currentDirectory: String = FileManager.default.currentDirectoryPath, startServers: Bool = true,
-    mcp: (any MCPPluginLoader)? = nil
-  ) async throws(ConfigurationError) -> PluginCatalog {
-    let trust = try DiscoveryTrust.load(environment: environment)
-    let folders = pluginFolders(explicit: explicit, environment: environment, currentDirectory: currentDirectory)
-    let required = Set(folders.filter { $0.origin == .explicit }.map(\.path))
-    var catalog = await discover(
-      in: folders, trust: trust, required: required, environment: environment, mcp: mcp, startServers: startServers)
-    catalog.trust = trust
-    return catalog
-  }
-
-  /// The shadowing notes about `tool`: each earlier tool of its name that it hides, as
-  /// `getWeather (from A) shadows the tool of the same name in B`.
-  public func shadowNotes(for tool: String) -> [String] {
-    guard let entry = entries.first(where: { $0.tool.name == tool }) else { return [] }
-    return diagnostics.filter { $0.kind == .shadowed && $0.tool == tool }.map {
-      "\(tool) from \(entry.tool.manifest.path) shadows the tool of the same name in \($0.path)"
-    }
   }
 }

@@ -290,25 +290,10 @@ extension ResourceLimits {
 
 /// A manifest that cannot be used.
 public struct ManifestError: Error, Sendable, Equatable, CustomStringConvertible {
-  /// What is wrong.
-  public enum Kind: String, Sendable, Codable {
-    /// The file cannot be read.
-    case unreadable
-    /// The file is not valid JSON.
-    case invalidJSON = "invalid_json"
-    /// The JSON does not match the manifest schema.
-    case schemaViolation = "schema_violation"
-    /// A tool name breaks the naming rule.
-    case badToolName = "bad_tool_name"
-    /// The command does not exist.
-    case commandMissing = "command_missing"
-    /// The command is not executable.
-    case commandNotExecutable = "command_not_executable"
-    /// The manifest, its folder or its command could be changed by another user (StrictModes).
-    case unsafePermissions = "unsafe_permissions"
-    /// The manifest is in a project folder and changed, or was added, since the folder was trusted.
-    case untrusted
-  }
+  /// What kind of problem: one of the manifest kinds of ``PluginDiagnostic/Kind`` (`unreadable`, `invalidJSON`,
+  /// `schemaViolation`, `badToolName`, `commandMissing`, `commandNotExecutable`, `unsafePermissions`, `untrusted`),
+  /// so a manifest error becomes a discovery diagnostic as it is.
+  public typealias Kind = PluginDiagnostic.Kind
 
   /// The manifest file.
   public var path: String

@@ -16,34 +16,38 @@ struct PluginOptions: ParsableArguments {
 
   /// Discovers the user's plugins (``PluginCatalog/forUser(explicit:environment:currentDirectory:startServers:mcp:)``);
   /// MCP servers are started only when `startServers` is set (they take a second or two, and run code). Says on
-  /// stderr which project folders were left out untrusted, unless `quiet`.
+  /// stderr which project folders were left out untrusted.
   ///
   /// - Throws: `ExitCode(64)` after printing why, when `config.json` or `trust.json` cannot be used.
-  func catalog(startServers: Bool, printer: Printer, quiet: Bool = false) async throws -> PluginCatalog {
+  func catalog(startServers: Bool, printer: Printer) async throws -> PluginCatalog {
+    try await catalog(printer: printer) { loader throws(ConfigurationError) in
+      try await PluginCatalog.forUser(explicit: folders, startServers: startServers, mcp: loader)
+    }
+  }
+
+  /// The catalog offering the tools `names` (`nil`: every tool), which starts MCP servers only when their tools may
+  /// be offered (``PluginCatalog/forUser(explicit:offering:environment:currentDirectory:mcp:)``).
+  ///
+  /// - Throws: `ExitCode(64)` after printing why, when `config.json` or `trust.json` cannot be used.
+  func catalog(offering names: [String]?, printer: Printer) async throws -> PluginCatalog {
+    try await catalog(printer: printer) { loader throws(ConfigurationError) in
+      try await PluginCatalog.forUser(explicit: folders, offering: names, mcp: loader)
+    }
+  }
+
+  private func catalog(
+    printer: Printer, discover: (MCPPlugins.Loader) async throws(ConfigurationError) -> PluginCatalog
+  ) async throws -> PluginCatalog {
     var catalog: PluginCatalog
     do {
-      catalog = try await PluginCatalog.forUser(explicit: folders, startServers: startServers, mcp: MCPPlugins.Loader())
+      catalog = try await discover(MCPPlugins.Loader())
     } catch {
       printer.warn("toolhost: \(error.description)")
       throw ExitCode(Status.usage)
     }
     catalog.diagnostics = catalog.diagnostics.map(CommandLineHints.hinted)
-    if !quiet {
-      for line in Report.untrustedNotices(catalog) { printer.warn("toolhost: \(line)") }
-    }
+    for line in Report.untrustedNotices(catalog) { printer.warn("toolhost: \(line)") }
     return catalog
-  }
-
-  /// The catalog offering the tools `names` (`nil`: every tool). MCP servers are started for every tool, and for
-  /// named tools only when a name is not a plugin's and there are servers to ask.
-  func catalog(offering names: [String]?, printer: Printer) async throws -> PluginCatalog {
-    guard let names else { return try await catalog(startServers: true, printer: printer) }
-    let quick = try await catalog(startServers: false, printer: printer)
-    let found = Set(quick.entries.map(\.tool.name))
-    if names.allSatisfy(found.contains) || !quick.diagnostics.contains(where: { $0.kind == .notStarted }) {
-      return quick
-    }
-    return try await catalog(startServers: true, printer: printer, quiet: true)
   }
 }
 

@@ -6,9 +6,9 @@ import ToolhostSession
 /// model, a limit on tool rounds, a time limit per call, the user's approval rules).
 ///
 /// ```swift
-/// let catalog = try await PluginCatalog.forUser(explicit: [])
 /// var setup = ChatSetup(tools: .named(["getWeather"]))
 /// setup.instructions = "Answer briefly."
+/// let catalog = try await PluginCatalog.forUser(explicit: [], offering: setup.tools.discoveryNames)
 /// let chosen = try ModelChoice(name: "local").makeModel()
 /// let session = try setup.makeSession(model: chosen.model, catalog: catalog)
 /// let answer = try await session.respond(to: "Weather in Boston in July?", options: setup.generationOptions)

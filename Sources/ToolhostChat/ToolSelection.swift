@@ -10,8 +10,8 @@ public enum ToolSelection: Sendable, Equatable {
   /// These tools, in this order; the model is also told to use them (see ``ChatSetup/sessionInstructions``).
   case named([String])
 
-  /// The tool names discovery has to find: `nil` for every tool, none for ``none``. A program that starts MCP
-  /// servers only when their tools may be offered passes this to its discovery.
+  /// The tool names discovery has to find: `nil` for every tool, none for ``none``; pass it to
+  /// `PluginCatalog.forUser(explicit:offering:)`, which starts MCP servers only when their tools may be offered.
   public var discoveryNames: [String]? {
     switch self {
     case .allowed: nil

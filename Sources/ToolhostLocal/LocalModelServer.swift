@@ -4,66 +4,6 @@ import Synchronization
 import Toolhost
 import ToolhostSession
 
-/// How to run llama.cpp's OpenAI-compatible server (llama-cpp-python's `llama_cpp.server`) for one model.
-public struct LocalServerConfiguration: Sendable {
-  /// The Python interpreter that has `llama_cpp` installed.
-  public var python: String
-  /// The GGUF model file.
-  public var modelPath: String
-  /// The context window in tokens. Default 4096.
-  public var contextSize: Int
-  /// CPU threads for generation. Default: the number of active processors.
-  public var threads: Int
-  /// The longest wait for the server to answer after it was started (loading the model included). Default 120 s.
-  public var startupTimeout: Duration
-  /// The file the server's output is appended to.
-  public var logPath: String
-  /// More command-line arguments for `llama_cpp.server` (for example `["--n_batch", "256"]`).
-  public var extraArguments: [String]
-  /// A folder where the server saves the model's state after the system message, so that a server started later
-  /// does not read the instructions and tool list again (see ``LlamaServerPatches``); `nil` saves nothing.
-  public var promptCacheDirectory: String?
-
-  /// Makes a configuration.
-  public init(
-    python: String, modelPath: String, contextSize: Int = 4096,
-    threads: Int = ProcessInfo.processInfo.activeProcessorCount, startupTimeout: Duration = .seconds(120),
-    logPath: String, extraArguments: [String] = [], promptCacheDirectory: String? = nil
-  ) {
-    self.python = python
-    self.modelPath = modelPath
-    self.contextSize = contextSize
-    self.threads = threads
-    self.startupTimeout = startupTimeout
-    self.logPath = logPath
-    self.extraArguments = extraArguments
-    self.promptCacheDirectory = promptCacheDirectory
-  }
-
-  /// The environment the server runs with: PATH, HOME, unbuffered UTF-8 output and the prompt cache's folder.
-  func serverEnvironment() -> [String: String] {
-    let host = ProcessInfo.processInfo.environment
-    var environment = [
-      "PATH": host["PATH"] ?? "/usr/local/bin:/usr/bin:/bin", "PYTHONUNBUFFERED": "1", "LANG": "C.UTF-8",
-    ]
-    if let home = host["HOME"] { environment["HOME"] = home }
-    if let promptCacheDirectory { environment["TOOLHOST_PROMPT_CACHE"] = promptCacheDirectory }
-    return environment
-  }
-}
-
-/// What a ``LocalModelServer`` reports while it works, for a status line or a log.
-public enum LocalServerEvent: Sendable, Equatable {
-  /// A server process is starting; its output goes to the log file.
-  case starting(logPath: String)
-  /// The server answers.
-  case ready(pid: Int32, port: Int, startup: Duration)
-  /// The server had exited (crashed or was killed) and is being started again.
-  case restarting(reason: String)
-  /// The server was stopped.
-  case stopped(pid: Int32)
-}
-
 /// Runs llama.cpp's server on 127.0.0.1 and keeps it running: started on first use on a free port, reused across
 /// requests, started again if it dies, stopped by PID.
 ///
@@ -379,43 +319,5 @@ public final class LocalModelServer: Sendable {
     let text = String(decoding: data.suffix(8 << 10), as: UTF8.self)
     return text.split(separator: "\n", omittingEmptySubsequences: true).suffix(lines).map { "  " + $0 }
       .joined(separator: "\n")
-  }
-}
-
-/// The server's log file, appended to from the process's I/O thread.
-final class LogFile: Sendable {
-  private let fd: Mutex<Int32>
-
-  init(path: String) throws(LanguageModelError) {
-    let dir = URL(fileURLWithPath: path).deletingLastPathComponent().path
-    try? FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
-    // Prompts and answers: the user's only, also when an older toolhost made the file readable by others.
-    let fd = open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC | O_NOFOLLOW, 0o600)
-    if fd >= 0 { fchmod(fd, 0o600) }
-    guard fd >= 0 else {
-      throw LanguageModelError(
-        kind: .configuration,
-        message: "cannot open the local model's log \(path): \(String(cString: strerror(errno)))")
-    }
-    self.fd = Mutex(fd)
-  }
-
-  func write(_ text: String) { write(Array(text.utf8)) }
-
-  func write(_ bytes: [UInt8]) {
-    fd.withLock { fd in
-      guard fd >= 0 else { return }
-      try? writeAll(fd, bytes)  // a log that cannot be written must not stop the server
-    }
-  }
-
-  /// The open descriptor (-1 once closed), for a child process's stderr.
-  var descriptor: Int32 { fd.withLock { $0 } }
-
-  func close() {
-    fd.withLock { fd in
-      if fd >= 0 { Glibc.close(fd) }
-      fd = -1
-    }
   }
 }

@@ -4,64 +4,6 @@ import Foundation
 import Toolhost
 import ToolhostSession
 
-/// Where shared model servers are recorded and how long they stay up without requests.
-public struct SharedServerConfiguration: Sendable, Equatable {
-  /// The folder holding one state file and one lock file per model (the installation's `run/`, made 0700).
-  public var runDirectory: String
-  /// How long a server stays up with no request before it stops by itself. Default 5 minutes.
-  public var keepAlive: Duration
-
-  /// Makes a configuration.
-  public init(runDirectory: String, keepAlive: Duration = .seconds(300)) {
-    self.runDirectory = runDirectory
-    self.keepAlive = keepAlive
-  }
-
-  /// Reads a keep-alive time: `300`, `90s`, `5m`, `1h` or `1h30m`.
-  ///
-  /// - Returns: `nil` when `text` is not a duration of at least one second.
-  public static func parseKeepAlive(_ text: String) -> Duration? {
-    let trimmed = text.trimmingCharacters(in: .whitespaces).lowercased()
-    if let seconds = Int(trimmed) { return seconds >= 1 ? .seconds(seconds) : nil }
-    var total = 0
-    var number = ""
-    var sawUnit = false
-    for character in trimmed {
-      if character.isASCII, character.isNumber {
-        number.append(character)
-        continue
-      }
-      guard let n = Int(number) else { return nil }
-      switch character {
-      case "h": total += n * 3600
-      case "m": total += n * 60
-      case "s": total += n
-      default: return nil
-      }
-      number = ""
-      sawUnit = true
-    }
-    guard number.isEmpty, sawUnit, total >= 1 else { return nil }
-    return .seconds(total)
-  }
-}
-
-/// What the state file of a running shared server says.
-public struct SharedServerRecord: Sendable, Equatable, Codable {
-  /// The server's process id.
-  public var pid: Int32
-  /// Its port on 127.0.0.1.
-  public var port: Int
-  /// The bearer key every request must carry (the server refuses requests without it).
-  public var key: String
-  /// The GGUF model it serves.
-  public var model: String
-  /// Seconds without a request after which it stops by itself.
-  public var keepAliveSeconds: Int
-  /// When it was started (seconds since 1970).
-  public var started: Double
-}
-
 /// A llama.cpp server that outlives the toolhost that started it, so the next `ask` or `chat` finds the model loaded
 /// and the instructions and tool list already read, as Ollama's `keep_alive` does.
 ///
@@ -399,35 +341,4 @@ public final class SharedModelServer: Sendable {
     threading.Thread(target=watch, daemon=True).start()
     server.run(sockets=[sock])
     """
-}
-
-/// An exclusive `flock` on a file, polled so that waiting never blocks a thread.
-struct FileLock: Sendable {
-  private let fd: Int32
-
-  static func acquire(_ path: String, timeout: Duration = .seconds(180)) async throws -> FileLock {
-    let fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0o600)
-    guard fd >= 0 else {
-      throw LanguageModelError(
-        kind: .configuration, message: "cannot open the lock file \(path): \(String(cString: strerror(errno)))")
-    }
-    let deadline = ContinuousClock.now + timeout
-    while flock(fd, LOCK_EX | LOCK_NB) != 0 {
-      if ContinuousClock.now > deadline {
-        close(fd)
-        throw LanguageModelError(
-          kind: .timedOut, message: "another toolhost has held \(path) for over \(timeout.components.seconds) s")
-      }
-      do { try await Task.sleep(for: .milliseconds(50)) } catch {
-        close(fd)
-        throw error
-      }
-    }
-    return FileLock(fd: fd)
-  }
-
-  func release() {
-    flock(fd, LOCK_UN)
-    close(fd)
-  }
 }

@@ -1,0 +1,100 @@
+import Foundation
+
+/// The container of one call or one long-lived process: its marker, and its cgroup when there is one.
+final class ContainmentCell: Sendable {
+  let owner: Containment
+  /// The value of `TOOLHOST_MARKER` for the processes of this cell.
+  let marker: String
+  private let callCgroup: Containment.CallCgroup?
+  /// The cgroup's limit counters (`memory.events` oom_kill, `pids.events` max) when the cell began: a reused
+  /// cgroup keeps its earlier calls' counts.
+  private let eventsAtStart: (oomKills: Int, pidsMax: Int)
+
+  init(owner: Containment, marker: String, cgroup: Containment.CallCgroup?) {
+    self.owner = owner
+    self.marker = marker
+    self.callCgroup = cgroup
+    if let path = cgroup?.path, !owner.controllers.isEmpty {
+      eventsAtStart = (Self.event(path, "memory.events", "oom_kill"), Self.event(path, "pids.events", "max"))
+    } else {
+      eventsAtStart = (0, 0)
+    }
+  }
+
+  /// The cell's cgroup folder, if it has one.
+  var cgroup: String? { callCgroup?.path }
+
+  /// The descriptor the child writes itself into (`cgroup.procs`), or -1.
+  var joinFD: Int32 { callCgroup?.procsFD ?? -1 }
+
+  /// Sends `signal` to every process of the cell: its cgroup's members, or the process group `leader`.
+  func signalAll(_ signal: Int32, leader: Int32) {
+    if leader > 0 { kill(-leader, signal) }
+    guard let cgroup else { return }
+    if signal == SIGKILL {
+      if isPopulated { Containment.write(cgroup + "/cgroup.kill", "1") }
+      return
+    }
+    for pid in members() { kill(pid, signal) }
+  }
+
+  /// Ends every process of the cell at once: `cgroup.kill`, or the process group and the subreaper's sweep.
+  func killAll(leader: Int32) {
+    signalAll(SIGKILL, leader: leader)
+    if cgroup == nil { owner.sweepOrphans(marker: marker) }
+  }
+
+  /// The processes in the cell's cgroup (empty without one).
+  func members() -> [Int32] {
+    guard let cgroup, let text = Containment.readSmallFile(cgroup + "/cgroup.procs", limit: 1 << 20) else {
+      return []
+    }
+    return text.split(separator: "\n").compactMap { Int32($0) }
+  }
+
+  /// Whether a process is still alive in the cell's cgroup (`cgroup.events`).
+  var isPopulated: Bool { event("cgroup.events", "populated") != 0 }
+
+  /// A counter of the cgroup's `memory.events`, `pids.events` or `cgroup.events`, 0 when absent.
+  func event(_ file: String, _ key: String) -> Int { Self.event(cgroup, file, key) }
+
+  static func event(_ cgroup: String?, _ file: String, _ key: String) -> Int {
+    guard let cgroup, let text = Containment.readSmallFile(cgroup + "/" + file) else { return 0 }
+    for line in text.split(separator: "\n") where line.hasPrefix(key + " ") {
+      return Int(line.dropFirst(key.count + 1)) ?? 0
+    }
+    return 0
+  }
+
+  /// The limit the cgroup saw exceeded during this cell, if any.
+  var cgroupLimitHit: ResourceLimits.Kind? {
+    guard cgroup != nil, !owner.controllers.isEmpty else { return nil }
+    if event("memory.events", "oom_kill") > eventsAtStart.oomKills { return .memory }
+    if event("pids.events", "max") > eventsAtStart.pidsMax { return .processes }
+    return nil
+  }
+
+  /// Gives the cgroup back: kept for the next call when it is empty, otherwise ended and removed once its
+  /// processes are gone (retrying briefly in the background while they exit).
+  func release() {
+    guard let callCgroup else { return }
+    close(callCgroup.procsFD)
+    let path = callCgroup.path
+    if !isPopulated {
+      let kept = owner.idleCgroups.withLock { idle in
+        guard idle.count < Containment.idleLimit else { return false }
+        idle.append(path)
+        return true
+      }
+      if kept { return }
+    }
+    if rmdir(path) == 0 { return }
+    Containment.write(path + "/cgroup.kill", "1")
+    DispatchQueue.global(qos: .utility).async {
+      for _ in 0..<200 {
+        if rmdir(path) == 0 || errno == ENOENT { return }
+        usleep(5000)
+      }
+    }
+  }
+}

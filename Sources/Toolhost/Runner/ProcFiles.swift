@@ -1,0 +1,57 @@
+import Foundation
+
+/// What containment reads and writes in /proc and cgroupfs: a process's children, descendants, state and
+/// environment, and small control files.
+extension Containment {
+  /// The children of every thread of `pid` (`/proc/PID/task/*/children`).
+  static func children(of pid: Int32) -> [Int32] {
+    let tasks = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/\(pid)/task")) ?? []
+    var out: [Int32] = []
+    for task in tasks {
+      guard let text = readSmallFile("/proc/\(pid)/task/\(task)/children") else { continue }
+      out += text.split(separator: " ").compactMap { Int32($0.trimmingCharacters(in: .whitespacesAndNewlines)) }
+    }
+    return out
+  }
+
+  /// `pid`'s descendants, parents before children.
+  static func tree(of pid: Int32) -> [Int32] {
+    var out: [Int32] = []
+    var queue = children(of: pid)
+    while let next = queue.first {
+      queue.removeFirst()
+      out.append(next)
+      if out.count > 100_000 { break }
+      queue += children(of: next)
+    }
+    return out
+  }
+
+  /// A process's state letter and session from `/proc/PID/stat`, or nil when it is gone.
+  static func stat(of pid: Int32) -> (state: Character, session: Int32)? {
+    guard let text = readSmallFile("/proc/\(pid)/stat"), let close = text.lastIndex(of: ")") else { return nil }
+    // After the command: state ppid pgrp session ...
+    let fields = text[text.index(after: close)...].split(separator: " ")
+    guard fields.count > 3, let state = fields[0].first, let session = Int32(fields[3]) else { return nil }
+    return (state, session)
+  }
+
+  /// The environment block of a process (NUL-separated), empty when it cannot be read.
+  static func environment(of pid: Int32) -> String {
+    readSmallFile("/proc/\(pid)/environ", limit: 1 << 20) ?? ""
+  }
+
+  /// A /proc or cgroup file as text (at most about `limit` bytes), nil when it cannot be read.
+  static func readSmallFile(_ path: String, limit: Int = 64 << 10) -> String? {
+    (try? readFile(path, limit: limit)).map { String(decoding: $0, as: UTF8.self) }
+  }
+
+  /// Writes `text` to a cgroup file; false when it could not.
+  @discardableResult
+  static func write(_ path: String, _ text: String) -> Bool {
+    let fd = open(path, O_WRONLY | O_CLOEXEC)
+    guard fd >= 0 else { return false }
+    defer { close(fd) }
+    return text.withCString { Glibc.write(fd, $0, strlen($0)) } == text.utf8.count
+  }
+}
