@@ -39,19 +39,20 @@ package final class OneShot<Value: Sendable>: Sendable {
   }
 
   /// Waits for the value; when `timeout` passes first, calls `onTimeout`, which must set it (to a time-out result).
-  /// The time limit is a child task, cancelled as soon as the value is set.
+  ///
+  /// The time limit is a task of its own, cancelled as soon as the value is set; the waiter does not wait for it to
+  /// wind down (a child task in a group would cost every wait one more hop through the executor), and it still fires
+  /// when the waiting task is cancelled, so a value nobody else sets is set by the time limit.
   package func wait(timeout: Duration?, onTimeout: @escaping @Sendable () -> Void) async -> Value {
     guard let timeout else { return await wait() }
-    return await withTaskGroup(of: Void.self) { group in
-      group.addTask {
-        // Cancelled: the value came first.
-        guard (try? await Task.sleep(for: timeout)) != nil else { return }
-        onTimeout()
-      }
-      let value = await wait()
-      group.cancelAll()
-      return value
+    let timer = Task {
+      // Cancelled: the value came first.
+      guard (try? await Task.sleep(for: timeout)) != nil else { return }
+      onTimeout()
     }
+    let value = await wait()
+    timer.cancel()
+    return value
   }
 
   /// Waits for the value, or until the calling task is cancelled (then `nil`, and the value stays unset).

@@ -5,7 +5,7 @@ import ToolhostJSON
 
 /// One run of a server process: its handshake, its pending requests, and its end.
 ///
-/// Requests are awaited; each one's time limit is a child task that sleeps (``OneShot/wait(timeout:onTimeout:)``),
+/// Requests are awaited; each one's time limit is a task that sleeps (``OneShot/wait(timeout:onTimeout:)``),
 /// and a reply, the limit, the caller's cancellation or the session's end settles it, whichever comes first.
 final class MCPSession: Sendable {
   enum Phase: Sendable {
