@@ -243,7 +243,11 @@ public struct PluginCatalog: Sendable {
     let loaded = servers.isEmpty ? [] : (await mcp?.loadTools(servers) ?? [])
     var catalog = PluginCatalog(entries: [], diagnostics: [], folders: folders.map(\.path), untrusted: untrusted)
     var names: [String: String] = [:]  // tool name -> manifest path
-    for item in found {
+    // Plugins' tools take their names first, in folder order, then MCP servers' tools: a name means the same tool
+    // whether or not the servers were started (an MCP tool whose name is taken is offered as `server.tool`).
+    let plugins = found.filter { if case .server = $0 { false } else { true } }
+    let serverTools = found.filter { if case .server = $0 { true } else { false } }
+    for item in plugins + serverTools {
       switch item {
       case .problem(let d):
         catalog.diagnostics.append(d)
@@ -257,9 +261,9 @@ public struct PluginCatalog: Sendable {
         case .success(let result):
           catalog.diagnostics += result.notes
           for tool in result.tools {
-            var offered = server.prefixTools ? "\(server.name).\(tool.name)" : tool.name
+            var offered = server.prefixTools ? ToolName.prefixed(tool.name, server: server.name) : tool.name
             if !server.prefixTools, names[offered] != nil {
-              offered = "\(server.name).\(tool.name)"
+              offered = ToolName.prefixed(tool.name, server: server.name)
               catalog.diagnostics.append(
                 PluginDiagnostic(
                   kind: .adjusted, path: path, tool: tool.name,

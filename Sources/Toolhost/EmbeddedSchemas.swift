@@ -81,7 +81,7 @@ public enum EmbeddedSchemas {
             "name": {
               "type": "string",
               "pattern": "^[A-Za-z0-9_-]{1,32}$",
-              "description": "The server's name (default: the plugin folder's name). A tool whose name was taken by a tool found earlier is offered as name.tool."
+              "description": "The server's name (default: the plugin folder's name). A tool whose name a plugin's tool or an earlier server's tool has is offered as name.tool."
             },
             "prefixTools": {
               "type": "boolean",

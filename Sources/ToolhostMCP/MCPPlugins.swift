@@ -142,11 +142,12 @@ public enum MCPPlugins {
       return result
     }
 
-    /// A name that follows toolhost's rule: other characters become `_`, at most 64 characters.
+    /// A name that follows toolhost's rule: other characters become `_`, and a name over 64 characters is cut
+    /// with a hash of the whole (``ToolName/fitted(_:)``).
     static func toolName(_ raw: String) -> String {
       let allowed = Set("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_.-")
-      let cleaned = String(raw.map { allowed.contains($0) ? $0 : "_" }.prefix(64))
-      return cleaned.isEmpty ? "tool" : cleaned
+      let cleaned = String(raw.map { allowed.contains($0) ? $0 : "_" })
+      return cleaned.isEmpty ? "tool" : ToolName.fitted(cleaned)
     }
   }
 }

@@ -296,6 +296,36 @@ struct MCPDiscoveryTests {
     }
   }
 
+  @Test func aPluginsToolKeepsItsNameWhetherOrNotTheServersStart() async throws {
+    let folder = TemporaryFolder(prefix: "toolhost-mcp-test")
+    // The server's folder comes first, yet the plugin's `echo` keeps the name.
+    folder.plugin("aaa", manifest: fakeManifest())
+    folder.plugin(
+      "zzz",
+      manifest: """
+        {"manifestVersion": 1, "command": "run",
+         "tools": [{"name": "echo", "description": "The plugin's echo.", "inputSchema": {"type": "object"}}]}
+        """,
+      script: "#!/bin/sh\necho '{\"result\": {\"from\": \"plugin\"}}'\n")
+    let quick = await PluginCatalog.discover(folders: [folder.path], environment: hostEnvironment)
+    #expect(quick.entries.first { $0.tool.name == "echo" }?.tool.description == "The plugin's echo.")
+    let full = await MCPPlugins.discover(folders: [folder.path], environment: hostEnvironment)
+    defer { Task { await full.shutdown() } }
+    #expect(full.entries.first { $0.tool.name == "echo" }?.tool.description == "The plugin's echo.")
+    #expect(full.entries.contains { $0.tool.name == "aaa.echo" })
+    #expect(full.diagnostics.contains { $0.kind == .adjusted && $0.tool == "echo" && $0.message.contains("aaa.echo") })
+    let registry = full.registry()
+    #expect(try await registry.call("echo", arguments: [:]).value?["from"] == "plugin")
+    let remote = try await registry.call("aaa.echo", arguments: ["text": "mcp"])
+    #expect(remote.value?[path: "echo", "text"] == "mcp")
+    let pid = try await registry.call("pid", arguments: [:]).value?["pid"]?.integerValue
+    await full.shutdown()
+    if let pid {
+      #expect(await ProcessProbe.waitForGroupToEnd(Int32(pid)).isEmpty)
+      ProcessProbe.killGroup(Int32(pid))
+    }
+  }
+
   @Test func aHungServerBecomesADiagnosticNotAHang() async throws {
     let folder = TemporaryFolder(prefix: "toolhost-mcp-test")
     folder.plugin(

@@ -1,0 +1,29 @@
+/// Tool names as toolhost offers them: 1 to 64 characters of `A-Z a-z 0-9 _ . -`.
+///
+/// A name that would be longer (an MCP server's own name, or `server.tool` when a prefix is added) is cut to the
+/// limit and ends with a hash of the whole name, so the same name always gets the same short form and two long
+/// names that share a beginning stay apart.
+package enum ToolName {
+  /// The longest name, in characters.
+  package static let maxLength = 64
+
+  /// `name` as it is when it fits, otherwise its first 55 characters, `-` and 8 hex digits of FNV-1a (32-bit) of the
+  /// whole name. `name` must already be made of the allowed characters.
+  package static func fitted(_ name: String) -> String {
+    guard name.utf8.count > maxLength else { return name }
+    var hash: UInt32 = 0x811C_9DC5
+    for byte in name.utf8 {
+      hash ^= UInt32(byte)
+      hash = hash &* 0x0100_0193
+    }
+    let digits = String(hash, radix: 16)
+    let suffix = String(repeating: "0", count: 8 - digits.count) + digits
+    return String(name.utf8.prefix(maxLength - 9))! + "-" + suffix
+  }
+
+  /// `server.tool`, fitted to the limit: the name an MCP server's tool is offered under when its own is taken, or
+  /// when the manifest asks for prefixes.
+  package static func prefixed(_ tool: String, server: String) -> String {
+    fitted("\(server).\(tool)")
+  }
+}
