@@ -5,9 +5,12 @@ import ToolhostJSON
 
 /// Serves the tools of a ``ToolRegistry`` as an MCP stdio server (`toolhost serve --mcp`).
 ///
-/// It answers `initialize` (with the client's protocol version when toolhost speaks it, else the newest it
-/// speaks), `ping`, `tools/list` (every tool with its `inputSchema`, object `outputSchema` and `annotations`, in
-/// one page) and `tools/call`. Calls run concurrently through the registry, so arguments are validated and each
+/// It speaks both eras of MCP, request by request. A 2026-07-28 client sends the version in each request's
+/// `params._meta` and may ask `server/discover`; its results carry `resultType`, and `tools/list` also `ttlMs` and
+/// `cacheScope` (the list is fixed while the server runs). An earlier client sends `initialize` (answered with its
+/// protocol version when toolhost speaks it, else the newest it speaks) and `ping`. Both get `tools/list` (every
+/// tool with its `inputSchema`, `outputSchema` and `annotations`, in one page, in a fixed order) and
+/// `tools/call`. Calls run concurrently through the registry, so arguments are validated and each
 /// call has its time limit; a failed call, including invalid arguments, is a result with `isError: true` whose
 /// text says what went wrong, so a model can correct itself. An unknown tool, missing params or an unknown method
 /// get JSON-RPC errors; `notifications/cancelled` cancels a running call (which then gets no response); other
@@ -61,15 +64,26 @@ public final class MCPServer: Sendable {
   public let options: Options
   private let state = Mutex(State())
   private let toolList: JSONValue
+  private let modernToolList: JSONValue
+
+  /// How long a 2026-07-28 client may cache `tools/list`: the list does not change while the server runs, but a
+  /// new server (after plugins change) may answer differently.
+  static let toolListTTL = 300_000
 
   /// Makes a server for `registry`.
   public init(registry: ToolRegistry, options: Options = Options()) {
     self.registry = registry
     self.options = options
-    toolList = ["tools": .array(registry.tools.filter { options.withheld[$0.name] == nil }.map(Self.listing))]
+    let served = registry.tools.filter { options.withheld[$0.name] == nil }
+    toolList = ["tools": .array(served.map { Self.listing($0, modern: false) })]
+    modernToolList = [
+      "tools": .array(served.map { Self.listing($0, modern: true) }), "ttlMs": .integer(Int64(Self.toolListTTL)),
+      "cacheScope": "public",
+    ]
   }
 
-  /// The protocol version agreed with the client, once it has sent `initialize`.
+  /// The protocol version agreed with the client, once it has sent `initialize`, or the version of the last
+  /// 2026-07-28 request.
   public var protocolVersion: String? { state.withLock { $0.protocolVersion } }
 
   /// Serves `channel` (stdin and stdout by default) until its input ends or the calling task is cancelled; then
@@ -127,7 +141,41 @@ public final class MCPServer: Sendable {
       func fail(_ code: Int, _ text: String) {
         reply(.errorResponse(id: id, error: JSONRPCError(code: code, message: text)))
       }
+      let modern: Bool
+      switch MCPEnvelope.era(of: params) {
+      case .failure(let error):
+        reply(.errorResponse(id: id, error: error))
+        return
+      case .success(.handshake):
+        modern = false
+      case .success(.modern(let version)):
+        modern = true
+        state.withLock { $0.protocolVersion = version }
+      }
+      func answer(_ result: JSONValue) {
+        let sent =
+          modern ? MCPEnvelope.completed(result, serverName: options.name, serverVersion: options.version) : result
+        reply(.response(id: id, result: sent))
+      }
       switch method {
+      case "server/discover":
+        guard modern else {
+          fail(
+            JSONRPCError.invalidParams,
+            "server/discover needs params._meta with \(MCPEnvelope.protocolVersionKey) and "
+              + "\(MCPEnvelope.clientCapabilitiesKey)")
+          return
+        }
+        var result: JSONObject = [
+          "supportedVersions": .array(MCPProtocol.modernVersions.map { .string($0) }),
+          "capabilities": ["tools": [:]], "ttlMs": .integer(Int64(Self.toolListTTL)), "cacheScope": "public",
+        ]
+        if let instructions = options.instructions { result["instructions"] = .string(instructions) }
+        answer(.object(result))
+      case "initialize" where modern:
+        fail(
+          JSONRPCError.methodNotFound,
+          "initialize is not part of the 2026-07-28 protocol: send requests with the envelope in params._meta")
       case "initialize":
         let requested = params?["protocolVersion"]?.stringValue
         let version =
@@ -144,7 +192,7 @@ public final class MCPServer: Sendable {
         }
         reply(.response(id: id, result: .object(result)))
       case "ping":
-        reply(.response(id: id, result: [:]))
+        answer([:])
       case "tools/list":
         if let cursor = params?["cursor"], !cursor.isNull {
           fail(
@@ -152,7 +200,7 @@ public final class MCPServer: Sendable {
             "unknown cursor \(cursor.serialized()): every tool is on the first page")
           return
         }
-        reply(.response(id: id, result: toolList))
+        answer(modern ? modernToolList : toolList)
       case "tools/call":
         guard let name = params?["name"]?.stringValue else {
           fail(
@@ -161,7 +209,7 @@ public final class MCPServer: Sendable {
         }
         let arguments = params?["arguments"].flatMap { $0.isNull ? nil : $0 } ?? [:]
         if let reason = options.withheld[name] {
-          reply(.response(id: id, result: ["content": [["type": "text", "text": .string(reason)]], "isError": true]))
+          answer(["content": [["type": "text", "text": .string(reason)]], "isError": true])
           return
         }
         guard registry.tool(named: name) != nil else {
@@ -169,7 +217,7 @@ public final class MCPServer: Sendable {
           fail(JSONRPCError.invalidParams, "unknown tool: \(name)\(didYouMean(near)); tools/list shows the tools")
           return
         }
-        startCall(id: id, name: name, arguments: arguments, reply: reply)
+        startCall(id: id, name: name, arguments: arguments, modern: modern, reply: reply)
       default:
         fail(
           JSONRPCError.methodNotFound, "method not found: \(method) (toolhost serves tools only)")
@@ -178,7 +226,7 @@ public final class MCPServer: Sendable {
   }
 
   private func startCall(
-    id: JSONRPCID, name: String, arguments: JSONValue,
+    id: JSONRPCID, name: String, arguments: JSONValue, modern: Bool,
     reply: @escaping @Sendable (JSONRPCMessage) -> Void
   ) {
     var context = ToolCallContext()
@@ -188,12 +236,15 @@ public final class MCPServer: Sendable {
     let duplicate = state.withLock { s -> Bool in
       if s.calls[id] != nil { return true }
       s.calls[id] = Task { [self] in
-        let result: JSONValue
+        var result: JSONValue
         do throws(ToolCallError) {
           result = Self.success(
-            try await registry.call(name, arguments: arguments, context: callContext))
+            try await registry.call(name, arguments: arguments, context: callContext), modern: modern)
         } catch {
           result = Self.failure(error)
+        }
+        if modern {
+          result = MCPEnvelope.completed(result, serverName: options.name, serverVersion: options.version)
         }
         let cancelled = state.withLock { s -> Bool in
           s.calls[id] = nil
@@ -213,14 +264,15 @@ public final class MCPServer: Sendable {
     }
   }
 
-  /// A `tools/call` result for an output: the value as `structuredContent` when it is an object, and as text.
-  static func success(_ output: ToolOutput) -> JSONValue {
+  /// A `tools/call` result for an output: the value as text, and as `structuredContent` when it is an object (any
+  /// value for a 2026-07-28 client).
+  static func success(_ output: ToolOutput, modern: Bool) -> JSONValue {
     var content: [JSONValue] = [["type": "text", "text": .string(output.modelText)]]
     if output.value != nil, let text = output.text, text != output.modelText {
       content.append(["type": "text", "text": .string(text)])
     }
     var result: JSONObject = ["content": .array(content)]
-    if let value = output.value, value.objectValue != nil { result["structuredContent"] = value }
+    if let value = output.value, modern || value.objectValue != nil { result["structuredContent"] = value }
     result["isError"] = false
     return .object(result)
   }
@@ -234,8 +286,8 @@ public final class MCPServer: Sendable {
     return ["content": [["type": "text", "text": .string(text)]], "isError": true]
   }
 
-  /// One `tools/list` entry.
-  static func listing(_ tool: any Tool) -> JSONValue {
+  /// One `tools/list` entry; a 2026-07-28 client gets every output schema, an earlier one only object schemas.
+  static func listing(_ tool: any Tool, modern: Bool) -> JSONValue {
     var o: JSONObject = ["name": .string(tool.name)]
     let title = tool.annotations.title ?? (tool as? PluginTool)?.definition.title
     if let title { o["title"] = .string(title) }
@@ -246,8 +298,8 @@ public final class MCPServer: Sendable {
       input = .object(schema)
     }
     o["inputSchema"] = input
-    // MCP output schemas describe structuredContent, which is an object.
-    if let output = tool.outputSchema, output["type"]?.stringValue == "object" {
+    // Before 2026-07-28, MCP output schemas describe structuredContent, which is an object.
+    if let output = tool.outputSchema, modern || output["type"]?.stringValue == "object" {
       o["outputSchema"] = output
     }
     var annotations = tool.annotations

@@ -118,7 +118,9 @@ public final class MCPServerConnection: Sendable {
   ///
   /// - Throws: ``MCPConnectionError`` when it does not within `timeout` (default: the request timeout).
   public func ping(timeout: Duration? = nil) async throws(MCPConnectionError) {
-    _ = try await request("ping", timeout: timeout)
+    let session = try await readySession().get()
+    _ = try await session.request(session.pingMethod, params: nil, timeout: timeout ?? configuration.requestTimeout)
+      .get()
   }
 
   /// Lists every tool of the server, following `nextCursor` (at most 100 pages).

@@ -5,6 +5,10 @@ import ToolhostJSON
 
 /// One run of a server process: its handshake, its pending requests, and its end.
 ///
+/// The handshake asks `server/discover` first (2026-07-28, where every request then carries the version in its
+/// envelope) and falls back to `initialize` (2025-11-25 and earlier) when the server answers with any other error or
+/// not within half the startup limit; the era is kept for the life of the process.
+///
 /// Requests are awaited; each one's time limit is a task that sleeps (``OneShot/wait(timeout:onTimeout:)``),
 /// and a reply, the limit, the caller's cancellation or the session's end settles it, whichever comes first.
 final class MCPSession: Sendable {
@@ -28,6 +32,18 @@ final class MCPSession: Sendable {
     var nextID: Int64 = 0
     var info: MCPServerInfo?
     var failure: MCPConnectionError?
+    /// The 2026-07-28-era version every request carries in its envelope; `nil` for a server that uses `initialize`.
+    var envelopeVersion: String?
+  }
+
+  /// What `server/discover` found out.
+  enum Discovery {
+    /// The server speaks this 2026-07-28-era version.
+    case modern(MCPServerInfo)
+    /// The server needs `initialize` (it did not know `server/discover`, or did not answer in time).
+    case handshake
+    /// The session ended (the server exited or failed).
+    case ended
   }
 
   let state = Mutex(State())
@@ -52,6 +68,9 @@ final class MCPSession: Sendable {
   var processID: Int32? { state.withLock { $0.phase == .dead ? nil : $0.process?.pid } }
   var process: PersistentProcess? { state.withLock { $0.process } }
   var info: MCPServerInfo? { state.withLock { $0.info } }
+  /// The request that shows the server answers: `ping`, or `server/discover` in the 2026-07-28 era, which has no
+  /// `ping`.
+  var pingMethod: String { state.withLock { $0.envelopeVersion } == nil ? "ping" : "server/discover" }
 
   /// Starts the process and runs the handshake; ``ready`` says how it went.
   func start() async {
@@ -73,14 +92,69 @@ final class MCPSession: Sendable {
       return
     }
     state.withLock { $0.process = process }
+    let deadline = ContinuousClock.now + c.startupTimeout
+    switch await discover(timeout: c.startupTimeout / 2, process: process) {
+    case .modern(let info):
+      becomeReady(info)
+    case .ended:
+      return
+    case .handshake:
+      await initialize(until: deadline, process: process)
+    }
+  }
+
+  /// Asks `server/discover` with toolhost's newest version in the envelope; never cancelled, so a late answer is
+  /// only ignored.
+  private func discover(timeout: Duration, process: PersistentProcess) async -> Discovery {
+    let version = MCPProtocol.modernVersions[0]
+    let params = MCPEnvelope.stamped(nil, version: version)
+    switch await request("server/discover", params: params, timeout: timeout) {
+    case .success(let r):
+      let offered = r["supportedVersions"]?.arrayValue?.compactMap(\.stringValue) ?? []
+      guard let agreed = MCPProtocol.modernVersions.first(where: offered.contains) else { return .handshake }
+      let server = r["_meta"]?[MCPEnvelope.serverInfoKey]
+      return .modern(
+        MCPServerInfo(
+          name: server?["name"]?.stringValue ?? configuration.name, version: server?["version"]?.stringValue ?? "",
+          protocolVersion: agreed, capabilities: r["capabilities"] ?? [:],
+          instructions: r["instructions"]?.stringValue))
+    case .failure(.errorResponse(let e)) where e.code == MCPEnvelope.unsupportedProtocolVersion:
+      let supported = e.data?["supported"]?.arrayValue?.compactMap(\.stringValue) ?? []
+      if supported.contains(where: MCPProtocol.supportedVersions.contains) || supported.isEmpty { return .handshake }
+      fail(.unsupportedProtocolVersion(supported.joined(separator: ", ")), stop: true)
+      return .ended
+    case .failure(.errorResponse), .failure(.requestTimedOut), .failure(.invalidResponse):
+      return .handshake
+    case .failure(let e):
+      fail(e, stop: true)
+      return .ended
+    }
+  }
+
+  /// The handshake of servers before 2026-07-28: `initialize`, then `notifications/initialized`. A server that
+  /// answers it with UnsupportedProtocolVersion naming a 2026-07-28-era version (one that took a late
+  /// `server/discover` to mean that era) is asked `server/discover` once more.
+  private func initialize(until deadline: ContinuousClock.Instant, process: PersistentProcess) async {
+    let c = configuration
     let params: JSONValue = [
       "protocolVersion": .string(MCPProtocol.latestVersion),
       "capabilities": [:],
       "clientInfo": ["name": "toolhost", "version": .string(MCPProtocol.implementationVersion)],
     ]
-    switch await request("initialize", params: params, timeout: c.startupTimeout) {
+    let remaining = max(.zero, deadline - .now)
+    switch await request("initialize", params: params, timeout: remaining) {
     case .failure(.requestTimedOut):
       fail(.startupTimedOut(limit: c.startupTimeout, log: process.stderrTail), stop: true)
+    case .failure(.errorResponse(let e))
+    where e.code == MCPEnvelope.unsupportedProtocolVersion
+      && (e.data?["supported"]?.arrayValue ?? []).contains(where: {
+        MCPProtocol.modernVersions.contains($0.stringValue ?? "")
+      }):
+      switch await discover(timeout: max(.zero, deadline - .now), process: process) {
+      case .modern(let info): becomeReady(info)
+      case .ended: return
+      case .handshake: fail(.handshakeFailed(reason: e.description, log: process.stderrTail), stop: true)
+      }
     case .failure(.errorResponse(let e)):
       fail(.handshakeFailed(reason: e.description, log: process.stderrTail), stop: true)
     case .failure(let e):
@@ -99,14 +173,20 @@ final class MCPSession: Sendable {
         version: r["serverInfo"]?["version"]?.stringValue ?? "", protocolVersion: version,
         capabilities: r["capabilities"] ?? [:], instructions: r["instructions"]?.stringValue)
       notify("notifications/initialized", params: nil)
-      let isReady = state.withLock { s -> Bool in
-        guard s.phase == .starting else { return false }
-        s.phase = .ready
-        s.info = info
-        return true
-      }
-      if isReady { ready.complete(.success(())) }
+      becomeReady(info)
     }
+  }
+
+  /// The handshake is done: requests may go out (with the envelope in the 2026-07-28 era).
+  private func becomeReady(_ info: MCPServerInfo) {
+    let isReady = state.withLock { s -> Bool in
+      guard s.phase == .starting else { return false }
+      s.phase = .ready
+      s.info = info
+      if MCPProtocol.modernVersions.contains(info.protocolVersion) { s.envelopeVersion = info.protocolVersion }
+      return true
+    }
+    if isReady { ready.complete(.success(())) }
   }
 
   /// Ends the session: every pending request and the handshake's waiters fail with `error`; the process group is
@@ -131,20 +211,31 @@ final class MCPSession: Sendable {
   func request(_ method: String, params: JSONValue?, timeout: Duration?) async -> Reply {
     if Task.isCancelled { return .failure(.cancelled) }
     let reply = OneShot<Reply>()
-    let sent = state.withLock { s -> (JSONRPCID, PersistentProcess?)? in
+    let sent = state.withLock { s -> (JSONRPCID, PersistentProcess?, String?)? in
       guard s.phase != .dead else { return nil }
       s.nextID += 1
       let id = JSONRPCID.number(s.nextID)
       s.pending[id] = Pending(method: method, reply: reply)
-      return (id, s.process)
+      return (id, s.process, s.envelopeVersion)
     }
-    guard let (id, process) = sent else { return .failure(state.withLock { $0.failure } ?? .shutDown) }
-    process?.send(JSONRPCMessage.request(id: id, method: method, params: params).line)
-    return await withTaskCancellationHandler {
+    guard let (id, process, envelope) = sent else { return .failure(state.withLock { $0.failure } ?? .shutDown) }
+    let sentParams = envelope.map { MCPEnvelope.stamped(params, version: $0) } ?? params
+    process?.send(JSONRPCMessage.request(id: id, method: method, params: sentParams).line)
+    let outcome = await withTaskCancellationHandler {
       await reply.wait(timeout: timeout) { [self] in timedOut(id, limit: timeout ?? .zero) }
     } onCancel: {
       cancel(id, reason: "the client cancelled the call")
     }
+    if case .success(let result) = outcome, let problem = MCPEnvelope.problem(with: result) {
+      return .failure(.invalidResponse("\(method): \(problem)"))
+    }
+    return outcome
+  }
+
+  /// The handshake's requests, which are never cancelled (MCP: `initialize` must not be; a `server/discover` that
+  /// comes late is answered and ignored).
+  private static func isHandshake(_ method: String) -> Bool {
+    method == "initialize" || method == "server/discover"
   }
 
   /// Sends a notification.
@@ -156,7 +247,7 @@ final class MCPSession: Sendable {
   /// Gives up on a request: it fails with `.cancelled`, and the server is told with `notifications/cancelled`.
   private func cancel(_ id: JSONRPCID, reason: String) {
     guard let pending = take(id) else { return }
-    if pending.method != "initialize" {  // MCP: initialize must not be cancelled.
+    if !Self.isHandshake(pending.method) {
       notify("notifications/cancelled", params: ["requestId": id.json, "reason": .string(reason)])
     }
     pending.reply.complete(.failure(.cancelled))
@@ -168,7 +259,7 @@ final class MCPSession: Sendable {
 
   private func timedOut(_ id: JSONRPCID, limit: Duration) {
     guard let pending = take(id) else { return }
-    if pending.method != "initialize" {
+    if !Self.isHandshake(pending.method) {
       notify(
         "notifications/cancelled",
         params: ["requestId": id.json, "reason": .string("timed out after \(limit.messageText)")])
@@ -177,12 +268,13 @@ final class MCPSession: Sendable {
     if pending.method == "tools/call" { checkHealth() }
   }
 
-  /// After a timed-out call: a server that does not answer `ping` either is hung, and is stopped. The check runs
-  /// on its own, so the timed-out call returns at once.
+  /// After a timed-out call: a server that does not answer `ping` (2026-07-28 has no `ping`: `server/discover`)
+  /// either is hung, and is stopped. Any answer, an error too, shows it is not. The check runs on its own, so the
+  /// timed-out call returns at once.
   private func checkHealth() {
     Task { [self] in
       let limit = configuration.healthCheckTimeout
-      if case .failure(.requestTimedOut) = await request("ping", params: nil, timeout: limit) {
+      if case .failure(.requestTimedOut) = await request(pingMethod, params: nil, timeout: limit) {
         log("toolhost: the server did not answer ping after a timed-out call; stopping it")
         fail(.unresponsive(reason: "no answer to ping within \(limit.messageText) after a timed-out call"), stop: true)
       }

@@ -4,13 +4,16 @@ import ToolhostJSON
 
 /// The MCP protocol versions this implementation speaks, newest first.
 public enum MCPProtocol {
-  /// Every version toolhost negotiates, newest first. Clients ask for the first; servers answer the client's
-  /// version when it is one of these, else the first.
+  /// Every version toolhost negotiates with `initialize`, newest first. Clients ask for the first; servers answer
+  /// the client's version when it is one of these, else the first.
   public static let supportedVersions: [String] = [
     "2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05",
   ]
-  /// The newest supported version.
+  /// The newest version negotiated with `initialize`.
   public static var latestVersion: String { supportedVersions[0] }
+  /// The versions without a handshake (each request says its version; `server/discover` tells what a server
+  /// speaks), newest first. toolhost asks a server for these first and falls back to `initialize`.
+  public static let modernVersions: [String] = ["2026-07-28"]
   /// The version toolhost reports as its own in `clientInfo` and `serverInfo`.
   public static let implementationVersion = "0.1.0"
 }

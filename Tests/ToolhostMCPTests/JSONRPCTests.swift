@@ -124,6 +124,64 @@ struct MCPServerTests {
     #expect(first[path: "serverInfo", "name"] == "toolhost")
   }
 
+  /// The 2026-07-28 envelope: `params._meta` with the version and the client's capabilities.
+  func envelope(_ version: String = "2026-07-28", capabilities: Bool = true) -> JSONValue {
+    var meta: JSONObject = ["io.modelcontextprotocol/protocolVersion": .string(version)]
+    if capabilities { meta["io.modelcontextprotocol/clientCapabilities"] = [:] }
+    return ["_meta": .object(meta)]
+  }
+
+  @Test func speaks2026WithAnEnvelopeAndRefusesWhatItCannotServe() async {
+    let replies = Replies()
+    server.handle(request(1, "server/discover", envelope()), reply: replies.sink)
+    server.handle(request(2, "tools/list", envelope()), reply: replies.sink)
+    server.handle(request(3, "tools/list", envelope("2030-01-01")), reply: replies.sink)
+    server.handle(request(4, "tools/list", envelope(capabilities: false)), reply: replies.sink)
+    server.handle(request(5, "server/discover"), reply: replies.sink)
+    server.handle(request(6, "tools/list"), reply: replies.sink)
+    let got = await replies.wait(count: 6)
+    guard case .response(_, let discover) = got[0], case .response(_, let list) = got[1],
+      case .errorResponse(_, let unsupported) = got[2], case .errorResponse(_, let missing) = got[3],
+      case .errorResponse(_, let bare) = got[4], case .response(_, let older) = got[5]
+    else {
+      Issue.record("unexpected replies: \(got)")
+      return
+    }
+    #expect(discover["supportedVersions"] == ["2026-07-28"])
+    #expect(discover["resultType"] == "complete" && discover["cacheScope"] == "public")
+    #expect(discover[path: "_meta", "io.modelcontextprotocol/serverInfo", "name"] == "toolhost")
+    #expect(discover[path: "capabilities", "tools"] != nil)
+    #expect(list["resultType"] == "complete" && list["ttlMs"] == 300_000 && list["cacheScope"] == "public")
+    #expect(list["tools"]?.arrayValue?.count == 2)
+    #expect(unsupported.code == -32022)
+    #expect(unsupported.data?["requested"] == "2030-01-01")
+    #expect(unsupported.data?["supported"]?.arrayValue?.contains("2026-07-28") == true)
+    #expect(unsupported.data?["supported"]?.arrayValue?.contains("2025-11-25") == true)
+    #expect(missing.code == JSONRPCError.invalidParams)
+    #expect(missing.message.contains("clientCapabilities"))
+    #expect(bare.code == JSONRPCError.invalidParams)
+    // An earlier client's list is as before: no 2026-07-28 fields.
+    #expect(older["resultType"] == nil && older["ttlMs"] == nil && older["tools"]?.arrayValue?.count == 2)
+    #expect(server.protocolVersion == "2026-07-28")
+  }
+
+  @Test func a2026CallSaysItsResultTypeAndAnEarlierOneDoesNot() async {
+    let replies = Replies()
+    var modern = envelope().objectValue!
+    modern["name"] = "add"
+    modern["arguments"] = ["a": 1, "b": 2]
+    server.handle(request(1, "tools/call", .object(modern)), reply: replies.sink)
+    server.handle(request(2, "tools/call", ["name": "add", "arguments": ["a": 1, "b": 2]]), reply: replies.sink)
+    let got = await replies.wait(count: 2)
+    let results = got.compactMap { message -> (Int64, JSONValue)? in
+      guard case .response(.number(let id), let result) = message else { return nil }
+      return (id, result)
+    }
+    let byID = Dictionary(uniqueKeysWithValues: results)
+    #expect(byID[1]?["resultType"] == "complete" && byID[1]?["isError"] == false)
+    #expect(byID[2] != nil && byID[2]?["resultType"] == nil)
+  }
+
   @Test func listsToolsWithSchemasAndAnnotations() async {
     let replies = Replies()
     server.handle(request(1, "tools/list"), reply: replies.sink)

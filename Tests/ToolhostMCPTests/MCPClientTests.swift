@@ -59,8 +59,8 @@ struct MCPClientFakeServerTests {
     #expect(tools[0].annotations.readOnlyHint == true)
     #expect(tools[0].title == "Echo")
     let methods = fake.received.compactMap { $0["method"]?.stringValue }
-    #expect(methods.prefix(2) == ["initialize", "notifications/initialized"])
-    #expect(fake.received.first?[path: "params", "protocolVersion"] == "2025-11-25")
+    #expect(methods.prefix(3) == ["server/discover", "initialize", "notifications/initialized"])
+    #expect(fake.received.first { $0["method"] == "initialize" }?[path: "params", "protocolVersion"] == "2025-11-25")
     #expect(fake.received.contains { $0[path: "params", "cursor"] == "page2" })
     #expect(fake.connection.log.contains("fake server starting"))
     await fake.shutDownAndCheck([fake.connection.processID ?? -1])

@@ -10,6 +10,7 @@ enum Paths {
   static let fakeServer = support + "/fake_mcp_server.py"
   static let persistentPlugin = support + "/persistent_plugin.py"
   static let clientCheck = support + "/mcp_client_check.py"
+  static let erasPeer = support + "/mcp_eras_peer.py"
 }
 
 /// The PyPI peers the tests use, pinned: `pip install mcp==2.3.0 mcp-server-time==2026.10.19`.
