@@ -87,7 +87,8 @@ public final class MCPServer: Sendable {
   public var protocolVersion: String? { state.withLock { $0.protocolVersion } }
 
   /// Serves `channel` (stdin and stdout by default) until its input ends or the calling task is cancelled; then
-  /// cancels the calls still running, waits for them, and flushes the output. Does not throw.
+  /// waits for the calls still running (each ends by its time limit at the latest) and sends their results, or,
+  /// when the task was cancelled, cancels them first; then flushes the output. Does not throw.
   public func serve(channel: LineChannel = LineChannel()) async {
     let ended = OneShot<Void>()
     channel.start(
@@ -98,11 +99,12 @@ public final class MCPServer: Sendable {
     } onCancel: {
       ended.complete(())
     }
-    let running = state.withLock { s -> [Task<Void, Never>] in
-      defer { s.calls = [:] }
-      return Array(s.calls.values)
+    // No more requests can come: what runs now is all there is. A client that closes its input after its last
+    // request still gets the answers.
+    let running = state.withLock { Array($0.calls.values) }
+    if Task.isCancelled {
+      for task in running { task.cancel() }
     }
-    for task in running { task.cancel() }
     for task in running { await task.value }
     channel.finish()
   }

@@ -167,8 +167,9 @@ public final class MCPServerConnection: Sendable {
   ///   its text (other blocks appear as a bracketed note such as `[image image/png, 1.2 KiB]`).
   /// - Throws: ``ToolFailure``: `.toolReported` for a result with `isError: true` (its text as the message, its
   ///   `structuredContent` as data) or an error response; `.timedOut`, `.cancelled`, `.exited`, `.signaled`,
-  ///   `.launchFailed` or `.invalidReply` for the rest.
-  public func callTool(_ name: String, arguments: JSONValue, timeout: Duration)
+  ///   `.launchFailed` or `.invalidReply` for the rest; `.outputTooLarge` for a result over `outputLimit` bytes
+  ///   (default ``PluginTool/defaultOutputLimit``, as for plugins), or a message over the stream's line limit.
+  public func callTool(_ name: String, arguments: JSONValue, timeout: Duration, outputLimit: Int? = nil)
     async throws(ToolFailure)
     -> ToolOutput
   {
@@ -176,7 +177,11 @@ public final class MCPServerConnection: Sendable {
       "tools/call", params: ["name": .string(name), "arguments": arguments], timeout: timeout)
     switch result {
     case .failure(let e): throw e.toolFailure(executable: configuration.executable, limit: timeout)
-    case .success(let value): return try Self.output(from: value)
+    case .success(let value):
+      let limit = outputLimit ?? PluginTool.defaultOutputLimit
+      // The result as the server sent it, near enough (the same JSON, serialized again).
+      if value.serialized().utf8.count > limit { throw .outputTooLarge(limit: limit) }
+      return try Self.output(from: value)
     }
   }
 

@@ -85,7 +85,11 @@ final class MCPSession: Sendable {
         handlers: .init(
           onLine: { [self] in received($0) }, onStderr: { [self] in onStderr($0) },
           onExit: { [self] exit in
-            fail(.serverExited(termination: exit.termination, log: exit.stderrTail), stop: false)
+            if exit.stopReason == .outputTooLarge {
+              fail(.replyTooLarge(limit: spec.maxLineLength), stop: false)
+            } else {
+              fail(.serverExited(termination: exit.termination, log: exit.stderrTail), stop: false)
+            }
           }))
     } catch {
       fail(.launchFailed(error), stop: false)

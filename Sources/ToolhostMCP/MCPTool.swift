@@ -58,8 +58,9 @@ public struct MCPTool: PrecompiledTool, ExternalTool {
   ///
   /// - Throws: ``ToolFailure`` as ``MCPServerConnection/callTool(_:arguments:timeout:)`` says.
   public func call(arguments: JSONValue) async throws -> ToolOutput {
-    try await connection.callTool(
-      info.name, arguments: arguments, timeout: ToolCallContext.current.timeout ?? timeout)
+    let context = ToolCallContext.current
+    return try await connection.callTool(
+      info.name, arguments: arguments, timeout: context.timeout ?? timeout, outputLimit: context.outputLimit)
   }
 }
 
@@ -72,7 +73,7 @@ struct MCPToolBackend: PluginToolBackend {
     -> ToolOutput
   {
     try await connection.callTool(
-      remoteName, arguments: arguments, timeout: context.timeout ?? tool.timeout)
+      remoteName, arguments: arguments, timeout: context.timeout ?? tool.timeout, outputLimit: context.outputLimit)
   }
 
   func shutdown() async { await connection.shutdown() }

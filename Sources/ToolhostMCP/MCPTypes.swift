@@ -147,6 +147,8 @@ public enum MCPConnectionError: Error, Sendable, CustomStringConvertible {
   case errorResponse(JSONRPCError)
   /// The server's answer is not what the protocol says.
   case invalidResponse(String)
+  /// The server sent a line longer than `limit` bytes (a reply too large to read), so it was stopped.
+  case replyTooLarge(limit: Int)
   /// The calling task was cancelled; `notifications/cancelled` was sent.
   case cancelled
   /// The connection was shut down.
@@ -164,7 +166,8 @@ public enum MCPConnectionError: Error, Sendable, CustomStringConvertible {
       return "the MCP handshake failed: \(reason)" + Self.logLine(log)
     case .unsupportedProtocolVersion(let v):
       return
-        "the server speaks MCP protocol version \(v), which toolhost does not (it speaks \(MCPProtocol.supportedVersions.joined(separator: ", ")))"
+        "the server speaks MCP protocol version \(v), which toolhost does not (it speaks "
+        + (MCPProtocol.modernVersions + MCPProtocol.supportedVersions).joined(separator: ", ") + ")"
     case .serverExited(let termination, let log):
       return "the server \(termination)" + Self.logLine(log) + "; it is started again on the next call"
     case .unresponsive(let reason):
@@ -176,6 +179,9 @@ public enum MCPConnectionError: Error, Sendable, CustomStringConvertible {
       return "the server answered with an error: \(e.message) (JSON-RPC error \(e.code))"
     case .invalidResponse(let why):
       return "the server's answer does not follow the MCP protocol: \(why)"
+    case .replyTooLarge(let limit):
+      return
+        "the server sent a message over \(limit >> 20) MiB, so it was stopped; it is started again on the next call"
     case .cancelled:
       return "cancelled; the server was told (notifications/cancelled)"
     case .shutDown:
@@ -197,6 +203,7 @@ public enum MCPConnectionError: Error, Sendable, CustomStringConvertible {
       .toolReported(
         message: "the MCP server refused the call: \(e.message)", code: e.codeName, data: e.data)
     case .invalidResponse(let why): .invalidReply(reason: why, excerpt: "")
+    case .replyTooLarge(let limit): .outputTooLarge(limit: limit)
     case .cancelled, .shutDown: .cancelled
     }
   }

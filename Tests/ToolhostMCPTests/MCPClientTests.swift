@@ -180,6 +180,24 @@ struct MCPClientFakeServerTests {
     }
   }
 
+  @Test func aReplyOverTheOutputLimitIsOutputTooLarge() async throws {
+    let fake = FakeServer()
+    func big(_ bytes: Int, limit: Int) async throws(ToolFailure) -> ToolOutput {
+      try await fake.connection.callTool(
+        "big", arguments: ["bytes": .integer(Int64(bytes))], timeout: .seconds(30), outputLimit: limit)
+    }
+    // Over the call's limit: that call fails and the server keeps running.
+    await #expect(throws: ToolFailure.outputTooLarge(limit: 1000)) { _ = try await big(5000, limit: 1000) }
+    let pid = try await fake.pid()
+    #expect(try await big(10, limit: 1000).text?.count == 10)
+    // Over the stream's line limit (16 MiB): the same failure, not "killed by signal 9", and the next call starts
+    // the server again.
+    await #expect(throws: ToolFailure.outputTooLarge(limit: 16 << 20)) { _ = try await big(17 << 20, limit: 64 << 20) }
+    let next = try await fake.pid()
+    #expect(next != pid)
+    await fake.shutDownAndCheck([pid, next])
+  }
+
   @Test func anUnsupportedProtocolVersionIsRefused() async throws {
     let fake = FakeServer(version: "1999-01-01")
     do {

@@ -40,4 +40,33 @@ struct ServeTests {
     let leftovers = ProcessProbe.processes { $0.contains(folder.path) }
     #expect(leftovers.isEmpty, "processes left: \(leftovers)")
   }
+
+  /// A client may close its input right after its last request: the calls still running finish and are answered.
+  @Test func theEndOfInputWaitsForRunningCalls() async throws {
+    let binary = try #require(TestPackage.toolhostBinary)
+    let folder = TemporaryFolder(prefix: "toolhost-mcp-test")
+    folder.plugin(
+      "slow",
+      manifest: """
+        {"manifestVersion": 1, "command": "run", "timeout": 10,
+         "tools": [{"name": "slowAnswer", "description": "Answers after a second.", "inputSchema": {"type": "object"},
+                    "annotations": {"readOnlyHint": true}}]}
+        """,
+      script: "#!/bin/sh\nsleep 1\necho '{\"result\": {\"done\": true}}'\n")
+    var environment = hostEnvironment
+    environment["HOME"] = folder.path
+    environment["XDG_CONFIG_HOME"] = folder.file("config")
+    let server = try MCPServeProcess(
+      binary: binary, arguments: ["serve", "--mcp", "--plugins", folder.path], environment: environment,
+      workingDirectory: folder.url, logPath: folder.file("serve.log"))
+    try await server.initialize()
+    try server.sendCall(id: 7, "slowAnswer", [:])
+    try await Task.sleep(for: .milliseconds(200))  // the call is running
+    server.closeInput()
+    let response = await server.response(to: 7, within: 15)
+    #expect(response?[path: "result", "isError"] == false, "log: \(server.log)")
+    #expect(response?[path: "result", "structuredContent", "done"] == true)
+    await server.stop()
+    #expect(server.process.terminationStatus == 0, "log: \(server.log)")
+  }
 }

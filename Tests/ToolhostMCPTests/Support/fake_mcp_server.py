@@ -88,6 +88,8 @@ def main():
                 child = subprocess.Popen(["sleep", "1000"])
                 children.append(child)
                 result(id_, {"content": text(str(child.pid)), "structuredContent": {"pid": child.pid}})
+            elif name == "big":  # not listed: a reply of args["bytes"] characters of text
+                result(id_, {"content": text("x" * int(args.get("bytes", 1000)))})
             elif name == "pid":
                 result(id_, {"content": text(str(os.getpid())), "structuredContent": {"pid": os.getpid()}})
             else:
