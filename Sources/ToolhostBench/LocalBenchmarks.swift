@@ -166,51 +166,6 @@ private func measureSpeed(model: LocalModel, endpoint: LocalModelServer.Endpoint
 
 // MARK: - Tool-call accuracy
 
-/// One evaluation prompt: the tool that should be called (or none) and arguments the call must have.
-struct EvalCase {
-  var prompt: String
-  var tool: String?
-  /// Argument name → what its value must be (numbers compared as numbers, strings case-insensitively as a
-  /// substring, an array as alternatives).
-  var expect: [String: JSONValue] = [:]
-}
-
-private let evalCases: [EvalCase] = [
-  EvalCase(prompt: "What's the weather in Boston?", tool: "getWeather", expect: ["city": "Boston"]),
-  EvalCase(prompt: "How warm is Tokyo in August?", tool: "getWeather", expect: ["city": "Tokyo", "month": 8]),
-  EvalCase(prompt: "Will I need a coat in Oslo in January?", tool: "getWeather", expect: ["city": "Oslo", "month": 1]),
-  EvalCase(
-    prompt: "What is Lisbon usually like in April, in Fahrenheit?", tool: "getWeather",
-    expect: ["city": "Lisbon", "month": 4, "units": "fahrenheit"]),
-  EvalCase(prompt: "Find me a recipe for rye bread.", tool: "searchBreadDatabase", expect: ["searchTerm": "rye"]),
-  EvalCase(prompt: "Do you have a sourdough recipe?", tool: "searchBreadDatabase", expect: ["searchTerm": "sourdough"]),
-  EvalCase(
-    prompt: "Show me two flatbread recipes.", tool: "searchBreadDatabase",
-    expect: ["searchTerm": "flatbread", "limit": 2]),
-  EvalCase(prompt: "Add 'buy milk' to my to-do list.", tool: "todoAdd", expect: ["text": "milk"]),
-  EvalCase(
-    prompt: "Remind me to call the dentist: put it on my to-do list.", tool: "todoAdd", expect: ["text": "dentist"]),
-  EvalCase(prompt: "What's on my to-do list?", tool: "todoList"),
-  EvalCase(prompt: "I finished to-do item 3, mark it as done.", tool: "todoDone", expect: ["id": 3]),
-  EvalCase(prompt: "Delete item 2 from my to-do list for good.", tool: "todoRemove", expect: ["id": 2]),
-  EvalCase(
-    prompt: "Convert 5 miles to kilometers.", tool: "convertUnits",
-    expect: ["value": 5, "from": "mi", "to": ["km", "kilomet"]]),
-  EvalCase(
-    prompt: "How many pounds is 70 kg?", tool: "convertUnits",
-    expect: ["value": 70, "from": ["kg", "kilogram"], "to": ["lb", "pound"]]),
-  EvalCase(prompt: "What are the mean and median of 3, 5, 8 and 13?", tool: "describeData"),
-  EvalCase(prompt: "Compute the standard deviation of 10, 20, 30, 40.", tool: "describeData"),
-  EvalCase(prompt: "What is 2+2?", tool: nil),
-  EvalCase(prompt: "Say hello in French.", tool: nil),
-  EvalCase(prompt: "Write a haiku about the sea.", tool: nil),
-  EvalCase(prompt: "What is the capital of Italy?", tool: nil),
-  EvalCase(prompt: "Who wrote Hamlet?", tool: nil),
-  EvalCase(prompt: "Translate 'thank you' into Spanish.", tool: nil),
-  EvalCase(prompt: "What does a to-do list app do, in one sentence?", tool: nil),
-  EvalCase(prompt: "Tell me a fun fact about bread.", tool: nil),
-]
-
 private struct EvalScore {
   var decision = 0
   var tool = 0
@@ -236,7 +191,7 @@ func toolCallBenchmarks() async throws -> [BenchRow] {
     scores[strategy] = try await LocalModel.withModel(configuration) { model in
       try await model.start()
       var score = EvalScore()
-      for c in evalCases {
+      for c in everydayPrompts {
         let request = ModelRequest(
           transcript: Transcript(entries: [.prompt(.init(text: c.prompt))]), tools: definitions, toolChoice: .auto)
         let t0 = now()
@@ -270,8 +225,8 @@ func toolCallBenchmarks() async throws -> [BenchRow] {
     }
   }
   await catalog.shutdown()
-  let calling = evalCases.filter { $0.tool != nil }.count
-  let total = evalCases.count
+  let calling = everydayPrompts.filter { $0.tool != nil }.count
+  let total = everydayPrompts.count
   var rows: [BenchRow] = []
   func percent(_ n: Int, of d: Int) -> Double { d == 0 ? 0 : Double(n) * 100 / Double(d) }
   let g = scores[.guided] ?? EvalScore()
