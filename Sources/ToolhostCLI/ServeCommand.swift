@@ -38,24 +38,60 @@ struct Serve: AsyncParsableCommand {
 
   func run() async throws {
     let printer = Printer(raw: false)
-    let catalog = try await plugins.catalog(startServers: true, printer: printer)
-    for d in catalog.diagnostics { printer.warn("toolhost serve: \(d.isError ? "error" : "note"): \(d)") }
-    let withheld = Self.withheld(catalog, yes: yes)
-    if !withheld.isEmpty {
-      let names = withheld.keys.sorted()
-      printer.warn(
-        "toolhost serve: \(names.count) tool\(names.count == 1 ? " is" : "s are") not served, because "
-          + "\(names.count == 1 ? "it needs" : "they need") approval or \(names.count == 1 ? "is" : "are") denied: "
-          + names.joined(separator: ", ")
-          + (yes ? "" : " (serve --mcp --yes serves the ones that ask; \"auto\" in config.json serves one)"))
+    // The plugins' tools at once, without starting anything; MCP servers start in the background, so a client gets
+    // its answers while they do (a call of one of their tools waits for them).
+    let quick = try await plugins.catalog(startServers: false, printer: printer)
+    let serversToStart = quick.diagnostics.contains { $0.kind == .notStarted }
+    for d in quick.diagnostics where d.kind != .notStarted {
+      printer.warn("toolhost serve: \(d.isError ? "error" : "note"): \(d)")
     }
-    printer.warn("toolhost serve: serving \(catalog.entries.count - withheld.count) tools over MCP on stdio")
+    let withheld = Self.withheld(quick, yes: yes)
+    Self.reportWithheld(withheld, yes: yes, printer: printer)
+    printer.warn(
+      "toolhost serve: serving \(quick.entries.count - withheld.count) tools over MCP on stdio"
+        + (serversToStart ? "; starting the MCP servers" : ""))
     let options = MCPServer.Options(
       timeout: timeout.map { .milliseconds(Int64(($0 * 1000).rounded())) }, outputLimit: maxOutput,
       withheld: withheld)
-    let server = MCPServer(registry: catalog.registry(), options: options)
+    let server = MCPServer(registry: quick.registry(), options: options)
+    var servers: Task<PluginCatalog?, Never>?
+    if serversToStart {
+      server.expectTools()
+      servers = Task { [plugins, yes] in
+        guard let full = try? await plugins.catalog(startServers: true, printer: printer, quiet: true) else {
+          server.serveTools(quick.registry(), withheld: withheld)
+          return nil
+        }
+        // The plugins' tools stay those already served (their processes); the servers' tools join them. Names
+        // are the same in both catalogs: plugins' tools take theirs first.
+        let started = full.entries.map(\.tool).filter { $0.manifest.mcp != nil }
+        var merged = quick
+        merged.entries += full.entries.filter { $0.tool.manifest.mcp != nil }
+        for d in full.diagnostics where !quick.diagnostics.contains(d) {
+          printer.warn("toolhost serve: \(d.isError ? "error" : "note"): \(d)")
+        }
+        let all = Self.withheld(merged, yes: yes)
+        Self.reportWithheld(all.filter { name, _ in started.contains { $0.name == name } }, yes: yes, printer: printer)
+        server.serveTools(merged.registry(), withheld: all)
+        printer.warn("toolhost serve: the MCP servers started; serving \(merged.entries.count - all.count) tools")
+        return full
+      }
+    }
     _ = try await InterruptHandler.cancellingOnSignals { await server.serve() }
-    await catalog.shutdown()
+    servers?.cancel()
+    if let full = await servers?.value { await full.shutdown() }
+    await quick.shutdown()
+  }
+
+  /// Says on stderr which tools are not served, and why.
+  static func reportWithheld(_ withheld: [String: String], yes: Bool, printer: Printer) {
+    guard !withheld.isEmpty else { return }
+    let names = withheld.keys.sorted()
+    printer.warn(
+      "toolhost serve: \(names.count) tool\(names.count == 1 ? " is" : "s are") not served, because "
+        + "\(names.count == 1 ? "it needs" : "they need") approval or \(names.count == 1 ? "is" : "are") denied: "
+        + names.joined(separator: ", ")
+        + (yes ? "" : " (serve --mcp --yes serves the ones that ask; \"auto\" in config.json serves one)"))
   }
 
   /// The tools not served, with what a client calling one is told: `deny` tools, and `ask` tools unless `yes`.

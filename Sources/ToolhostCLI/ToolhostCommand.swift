@@ -16,11 +16,11 @@ struct PluginOptions: ParsableArguments {
 
   /// Discovers the user's plugins (``PluginCatalog/forUser(explicit:environment:currentDirectory:startServers:mcp:)``);
   /// MCP servers are started only when `startServers` is set (they take a second or two, and run code). Says on
-  /// stderr which project folders were left out untrusted.
+  /// stderr which project folders were left out untrusted, unless `quiet` (a second discovery of the same folders).
   ///
   /// - Throws: `ExitCode(64)` after printing why, when `config.json` or `trust.json` cannot be used.
-  func catalog(startServers: Bool, printer: Printer) async throws -> PluginCatalog {
-    try await catalog(printer: printer) { loader throws(ConfigurationError) in
+  func catalog(startServers: Bool, printer: Printer, quiet: Bool = false) async throws -> PluginCatalog {
+    try await catalog(printer: printer, quiet: quiet) { loader throws(ConfigurationError) in
       try await PluginCatalog.forUser(explicit: folders, startServers: startServers, mcp: loader)
     }
   }
@@ -36,7 +36,8 @@ struct PluginOptions: ParsableArguments {
   }
 
   private func catalog(
-    printer: Printer, discover: (MCPPlugins.Loader) async throws(ConfigurationError) -> PluginCatalog
+    printer: Printer, quiet: Bool = false,
+    discover: (MCPPlugins.Loader) async throws(ConfigurationError) -> PluginCatalog
   ) async throws -> PluginCatalog {
     var catalog: PluginCatalog
     do {
@@ -46,7 +47,9 @@ struct PluginOptions: ParsableArguments {
       throw ExitCode(Status.usage)
     }
     catalog.diagnostics = catalog.diagnostics.map(CommandLineHints.hinted)
-    for line in Report.untrustedNotices(catalog) { printer.warn("toolhost: \(line)") }
+    if !quiet {
+      for line in Report.untrustedNotices(catalog) { printer.warn("toolhost: \(line)") }
+    }
     return catalog
   }
 }

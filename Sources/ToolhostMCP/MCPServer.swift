@@ -52,19 +52,42 @@ public final class MCPServer: Sendable {
     }
   }
 
+  /// The tools served now, and their `tools/list` results in both eras.
+  private struct Served: Sendable {
+    var registry: ToolRegistry
+    var withheld: [String: String]
+    var list: JSONValue
+    var modernList: JSONValue
+
+    init(_ registry: ToolRegistry, withheld: [String: String], final: Bool) {
+      self.registry = registry
+      self.withheld = withheld
+      let tools = registry.tools.filter { withheld[$0.name] == nil }
+      list = ["tools": .array(tools.map { MCPServer.listing($0, modern: false) })]
+      // While more tools are coming, a 2026-07-28 client must not keep this list.
+      modernList = [
+        "tools": .array(tools.map { MCPServer.listing($0, modern: true) }),
+        "ttlMs": .integer(final ? Int64(MCPServer.toolListTTL) : 0), "cacheScope": "public",
+      ]
+    }
+  }
+
   private struct State {
     var calls: [JSONRPCID: Task<Void, Never>] = [:]
     var cancelled: Set<JSONRPCID> = []
     var protocolVersion: String?
+    var served: Served
+    /// Set while more tools are expected (``expectTools()``); completed when they come.
+    var moreTools: OneShot<Void>?
+    /// Sends a message to the client unasked (`notifications/tools/list_changed`), once ``serve(channel:)`` runs.
+    var notify: (@Sendable (JSONRPCMessage) -> Void)?
   }
 
-  /// The tools served.
-  public let registry: ToolRegistry
+  /// The tools served now.
+  public var registry: ToolRegistry { state.withLock { $0.served.registry } }
   /// The options.
   public let options: Options
-  private let state = Mutex(State())
-  private let toolList: JSONValue
-  private let modernToolList: JSONValue
+  private let state: Mutex<State>
 
   /// How long a 2026-07-28 client may cache `tools/list`: the list does not change while the server runs, but a
   /// new server (after plugins change) may answer differently.
@@ -72,14 +95,34 @@ public final class MCPServer: Sendable {
 
   /// Makes a server for `registry`.
   public init(registry: ToolRegistry, options: Options = Options()) {
-    self.registry = registry
     self.options = options
-    let served = registry.tools.filter { options.withheld[$0.name] == nil }
-    toolList = ["tools": .array(served.map { Self.listing($0, modern: false) })]
-    modernToolList = [
-      "tools": .array(served.map { Self.listing($0, modern: true) }), "ttlMs": .integer(Int64(Self.toolListTTL)),
-      "cacheScope": "public",
-    ]
+    state = Mutex(State(served: Served(registry, withheld: options.withheld, final: true)))
+  }
+
+  /// Says that more tools are coming (MCP servers still starting, say): until ``serveTools(_:withheld:)``, a call of
+  /// a tool that is not served waits for them instead of failing, and `tools/list` answers at once with the tools
+  /// there are (a 2026-07-28 client is told not to cache it).
+  public func expectTools() {
+    state.withLock { s in
+      if s.moreTools == nil { s.moreTools = OneShot<Void>() }
+      s.served = Served(s.served.registry, withheld: s.served.withheld, final: false)
+    }
+  }
+
+  /// Serves `registry` from now on, `withheld` left out of it; calls waiting for tools go on, and a client of the
+  /// `initialize` era is sent `notifications/tools/list_changed` when the list changed. Does not throw.
+  public func serveTools(_ registry: ToolRegistry, withheld: [String: String]) {
+    let (waiting, notify, changed) = state.withLock {
+      s -> (OneShot<Void>?, (@Sendable (JSONRPCMessage) -> Void)?, Bool) in
+      let before = s.served.list
+      s.served = Served(registry, withheld: withheld, final: true)
+      defer { s.moreTools = nil }
+      return (s.moreTools, s.notify, s.served.list != before)
+    }
+    if changed, protocolVersion.map({ !MCPProtocol.modernVersions.contains($0) }) ?? false {
+      notify?(.notification(method: "notifications/tools/list_changed", params: nil))
+    }
+    waiting?.complete(())
   }
 
   /// The protocol version agreed with the client, once it has sent `initialize`, or the version of the last
@@ -91,6 +134,7 @@ public final class MCPServer: Sendable {
   /// when the task was cancelled, cancels them first; then flushes the output. Does not throw.
   public func serve(channel: LineChannel = LineChannel()) async {
     let ended = OneShot<Void>()
+    state.withLock { $0.notify = { channel.send($0.line) } }
     channel.start(
       onLine: { [self] line in handle(line: line) { channel.send($0.line) } },
       onEnd: { ended.complete(()) })
@@ -154,6 +198,7 @@ public final class MCPServer: Sendable {
         modern = true
         state.withLock { $0.protocolVersion = version }
       }
+      let (served, moreTools) = state.withLock { ($0.served, $0.moreTools) }
       func answer(_ result: JSONValue) {
         let sent =
           modern ? MCPEnvelope.completed(result, serverName: options.name, serverVersion: options.version) : result
@@ -170,7 +215,7 @@ public final class MCPServer: Sendable {
         }
         var result: JSONObject = [
           "supportedVersions": .array(MCPProtocol.modernVersions.map { .string($0) }),
-          "capabilities": ["tools": [:]], "ttlMs": .integer(Int64(Self.toolListTTL)), "cacheScope": "public",
+          "capabilities": ["tools": [:]], "ttlMs": served.modernList["ttlMs"] ?? 0, "cacheScope": "public",
         ]
         if let instructions = options.instructions { result["instructions"] = .string(instructions) }
         answer(.object(result))
@@ -186,7 +231,7 @@ public final class MCPServer: Sendable {
         state.withLock { $0.protocolVersion = version }
         var result: JSONObject = [
           "protocolVersion": .string(version),
-          "capabilities": ["tools": ["listChanged": false]],
+          "capabilities": ["tools": ["listChanged": true]],
           "serverInfo": ["name": .string(options.name), "version": .string(options.version)],
         ]
         if let instructions = options.instructions {
@@ -202,7 +247,7 @@ public final class MCPServer: Sendable {
             "unknown cursor \(cursor.serialized()): every tool is on the first page")
           return
         }
-        answer(modern ? modernToolList : toolList)
+        answer(modern ? served.modernList : served.list)
       case "tools/call":
         guard let name = params?["name"]?.stringValue else {
           fail(
@@ -210,12 +255,17 @@ public final class MCPServer: Sendable {
           return
         }
         let arguments = params?["arguments"].flatMap { $0.isNull ? nil : $0 } ?? [:]
-        if let reason = options.withheld[name] {
+        if let reason = served.withheld[name] {
           answer(["content": [["type": "text", "text": .string(reason)]], "isError": true])
           return
         }
-        guard registry.tool(named: name) != nil else {
-          let near = registry.suggestions(for: name).filter { options.withheld[$0] == nil }
+        guard served.registry.tool(named: name) != nil else {
+          if let moreTools {
+            // The tool may be one of those still coming: the call waits for them, then runs or fails.
+            startCall(id: id, name: name, arguments: arguments, modern: modern, after: moreTools, reply: reply)
+            return
+          }
+          let near = served.registry.suggestions(for: name).filter { served.withheld[$0] == nil }
           fail(JSONRPCError.invalidParams, "unknown tool: \(name)\(didYouMean(near)); tools/list shows the tools")
           return
         }
@@ -228,7 +278,7 @@ public final class MCPServer: Sendable {
   }
 
   private func startCall(
-    id: JSONRPCID, name: String, arguments: JSONValue, modern: Bool,
+    id: JSONRPCID, name: String, arguments: JSONValue, modern: Bool, after moreTools: OneShot<Void>? = nil,
     reply: @escaping @Sendable (JSONRPCMessage) -> Void
   ) {
     var context = ToolCallContext()
@@ -238,12 +288,18 @@ public final class MCPServer: Sendable {
     let duplicate = state.withLock { s -> Bool in
       if s.calls[id] != nil { return true }
       s.calls[id] = Task { [self] in
+        if let moreTools { _ = await moreTools.waitUnlessCancelled() }
+        let served = state.withLock { $0.served }
         var result: JSONValue
-        do throws(ToolCallError) {
-          result = Self.success(
-            try await registry.call(name, arguments: arguments, context: callContext), modern: modern)
-        } catch {
-          result = Self.failure(error)
+        if let reason = served.withheld[name] {
+          result = ["content": [["type": "text", "text": .string(reason)]], "isError": true]
+        } else {
+          do throws(ToolCallError) {
+            result = Self.success(
+              try await served.registry.call(name, arguments: arguments, context: callContext), modern: modern)
+          } catch {
+            result = Self.failure(error)
+          }
         }
         if modern {
           result = MCPEnvelope.completed(result, serverName: options.name, serverVersion: options.version)

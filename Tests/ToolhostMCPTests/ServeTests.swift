@@ -69,4 +69,44 @@ struct ServeTests {
     await server.stop()
     #expect(server.process.terminationStatus == 0, "log: \(server.log)")
   }
+
+  /// `tools/list` is answered at once with the plugins' tools while an MCP server starts; a call of one of the
+  /// server's tools waits for it; then the list has them too.
+  @Test func theServersStartInTheBackground() async throws {
+    let binary = try #require(TestPackage.toolhostBinary)
+    let python = try #require(Peers.python3)
+    let folder = TemporaryFolder(prefix: "toolhost-mcp-test")
+    folder.plugin(
+      "quick",
+      manifest: """
+        {"manifestVersion": 1, "command": "run",
+         "tools": [{"name": "quickAnswer", "description": "Answers at once.", "inputSchema": {"type": "object"},
+                    "annotations": {"readOnlyHint": true}}]}
+        """,
+      script: "#!/bin/sh\necho '{\"result\": {\"quick\": true}}'\n")
+    folder.plugin(
+      "slowserver",
+      manifest: """
+        {"manifestVersion": 1, "timeout": 10,
+         "mcp": {"command": "\(python)", "args": ["\(Paths.fakeServer)", "--startup-delay", "2"], "startupTimeout": 20}}
+        """)
+    var environment = hostEnvironment
+    environment["HOME"] = folder.path
+    environment["XDG_CONFIG_HOME"] = folder.file("config")
+    let server = try MCPServeProcess(
+      binary: binary, arguments: ["serve", "--mcp", "--yes", "--plugins", folder.path], environment: environment,
+      workingDirectory: folder.url, logPath: folder.file("serve.log"))
+    try await server.initialize()
+    // The server sleeps two seconds before it reads anything: this list cannot wait for it.
+    let first = try await server.toolNames(id: 1)
+    #expect(first == ["quickAnswer"], "log: \(server.log)")
+    let echoed = try await server.call(id: 2, "echo", ["text": "late"])
+    #expect(echoed[path: "structuredContent", "echo", "text"] == "late", "log: \(server.log)")
+    let later = try await server.toolNames(id: 3)
+    #expect(later.first == "quickAnswer" && later.contains("echo") && later.contains("pid"))
+    await server.stop()
+    #expect(server.process.terminationStatus == 0, "log: \(server.log)")
+    try await Task.sleep(for: .milliseconds(300))
+    #expect(ProcessProbe.processes { $0.contains(folder.path) }.isEmpty)
+  }
 }

@@ -47,6 +47,8 @@ def text(t):
 def main():
     sys.stderr.write("fake server starting\n")
     sys.stderr.flush()
+    if "--startup-delay" in sys.argv:  # a slow server: reads nothing for this many seconds
+        time.sleep(float(sys.argv[sys.argv.index("--startup-delay") + 1]))
     children = []
     for line in sys.stdin:
         if not line.strip():
