@@ -194,7 +194,9 @@ struct Call: AsyncParsableCommand {
   @OptionGroup var plugins: PluginOptions
   @Option(help: "Time limit in seconds (overrides the manifest).") var timeout: Double?
   @Option(name: .customLong("max-output"), help: "Most stdout bytes a plugin may print.") var maxOutput: Int?
-  @Flag(name: .shortAndLong, help: "Show the plugin's stderr as it runs.") var verbose = false
+  @Flag(
+    name: .shortAndLong, help: "Show the plugin's stderr as it runs (an MCP server's stderr and log messages too).")
+  var verbose = false
   @Flag(help: "Print the full reply as JSON instead of the tool's text.") var json = false
   @OptionGroup var output: OutputOptions
   @OptionGroup(title: "Resource limits (over the manifest's)") var limits: LimitOptions

@@ -13,6 +13,9 @@ enum MCPEnvelope {
   static let clientCapabilitiesKey = "io.modelcontextprotocol/clientCapabilities"
   /// `_meta` key of the client's name and version (recommended).
   static let clientInfoKey = "io.modelcontextprotocol/clientInfo"
+  /// `_meta` key of the lowest level of log messages (`notifications/message`) a request wants; without it a
+  /// 2026-07-28 server sends none.
+  static let logLevelKey = "io.modelcontextprotocol/logLevel"
   /// `_meta` key of the server's name and version on results (recommended).
   static let serverInfoKey = "io.modelcontextprotocol/serverInfo"
   /// JSON-RPC error code UnsupportedProtocolVersion, with `data: {supported, requested}`.

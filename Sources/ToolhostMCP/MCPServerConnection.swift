@@ -22,6 +22,9 @@ public final class MCPServerConnection: Sendable {
     var starts = 0
     var log = ByteTail(limit: MCPServerConnection.logLimit)
     var toolsChanged = false
+    /// Who else sees the server's stderr and log messages while a call runs (`call --verbose`), by call.
+    var logObservers: [Int: @Sendable ([UInt8]) -> Void] = [:]
+    var nextObserver = 0
   }
 
   /// How the server is started.
@@ -52,7 +55,11 @@ public final class MCPServerConnection: Sendable {
   public var toolsChanged: Bool { state.withLock { $0.toolsChanged } }
 
   private func appendLog(_ bytes: [UInt8]) {
-    state.withLock { $0.log.append(bytes) }
+    let observers = state.withLock { s in
+      s.log.append(bytes)
+      return Array(s.logObservers.values)
+    }
+    for observe in observers { observe(bytes) }
   }
 
   /// A session whose handshake is done: the running one, or a new one started now (the handshake runs in a task
@@ -169,12 +176,30 @@ public final class MCPServerConnection: Sendable {
   ///   `structuredContent` as data) or an error response; `.timedOut`, `.cancelled`, `.exited`, `.signaled`,
   ///   `.launchFailed` or `.invalidReply` for the rest; `.outputTooLarge` for a result over `outputLimit` bytes
   ///   (default ``PluginTool/defaultOutputLimit``, as for plugins), or a message over the stream's line limit.
-  public func callTool(_ name: String, arguments: JSONValue, timeout: Duration, outputLimit: Int? = nil)
+  ///
+  /// With `onLog`, what the server writes to stderr and its log messages (asked for at level `info`) while the call
+  /// runs also go there as they come; the server is shared, so that is everything it says meanwhile.
+  public func callTool(
+    _ name: String, arguments: JSONValue, timeout: Duration, outputLimit: Int? = nil,
+    onLog: (@Sendable ([UInt8]) -> Void)? = nil
+  )
     async throws(ToolFailure)
     -> ToolOutput
   {
-    let result = await perform(
-      "tools/call", params: ["name": .string(name), "arguments": arguments], timeout: timeout)
+    var params: JSONObject = ["name": .string(name), "arguments": arguments]
+    var observer: Int?
+    if let onLog {
+      params["_meta"] = [MCPEnvelope.logLevelKey: "info"]
+      observer = state.withLock { s in
+        s.nextObserver += 1
+        s.logObservers[s.nextObserver] = onLog
+        return s.nextObserver
+      }
+    }
+    defer {
+      if let observer { _ = state.withLock { $0.logObservers.removeValue(forKey: observer) } }
+    }
+    let result = await perform("tools/call", params: .object(params), timeout: timeout)
     switch result {
     case .failure(let e): throw e.toolFailure(executable: configuration.executable, limit: timeout)
     case .success(let value):

@@ -72,8 +72,14 @@ struct MCPToolBackend: PluginToolBackend {
   func call(_ tool: PluginTool, arguments: JSONValue, context: ToolCallContext) async throws
     -> ToolOutput
   {
-    try await connection.callTool(
-      remoteName, arguments: arguments, timeout: context.timeout ?? tool.timeout, outputLimit: context.outputLimit)
+    let name = tool.name
+    var onLog: (@Sendable ([UInt8]) -> Void)?
+    if let sink = context.onStderr {
+      onLog = { @Sendable bytes in sink(name, bytes) }
+    }
+    return try await connection.callTool(
+      remoteName, arguments: arguments, timeout: context.timeout ?? tool.timeout, outputLimit: context.outputLimit,
+      onLog: onLog)
   }
 
   func shutdown() async { await connection.shutdown() }

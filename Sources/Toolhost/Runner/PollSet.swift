@@ -26,8 +26,10 @@ struct PollSet<Owner> {
   /// reading.
   mutating func watch(_ owner: Owner, stdin: Int32, stdout: Int32, stderr: Int32, pidfd: Int32) {
     if stdin >= 0 { add(stdin, POLLOUT, owner, .input) }
-    if stdout >= 0 { add(stdout, POLLIN, owner, .output) }
+    // Stderr before stdout: when both are ready, what a child logged before its reply is handed on before the
+    // reply (a call's log sink is gone once its reply is in).
     if stderr >= 0 { add(stderr, POLLIN, owner, .error) }
+    if stdout >= 0 { add(stdout, POLLIN, owner, .output) }
     if pidfd >= 0 { add(pidfd, POLLIN, owner, .exit) }
   }
 

@@ -74,6 +74,11 @@ def main():
                 result(id_, {"tools": TOOLS[:3], "nextCursor": "page2"})
         elif method == "tools/call":
             name, args = params.get("name"), params.get("arguments") or {}
+            if name == "echo" and "log" in args:  # says it on stderr and as a log message, then answers
+                sys.stderr.write(f"stderr: {args['log']}\n")
+                sys.stderr.flush()
+                send({"jsonrpc": "2.0", "method": "notifications/message",
+                      "params": {"level": "info", "data": f"message: {args['log']}"}})
             if name == "echo":
                 result(id_, {"content": text(json.dumps(args)), "structuredContent": {"echo": args}})
             elif name == "fail":
