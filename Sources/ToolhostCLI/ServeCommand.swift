@@ -64,14 +64,15 @@ struct Serve: AsyncParsableCommand {
         }
         // The plugins' tools stay those already served (their processes); the servers' tools join them. Names
         // are the same in both catalogs: plugins' tools take theirs first.
-        let started = full.entries.map(\.tool).filter { $0.manifest.mcp != nil }
+        let serverEntries = full.entries.filter { $0.tool.manifest.mcp != nil }
+        let started = Set(serverEntries.map(\.tool.name))
         var merged = quick
-        merged.entries += full.entries.filter { $0.tool.manifest.mcp != nil }
+        merged.entries += serverEntries
         for d in full.diagnostics where !quick.diagnostics.contains(d) {
           printer.warn("toolhost serve: \(d.isError ? "error" : "note"): \(d)")
         }
         let all = Self.withheld(merged, yes: yes)
-        Self.reportWithheld(all.filter { name, _ in started.contains { $0.name == name } }, yes: yes, printer: printer)
+        Self.reportWithheld(all.filter { name, _ in started.contains(name) }, yes: yes, printer: printer)
         server.serveTools(merged.registry(), withheld: all)
         printer.warn("toolhost serve: the MCP servers started; serving \(merged.entries.count - all.count) tools")
         return full

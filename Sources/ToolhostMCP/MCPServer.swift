@@ -200,9 +200,7 @@ public final class MCPServer: Sendable {
       }
       let (served, moreTools) = state.withLock { ($0.served, $0.moreTools) }
       func answer(_ result: JSONValue) {
-        let sent =
-          modern ? MCPEnvelope.completed(result, serverName: options.name, serverVersion: options.version) : result
-        reply(.response(id: id, result: sent))
+        reply(.response(id: id, result: inEra(result, modern: modern)))
       }
       switch method {
       case "server/discover":
@@ -256,7 +254,7 @@ public final class MCPServer: Sendable {
         }
         let arguments = params?["arguments"].flatMap { $0.isNull ? nil : $0 } ?? [:]
         if let reason = served.withheld[name] {
-          answer(["content": [["type": "text", "text": .string(reason)]], "isError": true])
+          answer(Self.withheldResult(reason))
           return
         }
         guard served.registry.tool(named: name) != nil else {
@@ -292,7 +290,7 @@ public final class MCPServer: Sendable {
         let served = state.withLock { $0.served }
         var result: JSONValue
         if let reason = served.withheld[name] {
-          result = ["content": [["type": "text", "text": .string(reason)]], "isError": true]
+          result = Self.withheldResult(reason)
         } else {
           do throws(ToolCallError) {
             result = Self.success(
@@ -301,9 +299,7 @@ public final class MCPServer: Sendable {
             result = Self.failure(error)
           }
         }
-        if modern {
-          result = MCPEnvelope.completed(result, serverName: options.name, serverVersion: options.version)
-        }
+        result = inEra(result, modern: modern)
         let cancelled = state.withLock { s -> Bool in
           s.calls[id] = nil
           return s.cancelled.remove(id) != nil
@@ -333,6 +329,16 @@ public final class MCPServer: Sendable {
     if let value = output.value, modern || value.objectValue != nil { result["structuredContent"] = value }
     result["isError"] = false
     return .object(result)
+  }
+
+  /// A result as the client's era wants it: a 2026-07-28 result says `resultType` and the server's name.
+  private func inEra(_ result: JSONValue, modern: Bool) -> JSONValue {
+    modern ? MCPEnvelope.completed(result, serverName: options.name, serverVersion: options.version) : result
+  }
+
+  /// The `tools/call` result for a tool that is not served: `isError` and why.
+  static func withheldResult(_ reason: String) -> JSONValue {
+    ["content": [["type": "text", "text": .string(reason)]], "isError": true]
   }
 
   /// A `tools/call` result for a failed call: `isError` and the error's description.
