@@ -102,10 +102,13 @@ public final class MCPServerConnection: Sendable {
       .get()
   }
 
-  func perform(_ method: String, params: JSONValue?, timeout: Duration?) async -> MCPSession.Reply {
+  func perform(_ method: String, params: JSONValue?, timeout: Duration?, lineLimit: Int? = nil) async
+    -> MCPSession.Reply
+  {
     switch await readySession() {
     case .failure(let e): return .failure(e)
-    case .success(let session): return await session.request(method, params: params, timeout: timeout)
+    case .success(let session):
+      return await session.request(method, params: params, timeout: timeout, lineLimit: lineLimit)
     }
   }
 
@@ -199,14 +202,12 @@ public final class MCPServerConnection: Sendable {
     defer {
       if let observer { _ = state.withLock { $0.logObservers.removeValue(forKey: observer) } }
     }
-    let result = await perform("tools/call", params: .object(params), timeout: timeout)
+    // The reply's line is measured as it is read, before it is used.
+    let result = await perform(
+      "tools/call", params: .object(params), timeout: timeout, lineLimit: outputLimit ?? PluginTool.defaultOutputLimit)
     switch result {
     case .failure(let e): throw e.toolFailure(executable: configuration.executable, limit: timeout)
-    case .success(let value):
-      let limit = outputLimit ?? PluginTool.defaultOutputLimit
-      // The result as the server sent it, near enough (the same JSON, serialized again).
-      if value.serialized().utf8.count > limit { throw .outputTooLarge(limit: limit) }
-      return try Self.output(from: value)
+    case .success(let value): return try Self.output(from: value)
     }
   }
 

@@ -23,6 +23,8 @@ final class MCPSession: Sendable {
   struct Pending {
     var method: String
     var reply: OneShot<Reply>
+    /// The most bytes the response's line may have (a tool call's output limit); `nil`: the stream's line limit.
+    var lineLimit: Int?
   }
 
   struct State {
@@ -97,7 +99,7 @@ final class MCPSession: Sendable {
     }
     state.withLock { $0.process = process }
     let deadline = ContinuousClock.now + c.startupTimeout
-    switch await discover(timeout: c.startupTimeout / 2, process: process) {
+    switch await discover(timeout: c.startupTimeout / 2) {
     case .modern(let info):
       becomeReady(info)
     case .ended:
@@ -109,7 +111,7 @@ final class MCPSession: Sendable {
 
   /// Asks `server/discover` with toolhost's newest version in the envelope; never cancelled, so a late answer is
   /// only ignored.
-  private func discover(timeout: Duration, process: PersistentProcess) async -> Discovery {
+  private func discover(timeout: Duration) async -> Discovery {
     let version = MCPProtocol.modernVersions[0]
     let params = MCPEnvelope.stamped(nil, version: version)
     switch await request("server/discover", params: params, timeout: timeout) {
@@ -154,7 +156,7 @@ final class MCPSession: Sendable {
       && (e.data?["supported"]?.arrayValue ?? []).contains(where: {
         MCPProtocol.modernVersions.contains($0.stringValue ?? "")
       }):
-      switch await discover(timeout: max(.zero, deadline - .now), process: process) {
+      switch await discover(timeout: max(.zero, deadline - .now)) {
       case .modern(let info): becomeReady(info)
       case .ended: return
       case .handshake: fail(.handshakeFailed(reason: e.description, log: process.stderrTail), stop: true)
@@ -212,14 +214,14 @@ final class MCPSession: Sendable {
   /// Sends a request and waits for its result, the error response, the time limit or the session's end.
   ///
   /// Cancelling the calling task sends the server `notifications/cancelled` and returns `.cancelled`.
-  func request(_ method: String, params: JSONValue?, timeout: Duration?) async -> Reply {
+  func request(_ method: String, params: JSONValue?, timeout: Duration?, lineLimit: Int? = nil) async -> Reply {
     if Task.isCancelled { return .failure(.cancelled) }
     let reply = OneShot<Reply>()
     let sent = state.withLock { s -> (JSONRPCID, PersistentProcess?, String?)? in
       guard s.phase != .dead else { return nil }
       s.nextID += 1
       let id = JSONRPCID.number(s.nextID)
-      s.pending[id] = Pending(method: method, reply: reply)
+      s.pending[id] = Pending(method: method, reply: reply, lineLimit: lineLimit)
       return (id, s.process, s.envelopeVersion)
     }
     guard let (id, process, envelope) = sent else { return .failure(state.withLock { $0.failure } ?? .shutDown) }
@@ -298,7 +300,11 @@ final class MCPSession: Sendable {
     switch message {
     case .response(let id, let result):
       guard let p = take(id) else { return }  // late: it timed out or was cancelled
-      p.reply.complete(.success(result))
+      if let limit = p.lineLimit, line.count > limit {
+        p.reply.complete(.failure(.resultTooLarge(limit: limit)))
+      } else {
+        p.reply.complete(.success(result))
+      }
     case .errorResponse(let id, let error):
       guard let id, let p = take(id) else {
         log("toolhost: the server reported an error: \(error.description)")

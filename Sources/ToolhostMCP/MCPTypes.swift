@@ -149,6 +149,9 @@ public enum MCPConnectionError: Error, Sendable, CustomStringConvertible {
   case invalidResponse(String)
   /// The server sent a line longer than `limit` bytes (a reply too large to read), so it was stopped.
   case replyTooLarge(limit: Int)
+  /// A reply was longer than the request's own limit of `limit` bytes (a tool call's output limit); the server
+  /// goes on.
+  case resultTooLarge(limit: Int)
   /// The calling task was cancelled; `notifications/cancelled` was sent.
   case cancelled
   /// The connection was shut down.
@@ -182,6 +185,8 @@ public enum MCPConnectionError: Error, Sendable, CustomStringConvertible {
     case .replyTooLarge(let limit):
       return
         "the server sent a message over \(limit >> 20) MiB, so it was stopped; it is started again on the next call"
+    case .resultTooLarge(let limit):
+      return "the server's reply is over the limit of \(limit) bytes"
     case .cancelled:
       return "cancelled; the server was told (notifications/cancelled)"
     case .shutDown:
@@ -203,7 +208,7 @@ public enum MCPConnectionError: Error, Sendable, CustomStringConvertible {
       .toolReported(
         message: "the MCP server refused the call: \(e.message)", code: e.codeName, data: e.data)
     case .invalidResponse(let why): .invalidReply(reason: why, excerpt: "")
-    case .replyTooLarge(let limit): .outputTooLarge(limit: limit)
+    case .replyTooLarge(let limit), .resultTooLarge(let limit): .outputTooLarge(limit: limit)
     case .cancelled, .shutDown: .cancelled
     }
   }
