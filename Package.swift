@@ -11,6 +11,7 @@ let package = Package(
     .library(name: "ToolhostSession", targets: ["ToolhostSession"]),
     .library(name: "ToolhostOpenAI", targets: ["ToolhostOpenAI"]),
     .library(name: "ToolhostMCP", targets: ["ToolhostMCP"]),
+    .library(name: "ToolhostMCPHTTP", targets: ["ToolhostMCPHTTP"]),
     .library(name: "ToolhostLocal", targets: ["ToolhostLocal"]),
     .library(name: "ToolhostCommandLine", targets: ["ToolhostCommandLine"]),
     .library(name: "ToolhostChat", targets: ["ToolhostChat"]),
@@ -21,6 +22,12 @@ let package = Package(
     .package(url: "https://github.com/swift-server/async-http-client", from: "1.37.0"),
     // SHA-256 of trusted manifests (already built for async-http-client's TLS).
     .package(url: "https://github.com/apple/swift-crypto", "3.12.3"..<"5.0.0"),
+    // The Streamable HTTP transport of `serve --mcp --http`; no optional traits (configuration files, full
+    // Foundation), which toolhost does not use.
+    .package(url: "https://github.com/apple/swift-nio", from: "2.101.2"),
+    .package(url: "https://github.com/apple/swift-http-types", from: "1.8.0"),
+    .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
+    .package(url: "https://github.com/hummingbird-project/hummingbird", from: "2.28.1", traits: []),
   ],
   targets: [
     // Debian's libjansson (pkg-config `jansson`), plus static-inline shims for its macros.
@@ -60,6 +67,15 @@ let package = Package(
     .target(name: "ToolhostChat", dependencies: ["Toolhost", "ToolhostSession", "ToolhostOpenAI", "ToolhostLocal"]),
     // MCP both ways: MCP stdio servers as tools, and toolhost as an MCP server.
     .target(name: "ToolhostMCP", dependencies: ["Toolhost"]),
+    // MCP over Streamable HTTP: toolhost's MCP server on Hummingbird, and remote MCP servers as tools.
+    .target(
+      name: "ToolhostMCPHTTP",
+      dependencies: [
+        "Toolhost", "ToolhostMCP", .product(name: "Hummingbird", package: "hummingbird"),
+        .product(name: "NIOCore", package: "swift-nio"), .product(name: "HTTPTypes", package: "swift-http-types"),
+        .product(name: "Logging", package: "swift-log"),
+        .product(name: "AsyncHTTPClient", package: "async-http-client"),
+      ]),
     // What a command-line front end shows and reads: flags from a tool's schema, reports and tables, `batch` lines,
     // exit statuses, signals turned into cancellation.
     .target(name: "ToolhostCommandLine", dependencies: ["Toolhost"]),
@@ -67,8 +83,8 @@ let package = Package(
     .executableTarget(
       name: "ToolhostCLI",
       dependencies: [
-        "Toolhost", "ToolhostSession", "ToolhostOpenAI", "ToolhostMCP", "ToolhostLocal", "ToolhostChat",
-        "ToolhostCommandLine",
+        "Toolhost", "ToolhostSession", "ToolhostOpenAI", "ToolhostMCP", "ToolhostMCPHTTP", "ToolhostLocal",
+        "ToolhostChat", "ToolhostCommandLine",
         .product(name: "ArgumentParser", package: "swift-argument-parser"),
       ]
     ),
@@ -84,7 +100,12 @@ let package = Package(
       name: "ToolhostCLITests", dependencies: ["Toolhost", "ToolhostCLI", "ToolhostTestSupport"], exclude: ["Hostile"]),
     .testTarget(
       name: "ToolhostSessionTests", dependencies: ["ToolhostSession", "ToolhostOpenAI", "ToolhostTestSupport"]),
-    .testTarget(name: "ToolhostMCPTests", dependencies: ["ToolhostMCP", "ToolhostTestSupport"]),
+    .testTarget(
+      name: "ToolhostMCPTests",
+      dependencies: [
+        "ToolhostMCP", "ToolhostMCPHTTP", "ToolhostTestSupport",
+        .product(name: "AsyncHTTPClient", package: "async-http-client"), .product(name: "NIOCore", package: "swift-nio"),
+      ]),
     .testTarget(name: "ToolhostChatTests", dependencies: ["ToolhostChat", "ToolhostTestSupport"]),
     .testTarget(
       name: "ToolhostLocalTests",

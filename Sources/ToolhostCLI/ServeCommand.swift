@@ -3,6 +3,7 @@ import Foundation
 import Toolhost
 import ToolhostCommandLine
 import ToolhostMCP
+import ToolhostMCPHTTP
 
 /// `toolhost serve --mcp`: the discovered plugins (MCP servers in plugin folders included) as an MCP stdio server.
 struct Serve: AsyncParsableCommand {
@@ -17,7 +18,25 @@ struct Serve: AsyncParsableCommand {
       unless --yes is given; `deny` tools never are.
       """)
   @OptionGroup var plugins: PluginOptions
-  @Flag(help: "Speak the Model Context Protocol over stdio.") var mcp = false
+  @Flag(help: "Speak the Model Context Protocol (over stdio unless --http is given).") var mcp = false
+  @Option(
+    help: ArgumentHelp(
+      "Serve MCP over Streamable HTTP on this port (POST /mcp, GET /health), bound to 127.0.0.1 unless an address "
+        + "is given: 8080, 0.0.0.0:8080, [::1]:8080; port 0 picks a free one.",
+      valueName: "[addr:]port"))
+  var http: String?
+  @Option(
+    name: .customLong("token-env"),
+    help: ArgumentHelp(
+      "With --http: the environment variable holding a bearer token every request must carry "
+        + "(Authorization: Bearer ...).", valueName: "name"))
+  var tokenEnv: String?
+  @Option(
+    name: .customLong("allow-origin"),
+    help: ArgumentHelp(
+      "With --http: a browser origin allowed to call the server besides localhost ones (repeatable; * for any).",
+      valueName: "origin"))
+  var allowOrigin: [String] = []
   @Option(help: "Time limit in seconds for every call (overrides the manifests).") var timeout: Double?
   @Option(name: .customLong("max-output"), help: "Most stdout bytes a plugin may print.")
   var maxOutput: Int?
@@ -34,6 +53,32 @@ struct Serve: AsyncParsableCommand {
     if let maxOutput, maxOutput <= 0 {
       throw ValidationError("--max-output must be more than 0 bytes")
     }
+    if http == nil, tokenEnv != nil || !allowOrigin.isEmpty {
+      throw ValidationError("--token-env and --allow-origin go with --http")
+    }
+    if let http { _ = try Self.address(http) }
+    if let tokenEnv {
+      guard let token = ProcessInfo.processInfo.environment[tokenEnv], !token.isEmpty else {
+        throw ValidationError("--token-env \(tokenEnv): that environment variable is not set or empty")
+      }
+      _ = token
+    }
+  }
+
+  /// The host and port of `--http`: `PORT`, `HOST:PORT` or `[IPv6]:PORT`; the host is 127.0.0.1 when absent.
+  static func address(_ text: String) throws -> (host: String, port: Int) {
+    var host = "127.0.0.1"
+    var portText = text
+    if let colon = text.lastIndex(of: ":") {
+      host = String(text[..<colon])
+      portText = String(text[text.index(after: colon)...])
+      if host.hasPrefix("["), host.hasSuffix("]") { host = String(host.dropFirst().dropLast()) }
+    }
+    guard !host.isEmpty, let port = Int(portText), (0...65535).contains(port) else {
+      throw ValidationError(
+        "--http \(text): give a port (0-65535), optionally after an address: 8080, 127.0.0.1:8080, [::1]:8080")
+    }
+    return (host, port)
   }
 
   func run() async throws {
@@ -48,7 +93,7 @@ struct Serve: AsyncParsableCommand {
     let withheld = Self.withheld(quick, yes: yes)
     Self.reportWithheld(withheld, yes: yes, printer: printer)
     printer.warn(
-      "toolhost serve: serving \(quick.entries.count - withheld.count) tools over MCP on stdio"
+      "toolhost serve: serving \(quick.entries.count - withheld.count) tools over MCP \(http == nil ? "on stdio" : "(Streamable HTTP)")"
         + (serversToStart ? "; starting the MCP servers" : ""))
     let options = MCPServer.Options(
       timeout: timeout.map { .milliseconds(Int64(($0 * 1000).rounded())) }, outputLimit: maxOutput,
@@ -64,6 +109,8 @@ struct Serve: AsyncParsableCommand {
         }
         // The plugins' tools stay those already served (their processes); the servers' tools join them. Names
         // are the same in both catalogs: plugins' tools take theirs first.
+        // Serving ended first (the address could not be bound, say): nothing to report or serve.
+        if Task.isCancelled { return full }
         let serverEntries = full.entries.filter { $0.tool.manifest.mcp != nil }
         let started = Set(serverEntries.map(\.tool.name))
         var merged = quick
@@ -78,10 +125,32 @@ struct Serve: AsyncParsableCommand {
         return full
       }
     }
-    _ = try await InterruptHandler.cancellingOnSignals { await server.serve() }
+    var failure: String?
+    if let http {
+      let (host, port) = try Self.address(http)
+      let exchange = MCPHTTPExchange(
+        bearerToken: tokenEnv.flatMap { ProcessInfo.processInfo.environment[$0] }, allowedOrigins: allowOrigin)
+      let front = MCPHTTPServer(server: server, options: .init(host: host, port: port, exchange: exchange))
+      do {
+        _ = try await InterruptHandler.cancellingOnSignals {
+          try await front.run { address in
+            printer.warn("toolhost serve: listening on http://\(address)\(MCPHTTPServer.endpoint)")
+          }
+        }
+      } catch is CancellationError {
+      } catch {
+        failure = "toolhost serve: cannot listen on \(host):\(port): \(error)"
+      }
+    } else {
+      _ = try await InterruptHandler.cancellingOnSignals { await server.serve() }
+    }
     servers?.cancel()
     if let full = await servers?.value { await full.shutdown() }
     await quick.shutdown()
+    if let failure {
+      printer.warn(failure)
+      throw ExitCode(ExitStatus.cannotStart)
+    }
   }
 
   /// Says on stderr which tools are not served, and why.

@@ -6,23 +6,23 @@ import ToolhostJSON
 /// version and the client's capabilities, a client asks `server/discover` what a server speaks, and every result
 /// says `resultType` (list results also `ttlMs` and `cacheScope`). Older clients and servers still use
 /// `initialize`; toolhost speaks both eras.
-enum MCPEnvelope {
+package enum MCPEnvelope {
   /// `_meta` key of the request's protocol version (required).
-  static let protocolVersionKey = "io.modelcontextprotocol/protocolVersion"
+  package static let protocolVersionKey = "io.modelcontextprotocol/protocolVersion"
   /// `_meta` key of the client's capabilities (required; `{}` for none).
-  static let clientCapabilitiesKey = "io.modelcontextprotocol/clientCapabilities"
+  package static let clientCapabilitiesKey = "io.modelcontextprotocol/clientCapabilities"
   /// `_meta` key of the client's name and version (recommended).
-  static let clientInfoKey = "io.modelcontextprotocol/clientInfo"
+  package static let clientInfoKey = "io.modelcontextprotocol/clientInfo"
   /// `_meta` key of the lowest level of log messages (`notifications/message`) a request wants; without it a
   /// 2026-07-28 server sends none.
-  static let logLevelKey = "io.modelcontextprotocol/logLevel"
+  package static let logLevelKey = "io.modelcontextprotocol/logLevel"
   /// `_meta` key of the server's name and version on results (recommended).
-  static let serverInfoKey = "io.modelcontextprotocol/serverInfo"
+  package static let serverInfoKey = "io.modelcontextprotocol/serverInfo"
   /// JSON-RPC error code UnsupportedProtocolVersion, with `data: {supported, requested}`.
-  static let unsupportedProtocolVersion = -32022
+  package static let unsupportedProtocolVersion = -32022
 
   /// What a request's envelope says.
-  enum Era: Equatable {
+  package enum Era: Equatable {
     /// No envelope: a client of an earlier version, which uses `initialize`.
     case handshake
     /// An envelope with a version toolhost serves.
@@ -31,7 +31,7 @@ enum MCPEnvelope {
 
   /// The era of a request, or the error to answer it with: a missing required key, or a version toolhost does not
   /// serve (UnsupportedProtocolVersion, listing every version it speaks).
-  static func era(of params: JSONValue?) -> Result<Era, JSONRPCError> {
+  package static func era(of params: JSONValue?) -> Result<Era, JSONRPCError> {
     guard let meta = params?["_meta"], let version = meta[protocolVersionKey] else { return .success(.handshake) }
     guard let text = version.stringValue else {
       return .failure(
@@ -54,7 +54,7 @@ enum MCPEnvelope {
   }
 
   /// `params` with the envelope toolhost sends as a client: the version, no capabilities, and who it is.
-  static func stamped(_ params: JSONValue?, version: String) -> JSONValue {
+  package static func stamped(_ params: JSONValue?, version: String) -> JSONValue {
     var object = params?.objectValue ?? [:]
     var meta = object["_meta"]?.objectValue ?? [:]
     meta[protocolVersionKey] = .string(version)
@@ -65,7 +65,7 @@ enum MCPEnvelope {
   }
 
   /// `result` as a 2026-07-28 server sends it: `resultType: "complete"` and the server's name in `_meta`.
-  static func completed(_ result: JSONValue, serverName: String, serverVersion: String) -> JSONValue {
+  package static func completed(_ result: JSONValue, serverName: String, serverVersion: String) -> JSONValue {
     var object = result.objectValue ?? [:]
     object["resultType"] = "complete"
     var meta = object["_meta"]?.objectValue ?? [:]
@@ -76,7 +76,7 @@ enum MCPEnvelope {
 
   /// Why a 2026-07-28 result cannot be used, or `nil`: a `resultType` other than `complete` (an absent one is
   /// `complete`, as older servers send). `input_required` asks for input toolhost has no way to give.
-  static func problem(with result: JSONValue) -> String? {
+  package static func problem(with result: JSONValue) -> String? {
     guard let type = result["resultType"], !type.isNull else { return nil }
     switch type.stringValue {
     case "complete": return nil

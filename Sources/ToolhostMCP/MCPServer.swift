@@ -85,6 +85,12 @@ public final class MCPServer: Sendable {
 
   /// The tools served now.
   public var registry: ToolRegistry { state.withLock { $0.served.registry } }
+  /// The names of the tools served now (the registry's, less those withheld), in `tools/list` order.
+  public var servedToolNames: [String] {
+    state.withLock { s in s.served.registry.tools.map(\.name).filter { s.served.withheld[$0] == nil } }
+  }
+  /// Whether more tools are expected (``expectTools()`` was called and ``serveTools(_:withheld:)`` not yet).
+  public var expectsMoreTools: Bool { state.withLock { $0.moreTools != nil } }
   /// The options.
   public let options: Options
   private let state: Mutex<State>

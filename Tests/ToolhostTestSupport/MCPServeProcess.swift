@@ -151,6 +151,17 @@ public final class MCPServeProcess: Sendable {
     return result
   }
 
+  /// The URL of the MCP endpoint of a `serve --mcp --http` (from its "listening on" line), once it listens, or
+  /// `nil` when it does not within `seconds`.
+  public func httpEndpoint(within seconds: Double = 30) async -> String? {
+    let deadline = ContinuousClock.now + .seconds(seconds)
+    while ContinuousClock.now < deadline, process.isRunning {
+      if let range = log.range(of: #"http://[^ \n]+/mcp"#, options: .regularExpression) { return String(log[range]) }
+      try? await Task.sleep(for: .milliseconds(50))
+    }
+    return nil
+  }
+
   /// How many descriptors the server has open.
   public var descriptorCount: Int {
     (try? FileManager.default.contentsOfDirectory(atPath: "/proc/\(process.processIdentifier)/fd").count) ?? -1
@@ -185,10 +196,10 @@ public final class MCPServeProcess: Sendable {
     }
   }
 
-  /// Closes stdin and, if the server still runs `grace` seconds later, kills it by its pid; returns once it has
-  /// exited.
-  public func stop(grace: Double = 5) async {
-    closeInput()
+  /// Closes stdin (or sends `signal`, for a server that does not read stdin, such as `serve --mcp --http`) and, if
+  /// the server still runs `grace` seconds later, kills it by its pid; returns once it has exited.
+  public func stop(grace: Double = 5, signal: Int32? = nil) async {
+    if let signal { kill(process.processIdentifier, signal) } else { closeInput() }
     let deadline = ContinuousClock.now + .seconds(grace)
     while process.isRunning, ContinuousClock.now < deadline { try? await Task.sleep(for: .milliseconds(20)) }
     if process.isRunning {

@@ -7,6 +7,7 @@ Usage:
   mcp_eras_peer.py client MODE CMD…  a client (MODE: 2026-07-28 pinned, legacy = 2025-11-25 initialize, auto =
                                      server/discover first) against the server CMD: lists the tools, calls
                                      getWeather for Boston in November, prints one JSON object with what it saw.
+  mcp_eras_peer.py client MODE URL   the same over Streamable HTTP, when the one argument starts with http.
 
 The servers have one tool, echo(text) -> {"echoed": text}. The SDK has no public switch for a 2026-07-28-only
 stdio server; `server modern` drives the modern half of its dual-era loop (mcp.server.runner._serve_modern_stream).
@@ -54,7 +55,10 @@ async def client(mode, command):
 
     seen = {"mode": mode}
     try:
-        params = StdioServerParameters(command=command[0], args=command[1:])
+        if len(command) == 1 and command[0].startswith("http"):
+            params = command[0]
+        else:
+            params = StdioServerParameters(command=command[0], args=command[1:])
         async with Client(params, mode=mode) as c:
             seen["negotiated"] = c.protocol_version
             listed = await c.list_tools()

@@ -1,0 +1,163 @@
+import Foundation
+import HTTPTypes
+import Hummingbird
+import Logging
+import NIOCore
+import Synchronization
+import Toolhost
+import ToolhostJSON
+import ToolhostMCP
+
+/// Serves an ``MCPServer`` over Streamable HTTP without sessions (`toolhost serve --mcp --http [ADDR:]PORT`), on
+/// Hummingbird.
+///
+/// `POST /mcp` takes one JSON-RPC message (see ``MCPHTTPExchange`` for the rules); `GET /health` answers
+/// `{"status": "ok", "tools": N, …}` for load balancers. Nothing is kept between requests, so any number of
+/// replicas behind a load balancer serve the same tools, and any of them can answer any request. Request ids are
+/// the client's own, so two clients that use the same id at once do not meet: each request is handed to the server
+/// under an id of the connection's own and answered under the client's.
+///
+/// ```swift
+/// let http = MCPHTTPServer(server: MCPServer(registry: registry), options: .init(port: 8080))
+/// try await http.run { address in print("listening on", address) }  // until the task is cancelled
+/// ```
+public final class MCPHTTPServer: Sendable {
+  /// Where to listen and whom to answer.
+  public struct Options: Sendable {
+    /// The address to bind: `127.0.0.1` unless told otherwise.
+    public var host: String
+    /// The port; 0 picks a free one (``run(onListening:)`` says which).
+    public var port: Int
+    /// Who may ask, and the largest body.
+    public var exchange: MCPHTTPExchange
+
+    /// Makes options.
+    public init(host: String = "127.0.0.1", port: Int, exchange: MCPHTTPExchange = MCPHTTPExchange()) {
+      self.host = host
+      self.port = port
+      self.exchange = exchange
+    }
+  }
+
+  /// The MCP endpoint's path.
+  public static let endpoint = "/mcp"
+  /// The health check's path.
+  public static let healthPath = "/health"
+
+  /// The server that answers.
+  public let server: MCPServer
+  /// The options.
+  public let options: Options
+  private let ids = Atomic<Int64>(0)
+
+  /// Makes an HTTP front for `server`.
+  public init(server: MCPServer, options: Options) {
+    self.server = server
+    self.options = options
+  }
+
+  /// Listens and answers until the calling task is cancelled, then stops taking connections and lets the requests
+  /// in flight finish.
+  ///
+  /// - Parameter onListening: called once the socket is bound, with the address (`127.0.0.1:PORT`), so a port of 0
+  ///   can be reported.
+  /// - Throws: when the address cannot be bound (in use, not an address of this machine, no permission).
+  public func run(onListening: @escaping @Sendable (String) -> Void = { _ in }) async throws {
+    let router = Router()
+    router.post(RouterPath(stringLiteral: Self.endpoint)) { request, _ in try await self.answer(request) }
+    for method in [HTTPRequest.Method.get, .delete, .put, .patch] {
+      router.on(RouterPath(stringLiteral: Self.endpoint), method: method) { request, _ in
+        Self.response(
+          self.options.exchange.refusal(method: request.method.rawValue, headers: Self.headers(of: request))
+            ?? MCPHTTPExchange.plainError(
+              405, JSONRPCError.invalidRequest,
+              "\(request.method.rawValue) is not supported: this server keeps no sessions or streams, so every "
+                + "message is a POST of its own",
+              headers: ["allow": "POST"]))
+      }
+    }
+    router.get(RouterPath(stringLiteral: Self.healthPath)) { _, _ in
+      let body: JSONValue = [
+        "status": "ok", "tools": .integer(Int64(self.server.servedToolNames.count)),
+        "complete": .bool(!self.server.expectsMoreTools),
+        "server": .string(self.server.options.name), "version": .string(self.server.options.version),
+      ]
+      return Self.response(
+        MCPHTTPExchange.Answer(
+          status: 200, headers: ["content-type": "application/json"], body: Array(body.serialized().utf8)))
+    }
+    let app = Application(
+      router: router,
+      configuration: .init(address: .hostname(options.host, port: options.port), serverName: nil),
+      onServerRunning: { [options] channel in
+        let port = channel.localAddress?.port ?? options.port
+        let host = options.host.contains(":") ? "[\(options.host)]" : options.host
+        onListening("\(host):\(port)")
+      },
+      // Hummingbird's own log lines (a start banner, a cancelled child channel on shutdown) go nowhere: toolhost
+      // says what matters itself, and stdout is never written to.
+      logger: Logger(label: "toolhost.http", factory: { _ in SwiftLogNoOpLogHandler() }))
+    try await app.run()
+  }
+
+  /// Answers one POST to the endpoint.
+  private func answer(_ request: Request) async throws -> Response {
+    let headers = Self.headers(of: request)
+    let exchange = options.exchange
+    if let refusal = exchange.refusal(method: "POST", headers: headers) { return Self.response(refusal) }
+    let body: ByteBuffer
+    do { body = try await request.body.collect(upTo: exchange.maxBodyBytes) } catch {
+      return Self.response(
+        MCPHTTPExchange.plainError(
+          413, JSONRPCError.invalidRequest, "the request body is over \(exchange.maxBodyBytes) bytes"))
+    }
+    switch exchange.route(body: Array(buffer: body), headers: headers) {
+    case .answer(let answer):
+      return Self.response(answer)
+    case .notification(let message):
+      // Without a session a notification concerns nothing running here (a cancellation is the closed connection
+      // of the request itself), but the server may still want to see it.
+      if case .notification(let method, _) = message, method != "notifications/cancelled" {
+        server.handle(message) { _ in }
+      }
+      return Self.response(MCPHTTPExchange.Answer(status: 202))
+    case .request(let message):
+      guard case .request(let id, let method, let params) = message else { return Self.response(.init(status: 500)) }
+      let local = JSONRPCID.string("http-\(ids.add(1, ordering: .relaxed).newValue)")
+      let reply = OneShot<JSONRPCMessage>()
+      server.handle(.request(id: local, method: method, params: params)) { _ = reply.complete($0) }
+      guard let answered = await reply.waitUnlessCancelled() else {
+        // The client went away: the call is cancelled as one whose stream closed, and gets no answer.
+        server.handle(.notification(method: "notifications/cancelled", params: ["requestId": local.json])) { _ in }
+        return Self.response(.init(status: 499))
+      }
+      return Self.response(.message(Self.restoringID(answered, id)))
+    }
+  }
+
+  /// `message` answered under the client's own id.
+  static func restoringID(_ message: JSONRPCMessage, _ id: JSONRPCID) -> JSONRPCMessage {
+    switch message {
+    case .response(_, let result): .response(id: id, result: result)
+    case .errorResponse(_, let error): .errorResponse(id: id, error: error)
+    default: message
+    }
+  }
+
+  /// The request's headers with lowercased names (a repeated header keeps its last value).
+  static func headers(of request: Request) -> [String: String] {
+    var out: [String: String] = [:]
+    for field in request.headers { out[field.name.canonicalName] = field.value }
+    return out
+  }
+
+  static func response(_ answer: MCPHTTPExchange.Answer) -> Response {
+    var fields = HTTPFields()
+    for (name, value) in answer.headers.sorted(by: { $0.key < $1.key }) {
+      if let n = HTTPField.Name(name) { fields[n] = value }
+    }
+    return Response(
+      status: HTTPResponse.Status(code: answer.status), headers: fields,
+      body: ResponseBody(byteBuffer: ByteBuffer(bytes: answer.body)))
+  }
+}

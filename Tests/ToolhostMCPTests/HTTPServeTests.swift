@@ -1,0 +1,172 @@
+import AsyncHTTPClient
+import Foundation
+import NIOCore
+import Testing
+import Toolhost
+import ToolhostJSON
+import ToolhostTestSupport
+
+#if canImport(Glibc)
+  import Glibc
+#endif
+
+/// The real `toolhost serve --mcp --http` on 127.0.0.1, spoken to by the official Python SDK's client and by plain
+/// HTTP requests.
+@Suite(
+  "serve --mcp --http",
+  .enabled(if: TestPackage.toolhostBinary != nil, "needs the toolhost binary: swift build (or set TOOLHOST_BIN)")
+)
+struct HTTPServeTests {
+  /// A `serve --mcp --http 0` over the weather and units examples (units is persistent) in a folder of its own.
+  struct Served {
+    let folder: TemporaryFolder
+    let server: MCPServeProcess
+    let endpoint: String
+
+    static func start(extra: [String] = [], environment extraEnvironment: [String: String] = [:]) async throws
+      -> Served
+    {
+      let binary = try #require(TestPackage.toolhostBinary)
+      let folder = TemporaryFolder(prefix: "toolhost-http-test")
+      try ExamplePlugins.link(["weather", "units"], into: folder.url)
+      var environment = hostEnvironment
+      environment["HOME"] = folder.path
+      environment["XDG_CONFIG_HOME"] = folder.file("config")
+      environment.merge(extraEnvironment) { $1 }
+      let server = try MCPServeProcess(
+        binary: binary, arguments: ["serve", "--mcp", "--http", "0", "--plugins", folder.path] + extra,
+        environment: environment, workingDirectory: folder.url, logPath: folder.file("serve.log"))
+      guard let endpoint = await server.httpEndpoint() else {
+        await server.stop(signal: SIGTERM)
+        throw TestFailure("serve --mcp --http did not say where it listens; its log: \(server.log)")
+      }
+      return Served(folder: folder, server: server, endpoint: endpoint)
+    }
+
+    /// Stops the server with SIGTERM, expects a clean exit, and that none of its plugins' processes is left.
+    func stop(sourceLocation: SourceLocation = #_sourceLocation) async {
+      await server.stop(signal: SIGTERM)
+      #expect(server.process.terminationStatus == 0, "log: \(server.log)", sourceLocation: sourceLocation)
+      try? await Task.sleep(for: .milliseconds(300))
+      let left = ProcessProbe.processes { $0.contains(folder.path) }
+      #expect(left.isEmpty, "processes left: \(left)", sourceLocation: sourceLocation)
+    }
+  }
+
+  struct Reply {
+    var status: Int
+    var headers: [String: String]
+    var text: String
+    var json: JSONValue? { try? JSONValue.parse(text) }
+  }
+
+  static func send(
+    _ url: String, method: String = "POST", headers: [String: String] = ["content-type": "application/json"],
+    body: String? = nil
+  ) async throws -> Reply {
+    var request = HTTPClientRequest(url: url)
+    request.method = .init(rawValue: method)
+    for (name, value) in headers { request.headers.add(name: name, value: value) }
+    if let body { request.body = .bytes(ByteBuffer(string: body)) }
+    let response = try await HTTPClient.shared.execute(request, timeout: .seconds(30))
+    let bytes = try await response.body.collect(upTo: 1 << 22)
+    var fields: [String: String] = [:]
+    for header in response.headers { fields[header.name.lowercased()] = header.value }
+    return Reply(status: Int(response.status.code), headers: fields, text: String(buffer: bytes))
+  }
+
+  static func call(_ id: Int, _ tool: String, _ arguments: String) -> String {
+    #"{"jsonrpc": "2.0", "id": \#(id), "method": "tools/call", "params": {"name": "\#(tool)", "arguments": \#(arguments)}}"#
+  }
+
+  /// The SDK's client pinned to 2026-07-28, pinned to the `initialize` era, and in auto mode.
+  @Test(
+    .enabled(if: Peers.pythonMCPClient, "\(Peers.missingMessage)"),
+    arguments: ["2026-07-28", "legacy", "auto"])
+  func theSDKClientOfEitherEra(mode: String) async throws {
+    let python = try #require(Peers.python3)
+    let served = try await Served.start()
+    let output = try await ProcessRunner.shared.run(
+      ProcessSpec(
+        executable: python, arguments: [Paths.erasPeer, "client", mode, served.endpoint],
+        environment: hostEnvironment, workingDirectory: served.folder.path, timeout: .seconds(120)))
+    let stdout = String(decoding: output.stdout, as: UTF8.self)
+    let report = try JSONValue.parse(stdout.trimmingCharacters(in: .whitespacesAndNewlines))
+    #expect(report["failure"] == nil, "\(report)\n\(output.stderrText)\nlog: \(served.server.log)")
+    #expect(report["negotiated"]?.stringValue == (mode == "legacy" ? "2025-11-25" : "2026-07-28"))
+    #expect(report["tools"] == ["convertUnits", "getWeather"])
+    #expect(report[path: "structured", "city"] == "Boston")
+    await served.stop()
+  }
+
+  /// GET and DELETE are 405, the health check counts the tools, browsers from elsewhere are refused, a broken body
+  /// is 400, an unknown method 404, a notification 202, and two clients may use the same request id at once.
+  @Test func theEndpointAnswersByTheRules() async throws {
+    let served = try await Served.start()
+    let url = served.endpoint
+    let get = try await Self.send(url, method: "GET", headers: [:])
+    #expect(get.status == 405 && get.headers["allow"] == "POST")
+    #expect(try await Self.send(url, method: "DELETE", headers: [:]).status == 405)
+    let health = try await Self.send(url.replacingOccurrences(of: "/mcp", with: "/health"), method: "GET", headers: [:])
+    #expect(health.status == 200)
+    #expect(health.json?["status"] == "ok" && health.json?["tools"] == 2, "\(health.text)")
+    let evil = try await Self.send(
+      url, headers: ["content-type": "application/json", "origin": "http://evil.example"],
+      body: Self.call(1, "getWeather", #"{"city": "Oslo"}"#))
+    #expect(evil.status == 403)
+    #expect(try await Self.send(url, body: "{\"jsonrpc\": ").status == 400)
+    let unknown = try await Self.send(url, body: #"{"jsonrpc": "2.0", "id": 4, "method": "resources/list"}"#)
+    #expect(unknown.status == 404 && unknown.json?["id"] == 4)
+    let note = try await Self.send(url, body: #"{"jsonrpc": "2.0", "method": "notifications/initialized"}"#)
+    #expect(note.status == 202 && note.text.isEmpty)
+    // The same id from two clients at once: each gets its own answer under its own id.
+    async let first = Self.send(url, body: Self.call(1, "convertUnits", #"{"value": 1, "from": "km", "to": "m"}"#))
+    async let second = Self.send(url, body: Self.call(1, "convertUnits", #"{"value": 2, "from": "km", "to": "m"}"#))
+    let (a, b) = try await (first, second)
+    #expect(a.status == 200 && b.status == 200, "\(a.text) \(b.text)")
+    #expect(a.json?["id"] == 1 && b.json?["id"] == 1)
+    #expect(a.json?[path: "result", "structuredContent", "value"]?.doubleValue == 1000, "\(a.text)")
+    #expect(b.json?[path: "result", "structuredContent", "value"]?.doubleValue == 2000, "\(b.text)")
+    // A tool call that fails is a result with isError, as over stdio.
+    let bad = try await Self.send(url, body: Self.call(5, "convertUnits", #"{"value": "x"}"#))
+    #expect(bad.status == 200 && bad.json?[path: "result", "isError"] == true)
+    await served.stop()
+  }
+
+  /// With --token-env, a request without the token, or with another, is 401; with it, it is served.
+  @Test func aBearerTokenGuardsTheEndpoint() async throws {
+    let served = try await Served.start(
+      extra: ["--token-env", "TOOLHOST_TEST_TOKEN"], environment: ["TOOLHOST_TEST_TOKEN": "open-sesame"])
+    let list = #"{"jsonrpc": "2.0", "id": 1, "method": "tools/list"}"#
+    let without = try await Self.send(served.endpoint, body: list)
+    #expect(without.status == 401 && without.headers["www-authenticate"] == "Bearer")
+    let wrong = try await Self.send(
+      served.endpoint, headers: ["content-type": "application/json", "authorization": "Bearer nope"], body: list)
+    #expect(wrong.status == 401)
+    let right = try await Self.send(
+      served.endpoint, headers: ["content-type": "application/json", "authorization": "Bearer open-sesame"],
+      body: list)
+    #expect(right.status == 200 && right.json?[path: "result", "tools"]?.arrayValue?.count == 2, "\(right.text)")
+    #expect(!served.server.log.contains("open-sesame"))
+    await served.stop()
+  }
+
+  /// An address that cannot be bound is a clear error with exit status 126, and nothing is left running.
+  @Test func anAddressInUseIsAClearError() async throws {
+    let binary = try #require(TestPackage.toolhostBinary)
+    let served = try await Served.start()
+    let port = try #require(served.endpoint.split(separator: ":").last?.split(separator: "/").first)
+    var environment = hostEnvironment
+    environment["HOME"] = served.folder.path
+    environment["XDG_CONFIG_HOME"] = served.folder.file("config")
+    let second = try await ProcessRunner.shared.run(
+      ProcessSpec(
+        executable: binary,
+        arguments: ["serve", "--mcp", "--http", "127.0.0.1:\(port)", "--plugins", served.folder.path],
+        environment: environment, workingDirectory: served.folder.path, timeout: .seconds(60)))
+    #expect(second.termination == .exited(126))
+    #expect(second.stderrText.contains("cannot listen on 127.0.0.1:\(port)"), "\(second.stderrText)")
+    #expect(second.stderrText.contains("in use"), "\(second.stderrText)")
+    await served.stop()
+  }
+}
