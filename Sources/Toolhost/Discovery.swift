@@ -119,7 +119,8 @@ public struct PluginCatalog: Sendable {
   /// of at most 1 MiB, without blocking.
   ///
   /// MCP server manifests are started (all at once, each within its startup timeout) through `mcp` and their tools
-  /// listed, unless `startServers` is `false` (then they are notes, and no process is started at all); without a
+  /// listed, unless `startServers` is `false` (then no process is started at all: a server's tools are those the
+  /// loader kept from an earlier run while fresh, ``MCPPluginLoader/cachedTools(_:)``, else it is a note); without a
   /// loader they become notes. An MCP tool whose name a tool found earlier has taken is offered as `server.tool`
   /// (see ``PluginManifest/MCPServer/name``). Never throws: every problem is a ``PluginDiagnostic``.
   public static func discover(
@@ -215,15 +216,13 @@ public struct PluginCatalog: Sendable {
         compiledTools[path] = compiled
         found += notes.map { .problem($0) }
         if manifest.mcp != nil {
-          if mcp == nil || !startServers {
-            let message =
-              mcp == nil
-              ? "an MCP server, skipped: this program does not load MCP servers (discovery with ToolhostMCP's MCPPlugins.Loader() does)"
-              : "an MCP server (\(manifest.command)), not started, so its tools are not listed"
+          if mcp == nil {
             found.append(
               .problem(
                 PluginDiagnostic(
-                  kind: mcp == nil ? .serverFailed : .notStarted, path: path, tool: nil, message: message,
+                  kind: .serverFailed, path: path, tool: nil,
+                  message:
+                    "an MCP server, skipped: this program does not load MCP servers (discovery with ToolhostMCP's MCPPlugins.Loader() does)",
                   isError: false)))
           } else {
             found.append(.server(servers.count, folder: folder.path, path: path))
@@ -239,8 +238,12 @@ public struct PluginCatalog: Sendable {
       }
     }
 
-    // MCP servers start at once; each has its own startup timeout.
-    let loaded = servers.isEmpty ? [] : (await mcp?.loadTools(servers) ?? [])
+    // MCP servers start at once; each has its own startup timeout. Not started, a server's tools are those of a
+    // fresh listing kept from an earlier run, if any.
+    var loaded: [Result<MCPPluginTools, MCPPluginLoadError>?] = []
+    if let mcp, !servers.isEmpty {
+      loaded = startServers ? (await mcp.loadTools(servers)).map { $0 } : await mcp.cachedTools(servers)
+    }
     var catalog = PluginCatalog(entries: [], diagnostics: [], folders: folders.map(\.path), untrusted: untrusted)
     var names: [String: String] = [:]  // tool name -> manifest path
     // Plugins' tools take their names first, in folder order, then MCP servers' tools: a name means the same tool
@@ -254,7 +257,15 @@ public struct PluginCatalog: Sendable {
       case .server(let index, let folder, let path):
         let server = servers[index].manifest.mcp!
         guard index < loaded.count else { continue }
-        switch loaded[index] {
+        guard let result = loaded[index] else {
+          catalog.diagnostics.append(
+            PluginDiagnostic(
+              kind: .notStarted, path: path, tool: nil,
+              message: "an MCP server (\(servers[index].manifest.command)), not started, so its tools are not listed",
+              isError: false))
+          continue
+        }
+        switch result {
         case .failure(let error):
           catalog.diagnostics.append(
             PluginDiagnostic(kind: .serverFailed, path: path, tool: nil, message: error.message, isError: true))

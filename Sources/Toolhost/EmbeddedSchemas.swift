@@ -91,6 +91,12 @@ public enum EmbeddedSchemas {
             "startupTimeout": {
               "$ref": "#/$defs/timeout",
               "description": "Seconds the server has to start and list its tools during discovery (10 when absent); a server that does not make it becomes a diagnostic."
+            },
+            "toolListTTL": {
+              "type": "number",
+              "minimum": 0,
+              "maximum": 2592000,
+              "description": "Seconds a listing of the server's tools may be reused by later runs, so list, describe and call start no server meanwhile; overrides the server's own ttlMs (which servers before MCP 2026-07-28, and the SDK's defaults, leave at 0: never reuse)."
             }
           }
         },

@@ -19,6 +19,9 @@ public struct PluginManifest: Sendable {
     public var prefixTools: Bool
     /// Seconds the server has to start and list its tools during discovery (10 when absent).
     public var startupTimeout: Double?
+    /// Seconds a listing of the server's tools may be reused by later runs (`toolListTTL`), overriding the
+    /// server's own `ttlMs`; `nil`: the server's.
+    public var toolListTTL: Double?
   }
 
   /// How a plugin's stdout is read.
@@ -137,7 +140,8 @@ public struct PluginManifest: Sendable {
         name: m["name"]?.stringValue ?? defaultServerName(path: path), command: m["command"]?.stringValue ?? "",
         arguments: m["args"]?.arrayValue?.compactMap(\.stringValue) ?? [],
         environment: m["env"]?.arrayValue?.compactMap(\.stringValue) ?? [],
-        prefixTools: m["prefixTools"]?.boolValue ?? false, startupTimeout: m["startupTimeout"]?.doubleValue)
+        prefixTools: m["prefixTools"]?.boolValue ?? false, startupTimeout: m["startupTimeout"]?.doubleValue,
+        toolListTTL: m["toolListTTL"]?.doubleValue)
       manifest.mcp = server
       // The server's command is resolved, and its environment filtered, like a plugin's.
       manifest.command = server.command

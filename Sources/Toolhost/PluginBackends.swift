@@ -67,6 +67,17 @@ public protocol MCPPluginLoader: Sendable {
   ///
   /// Never throws: each server's failure is its own result, in the order of `servers`.
   func loadTools(_ servers: [MCPPluginServer]) async -> [Result<MCPPluginTools, MCPPluginLoadError>]
+
+  /// The tools of each of `servers` that can be had without starting it (a listing kept from an earlier run that
+  /// is still fresh), or `nil` for each that cannot; in the order of `servers`. Starts nothing, never throws.
+  func cachedTools(_ servers: [MCPPluginServer]) async -> [Result<MCPPluginTools, MCPPluginLoadError>?]
+}
+
+extension MCPPluginLoader {
+  /// No listing is kept: `nil` for every server.
+  public func cachedTools(_ servers: [MCPPluginServer]) async -> [Result<MCPPluginTools, MCPPluginLoadError>?] {
+    Array(repeating: nil, count: servers.count)
+  }
 }
 
 extension PluginCatalog {

@@ -19,8 +19,11 @@ struct PluginOptions: ParsableArguments {
   /// stderr which project folders were left out untrusted, unless `quiet` (a second discovery of the same folders).
   ///
   /// - Throws: `ExitCode(64)` after printing why, when `config.json` or `trust.json` cannot be used.
-  func catalog(startServers: Bool, printer: Printer, quiet: Bool = false) async throws -> PluginCatalog {
-    try await catalog(printer: printer, quiet: quiet) { loader throws(ConfigurationError) in
+  /// MCP servers' tool lists kept from earlier runs are used while fresh (``MCPToolListCache``), unless `refresh`.
+  func catalog(startServers: Bool, printer: Printer, quiet: Bool = false, refresh: Bool = false) async throws
+    -> PluginCatalog
+  {
+    try await catalog(printer: printer, quiet: quiet, refresh: refresh) { loader throws(ConfigurationError) in
       try await PluginCatalog.forUser(explicit: folders, startServers: startServers, mcp: loader)
     }
   }
@@ -36,12 +39,14 @@ struct PluginOptions: ParsableArguments {
   }
 
   private func catalog(
-    printer: Printer, quiet: Bool = false,
+    printer: Printer, quiet: Bool = false, refresh: Bool = false,
     discover: (MCPPlugins.Loader) async throws(ConfigurationError) -> PluginCatalog
   ) async throws -> PluginCatalog {
     var catalog: PluginCatalog
+    let loader = MCPPlugins.Loader(
+      cache: MCPToolListCache.standard(environment: ProcessInfo.processInfo.environment), refresh: refresh)
     do {
-      catalog = try await discover(MCPPlugins.Loader())
+      catalog = try await discover(loader)
     } catch {
       printer.warn("toolhost: \(error.description)")
       throw ExitCode(Status.usage)
@@ -58,7 +63,9 @@ struct PluginOptions: ParsableArguments {
 struct ServerOptions: ParsableArguments {
   @Flag(
     name: .customLong("start-servers"),
-    help: "Start the MCP servers of the plugin folders to list their tools (otherwise nothing is started).")
+    help: ArgumentHelp(
+      "Start the MCP servers of the plugin folders to list their tools, and keep the lists (otherwise nothing is "
+        + "started, and a server's tools are those of a list kept from an earlier run while it is fresh)."))
   var startServers = false
 }
 
@@ -85,7 +92,8 @@ struct List: AsyncParsableCommand {
 
   func run() async throws {
     let printer = output.printer
-    let catalog = try await plugins.catalog(startServers: servers.startServers, printer: printer)
+    let catalog = try await plugins.catalog(
+      startServers: servers.startServers, printer: printer, refresh: servers.startServers)
     if json {
       printer.sayExactly(try Report.catalogJSON(catalog).serialized(.pretty))
     } else {
@@ -105,7 +113,8 @@ struct Describe: AsyncParsableCommand {
 
   func run() async throws {
     let printer = output.printer
-    let catalog = try await plugins.catalog(startServers: servers.startServers, printer: printer)
+    let catalog = try await plugins.catalog(
+      startServers: servers.startServers, printer: printer, refresh: servers.startServers)
     guard let entry = catalog.entries.first(where: { $0.tool.name == name }) else {
       await catalog.shutdown()
       var message = CommandLineHints.describe(catalog.missingTool(named: name))
@@ -169,7 +178,8 @@ struct Doctor: AsyncParsableCommand {
 
   func run() async throws {
     let printer = output.printer
-    let catalog = try await plugins.catalog(startServers: servers.startServers, printer: printer)
+    let catalog = try await plugins.catalog(
+      startServers: servers.startServers, printer: printer, refresh: servers.startServers)
     await catalog.shutdown()
     printer.say("searched: " + catalog.folders.joined(separator: ", "))
     printer.say("\(catalog.entries.count) tools ok")

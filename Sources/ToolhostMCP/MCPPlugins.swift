@@ -23,15 +23,32 @@ public enum MCPPlugins {
   }
 
   /// The loader: one ``MCPServerConnection`` per server, started in parallel.
+  ///
+  /// With a ``MCPToolListCache``, a server whose kept list is fresh is not started to list its tools: its tools
+  /// come from the list, and the server starts when one of them is first called. Every list a started server gives
+  /// is kept.
   public struct Loader: MCPPluginLoader {
-    /// Makes a loader.
-    public init() {}
+    /// Where tool lists are kept between runs; `nil`: nowhere, every server is started.
+    public var cache: MCPToolListCache?
+    /// Whether servers are started and listed even when a fresh list is kept (`list --start-servers`).
+    public var refresh: Bool
 
-    /// Starts every server at once, waits for each one's tool list until its startup timeout, and makes its tools.
+    /// Makes a loader.
+    public init(cache: MCPToolListCache? = nil, refresh: Bool = false) {
+      self.cache = cache
+      self.refresh = refresh
+    }
+
+    /// Starts every server at once (except those whose kept list is fresh, unless ``refresh``), waits for each
+    /// one's tool list until its startup timeout, and makes its tools.
     public func loadTools(_ servers: [MCPPluginServer]) async -> [Result<MCPPluginTools, MCPPluginLoadError>] {
       await withTaskGroup(of: (Int, Result<MCPPluginTools, MCPPluginLoadError>).self) { group in
         for (index, server) in servers.enumerated() {
-          group.addTask { (index, await Self.load(server)) }
+          if !refresh, let kept = cache?.fresh(for: server) {
+            group.addTask { (index, .success(Self.tools(kept.tools, server: server))) }
+          } else {
+            group.addTask { [cache] in (index, await Self.load(server, cache: cache)) }
+          }
         }
         var results = [Result<MCPPluginTools, MCPPluginLoadError>?](repeating: nil, count: servers.count)
         for await (index, result) in group { results[index] = result }
@@ -39,15 +56,23 @@ public enum MCPPlugins {
       }
     }
 
-    /// Starts one server and lists its tools within its startup timeout; a server that fails or is too slow is
-    /// stopped.
-    static func load(_ server: MCPPluginServer) async -> Result<MCPPluginTools, MCPPluginLoadError> {
+    /// The tools of the servers whose kept list is fresh, from that list; the servers are not started (each starts
+    /// when one of its tools is first called).
+    public func cachedTools(_ servers: [MCPPluginServer]) async -> [Result<MCPPluginTools, MCPPluginLoadError>?] {
+      servers.map { server in cache?.fresh(for: server).map { .success(Self.tools($0.tools, server: server)) } }
+    }
+
+    /// Starts one server and lists its tools within its startup timeout, keeping the list in `cache`; a server that
+    /// fails or is too slow is stopped.
+    static func load(_ server: MCPPluginServer, cache: MCPToolListCache? = nil) async
+      -> Result<MCPPluginTools, MCPPluginLoadError>
+    {
       let connection = MCPServerConnection(Self.configuration(server))
       let limit = connection.configuration.startupTimeout
       // The listing races the startup time limit; the loser is cancelled.
-      let listed = await withTaskGroup(of: Result<[MCPToolInfo], MCPConnectionError>?.self) { group in
+      let listed = await withTaskGroup(of: Result<MCPToolList, MCPConnectionError>?.self) { group in
         group.addTask {
-          do throws(MCPConnectionError) { return .success(try await connection.listTools()) } catch {
+          do throws(MCPConnectionError) { return .success(try await connection.toolList()) } catch {
             return .failure(error)
           }
         }
@@ -71,8 +96,9 @@ public enum MCPPlugins {
       case .failure(let error):
         connection.stopServer(reason: "its tools could not be listed")
         return .failure(MCPPluginLoadError(message: "the MCP server cannot be used: \(error.description)"))
-      case .success(let infos):
-        return .success(Self.tools(infos, server: server, connection: connection))
+      case .success(let list):
+        cache?.store(list, for: server)
+        return .success(Self.tools(list.tools, server: server, connection: connection))
       }
     }
 
@@ -91,10 +117,12 @@ public enum MCPPlugins {
     /// The server's tools as PluginTools; names outside toolhost's rule are adjusted, and input schemas the
     /// validator cannot use are relaxed to any object (the server still validates), each with a note.
     static func tools(
-      _ infos: [MCPToolInfo], server: MCPPluginServer, connection: MCPServerConnection
+      _ infos: [MCPToolInfo], server: MCPPluginServer,
+      connection: MCPServerConnection? = nil
     )
       -> MCPPluginTools
     {
+      let connection = connection ?? MCPServerConnection(Self.configuration(server))
       var result = MCPPluginTools(tools: [])
       let path = server.manifest.path
       for info in infos {

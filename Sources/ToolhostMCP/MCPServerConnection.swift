@@ -138,7 +138,15 @@ public final class MCPServerConnection: Sendable {
   /// - Throws: ``MCPConnectionError``; `.invalidResponse` when the result has no `tools` array or an entry has no
   ///   name.
   public func listTools() async throws(MCPConnectionError) -> [MCPToolInfo] {
-    var all: [MCPToolInfo] = []
+    try await toolList().tools
+  }
+
+  /// Lists every tool of the server, following `nextCursor` (at most 100 pages), with how long the list may be
+  /// reused: the smallest `ttlMs` of its pages (0 when a page has none, as before 2026-07-28).
+  ///
+  /// - Throws: as ``listTools()``.
+  public func toolList() async throws(MCPConnectionError) -> MCPToolList {
+    var list = MCPToolList(tools: [], ttlMilliseconds: .max)
     var cursor: String?
     for _ in 0..<100 {
       let params: JSONValue? = cursor.map { ["cursor": .string($0)] }
@@ -146,11 +154,12 @@ public final class MCPServerConnection: Sendable {
       guard let entries = value["tools"]?.arrayValue else {
         throw .invalidResponse("the tools/list result has no \"tools\" array")
       }
-      for entry in entries { all.append(try MCPToolInfo(json: entry)) }
+      for entry in entries { list.tools.append(try MCPToolInfo(json: entry)) }
+      list.ttlMilliseconds = min(list.ttlMilliseconds, max(0, value["ttlMs"]?.integerValue ?? 0))
       guard let next = value["nextCursor"]?.stringValue, !next.isEmpty, next != cursor else { break }
       cursor = next
     }
-    return all
+    return list
   }
 
   /// The server's tools as ``MCPTool``s that call it.

@@ -81,6 +81,20 @@ public struct MCPServerInfo: Sendable, Hashable {
   public var instructions: String?
 }
 
+/// A server's whole tool list and how long it may be reused.
+public struct MCPToolList: Sendable, Hashable {
+  /// The tools, in the server's order.
+  public var tools: [MCPToolInfo]
+  /// How long the list stays fresh after it was received, in milliseconds (the server's `ttlMs`; 0: not at all).
+  public var ttlMilliseconds: Int64
+
+  /// Makes a list.
+  public init(tools: [MCPToolInfo], ttlMilliseconds: Int64) {
+    self.tools = tools
+    self.ttlMilliseconds = ttlMilliseconds
+  }
+}
+
 /// A tool as an MCP server lists it.
 public struct MCPToolInfo: Sendable, Hashable {
   /// The tool's name on the server.
@@ -119,6 +133,17 @@ public struct MCPToolInfo: Sendable, Hashable {
       destructiveHint: a?["destructiveHint"]?.boolValue,
       idempotentHint: a?["idempotentHint"]?.boolValue,
       openWorldHint: a?["openWorldHint"]?.boolValue)
+  }
+
+  /// The tool as a `tools/list` entry (what ``init(json:)`` reads back).
+  public var json: JSONValue {
+    var o: JSONObject = ["name": .string(name)]
+    if let title { o["title"] = .string(title) }
+    o["description"] = .string(description)
+    o["inputSchema"] = inputSchema
+    if let outputSchema { o["outputSchema"] = outputSchema }
+    if let a = annotations.json.objectValue, !a.isEmpty { o["annotations"] = .object(a) }
+    return .object(o)
   }
 
   static func excerpt(_ value: JSONValue) -> String {

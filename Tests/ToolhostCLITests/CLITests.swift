@@ -16,11 +16,22 @@ func toolhost(
   var env = ProcessInfo.processInfo.environment
   env["TOOLHOST_PLUGIN_PATH"] = TestPackage.plugins.path
   env["XDG_CONFIG_HOME"] = NSTemporaryDirectory() + "toolhost-cli-test-empty-config"
+  // MCP tool lists are kept in a folder of this test process, never in the user's cache.
+  env["XDG_CACHE_HOME"] = testCache
   for (k, v) in extra { env[k] = v }
   return try Subprocess.run(
     executable: toolhostBinary, arguments: arguments, environment: env, workingDirectory: TestPackage.root,
     input: Data(input.utf8), timeout: timeout)
 }
+
+/// The cache folder of the `toolhost` runs of this test process (removed when it ends).
+let testCache: String = {
+  guard let folder = try? TemporaryFolder.make(prefix: "toolhost-cli-cache") else {
+    return NSTemporaryDirectory() + "toolhost-cli-test-cache"
+  }
+  TemporaryFolder.removeAtExit(folder.path)
+  return folder.path
+}()
 
 // The tests block while the binary runs; on the main actor they keep Swift's two pool threads free for the
 // async tests running beside them.

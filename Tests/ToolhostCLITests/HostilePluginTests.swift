@@ -252,6 +252,7 @@ extension Hostile {
       var env = ProcessInfo.processInfo.environment
       env["TOOLHOST_PLUGIN_PATH"] = nil
       env["XDG_CONFIG_HOME"] = temp.path + "/config"
+      env["XDG_CACHE_HOME"] = temp.path + "/cache"
       env["PATH"] = Self.pathWithoutShims(env["PATH"] ?? "/usr/local/bin:/usr/bin:/bin")
       env["TOOLHOST_CONTAINMENT"] = containment
       environment = env
