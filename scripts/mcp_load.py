@@ -3,7 +3,7 @@
 
   python3 scripts/mcp_load.py --url http://127.0.0.1:8080/mcp [--calls 10000] [--clients 16]
                               [--tool convertUnits --arguments '{"value":5,"from":"mi","to":"km"}']
-                              [--kill-group-at-half PGID]
+                              [--mode auto|legacy|2026-07-28] [--kill-group-at-half PGID]
 
 C concurrent workers share N `tools/call` requests. Each worker holds one SDK `Client` (default mode "auto": it
 probes `server/discover` once, then every call is a self-contained 2026-07-28 POST). A call is tried up to 3
@@ -78,7 +78,6 @@ class Run:
             except ProcessLookupError:
                 pass
 
-
     def note_retry(self, why: str) -> None:
         self.retry_causes[why] = self.retry_causes.get(why, 0) + 1
 
@@ -90,8 +89,8 @@ def describe(e: BaseException) -> str:
 
 
 async def worker(run: Run) -> None:
-    # One HTTP connection pool per worker, kept across reconnects: building an httpx client costs ~25 ms of CPU
-    # (TLS context), which would otherwise be paid again for every session rebuilt after a failure.
+    # One HTTP connection pool per worker, kept across reconnects: building an httpx client costs ~40 ms of CPU
+    # (mostly its TLS context), which would otherwise be paid again for every session rebuilt after a failure.
     async with httpx2.AsyncClient(timeout=httpx2.Timeout(30.0)) as http:
         call = run.take()
         while call is not None:
@@ -107,7 +106,8 @@ async def session(run: Run, http, call):
         # When the connection under a request breaks, the SDK's streamable-HTTP transport (2.3.0) fails as a whole:
         # the pending call is cancelled and the `async with` raises the transport error. So a session lives until
         # the first transport failure and is then rebuilt, the call in flight carried over.
-        async with Client(streamable_http_client(a.url, http_client=http), read_timeout_seconds=a.timeout) as client:
+        async with Client(streamable_http_client(a.url, http_client=http), mode=a.mode,
+                          read_timeout_seconds=a.timeout) as client:
             connected = True
             while call is not None:
                 # The clock starts at the first attempt, so a session's one-off `server/discover` is not charged
@@ -124,7 +124,8 @@ async def session(run: Run, http, call):
                     run.finish(call, False, f"MCPError {e.code}: {e.error.message}"[:160])
                 else:
                     if result.is_error:
-                        run.finish(call, False, "isError: " + " ".join(getattr(c, "text", "") for c in result.content)[:150])
+                        text = " ".join(getattr(c, "text", "") for c in result.content)
+                        run.finish(call, False, f"isError: {text}"[:160])
                     else:
                         run.finish(call, True)
                 call = run.take()
@@ -144,9 +145,13 @@ async def session(run: Run, http, call):
         return call
 
 
-def percentile(sorted_values: list[float], p: float) -> float:
+def ms(seconds):
+    return None if seconds is None else round(seconds * 1000, 2)
+
+
+def percentile(sorted_values: list[float], p: float):
     if not sorted_values:
-        return float("nan")
+        return None
     return sorted_values[max(0, math.ceil(p / 100 * len(sorted_values)) - 1)]
 
 
@@ -158,6 +163,9 @@ async def main() -> None:
     p.add_argument("--tool", default="convertUnits")
     p.add_argument("--arguments", type=json.loads, default={"value": 5, "from": "mi", "to": "km"})
     p.add_argument("--timeout", type=float, default=30.0, help="seconds before a call counts as timed out")
+    p.add_argument("--mode", default="auto", choices=["auto", "legacy", "2026-07-28"],
+                   help="the SDK's connect mode: auto probes server/discover and falls back to initialize; legacy "
+                   "is the 2025-11-25 initialize handshake; 2026-07-28 skips the probe")
     p.add_argument("--kill-group-at-half", type=int, metavar="PGID")
     run = Run(p.parse_args())
     start = time.perf_counter()
@@ -169,7 +177,7 @@ async def main() -> None:
     print(json.dumps({
         "calls": run.a.calls, "ok": run.ok, "lost": run.lost, "retried": run.retried,
         "reconnects": run.reconnects, "seconds": round(seconds, 3), "calls_per_s": round(run.a.calls / seconds, 1),
-        "p50_ms": round(percentile(lat, 50) * 1000, 2), "p99_ms": round(percentile(lat, 99) * 1000, 2),
+        "p50_ms": ms(percentile(lat, 50)), "p99_ms": ms(percentile(lat, 99)),
         "killed_at": run.killed_at, "errors": run.errors, "retry_causes": run.retry_causes,
     }))
     sys.exit(1 if run.lost else 0)

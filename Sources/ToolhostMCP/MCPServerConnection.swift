@@ -270,9 +270,9 @@ public final class MCPServerConnection: Sendable {
       return s.session
     }
     guard let session else { return }
-    let process = session.process
+    let transport = session.transport
     session.fail(.shutDown, stop: false)
-    await process?.shutdown(grace: configuration.shutdownGrace)
+    await transport?.shutdown(grace: configuration.shutdownGrace)
   }
 
   /// Stops the running server at once (SIGTERM to its group, SIGKILL after a moment); the next request starts it

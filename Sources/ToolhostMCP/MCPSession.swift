@@ -3,7 +3,8 @@ import Synchronization
 import Toolhost
 import ToolhostJSON
 
-/// One run of a server process: its handshake, its pending requests, and its end.
+/// One run of a server (a process, or a remote server's transport): its handshake, its pending requests, and its
+/// end.
 ///
 /// The handshake asks `server/discover` first (2026-07-28, where every request then carries the version in its
 /// envelope) and falls back to `initialize` (2025-11-25 and earlier) when the server answers with any other error or
@@ -29,7 +30,7 @@ final class MCPSession: Sendable {
 
   struct State {
     var phase = Phase.starting
-    var process: PersistentProcess?
+    var transport: (any MCPTransport)?
     var pending: [JSONRPCID: Pending] = [:]
     var nextID: Int64 = 0
     var info: MCPServerInfo?
@@ -67,37 +68,31 @@ final class MCPSession: Sendable {
   }
 
   var isDead: Bool { state.withLock { $0.phase == .dead } }
-  var processID: Int32? { state.withLock { $0.phase == .dead ? nil : $0.process?.pid } }
-  var process: PersistentProcess? { state.withLock { $0.process } }
+  var processID: Int32? { state.withLock { $0.phase == .dead ? nil : $0.transport?.processID } }
+  var transport: (any MCPTransport)? { state.withLock { $0.transport } }
   var info: MCPServerInfo? { state.withLock { $0.info } }
   /// The request that shows the server answers: `ping`, or `server/discover` in the 2026-07-28 era, which has no
   /// `ping`.
   var pingMethod: String { state.withLock { $0.envelopeVersion } == nil ? "ping" : "server/discover" }
 
-  /// Starts the process and runs the handshake; ``ready`` says how it went.
+  /// Opens the transport (starts the process) and runs the handshake; ``ready`` says how it went.
   func start() async {
     let c = configuration
-    let spec = PersistentProcessSpec(
-      executable: c.executable, arguments: c.arguments, environment: c.environment,
-      workingDirectory: c.workingDirectory, limits: c.limits)
-    let process: PersistentProcess
-    do {
-      process = try PersistentProcess.launch(
-        spec,
-        handlers: .init(
-          onLine: { [self] in received($0) }, onStderr: { [self] in onStderr($0) },
-          onExit: { [self] exit in
-            if exit.stopReason == .outputTooLarge {
-              fail(.replyTooLarge(limit: spec.maxLineLength), stop: false)
-            } else {
-              fail(.serverExited(termination: exit.termination, log: exit.stderrTail), stop: false)
-            }
-          }))
+    let handlers = MCPTransportHandlers(
+      onMessage: { [self] in received($0) }, onLog: { [self] in onStderr($0) },
+      onEnd: { [self] in fail($0, stop: false) })
+    let transport: any MCPTransport
+    do throws(MCPConnectionError) {
+      if let open = c.transport {
+        transport = try open(handlers)
+      } else {
+        transport = try ProcessTransport.open(c, handlers: handlers)
+      }
     } catch {
-      fail(.launchFailed(error), stop: false)
+      fail(error, stop: false)
       return
     }
-    state.withLock { $0.process = process }
+    state.withLock { $0.transport = transport }
     let deadline = ContinuousClock.now + c.startupTimeout
     switch await discover(timeout: c.startupTimeout / 2) {
     case .modern(let info):
@@ -105,7 +100,7 @@ final class MCPSession: Sendable {
     case .ended:
       return
     case .handshake:
-      await initialize(until: deadline, process: process)
+      await initialize(until: deadline, transport: transport)
     }
   }
 
@@ -140,7 +135,7 @@ final class MCPSession: Sendable {
   /// The handshake of servers before 2026-07-28: `initialize`, then `notifications/initialized`. A server that
   /// answers it with UnsupportedProtocolVersion naming a 2026-07-28-era version (one that took a late
   /// `server/discover` to mean that era) is asked `server/discover` once more.
-  private func initialize(until deadline: ContinuousClock.Instant, process: PersistentProcess) async {
+  private func initialize(until deadline: ContinuousClock.Instant, transport: any MCPTransport) async {
     let c = configuration
     let params: JSONValue = [
       "protocolVersion": .string(MCPProtocol.latestVersion),
@@ -150,7 +145,7 @@ final class MCPSession: Sendable {
     let remaining = max(.zero, deadline - .now)
     switch await request("initialize", params: params, timeout: remaining) {
     case .failure(.requestTimedOut):
-      fail(.startupTimedOut(limit: c.startupTimeout, log: process.stderrTail), stop: true)
+      fail(.startupTimedOut(limit: c.startupTimeout, log: transport.logTail), stop: true)
     case .failure(.errorResponse(let e))
     where e.code == MCPEnvelope.unsupportedProtocolVersion
       && (e.data?["supported"]?.arrayValue ?? []).contains(where: {
@@ -159,10 +154,10 @@ final class MCPSession: Sendable {
       switch await discover(timeout: max(.zero, deadline - .now)) {
       case .modern(let info): becomeReady(info)
       case .ended: return
-      case .handshake: fail(.handshakeFailed(reason: e.description, log: process.stderrTail), stop: true)
+      case .handshake: fail(.handshakeFailed(reason: e.description, log: transport.logTail), stop: true)
       }
     case .failure(.errorResponse(let e)):
-      fail(.handshakeFailed(reason: e.description, log: process.stderrTail), stop: true)
+      fail(.handshakeFailed(reason: e.description, log: transport.logTail), stop: true)
     case .failure(let e):
       fail(e, stop: true)
     case .success(let r):
@@ -195,18 +190,19 @@ final class MCPSession: Sendable {
     if isReady { ready.complete(.success(())) }
   }
 
-  /// Ends the session: every pending request and the handshake's waiters fail with `error`; the process group is
-  /// ended when `stop` is set.
+  /// Ends the session: every pending request and the handshake's waiters fail with `error`; the transport is
+  /// ended (a process group signalled) when `stop` is set.
   func fail(_ error: MCPConnectionError, stop: Bool) {
-    let (pending, process, reported) = state.withLock { s -> ([Pending], PersistentProcess?, MCPConnectionError) in
+    let (pending, transport, reported) = state.withLock {
+      s -> ([Pending], (any MCPTransport)?, MCPConnectionError) in
       if s.phase != .dead {
         s.phase = .dead
         s.failure = error
       }
       defer { s.pending = [:] }
-      return (Array(s.pending.values), s.process, s.failure ?? error)
+      return (Array(s.pending.values), s.transport, s.failure ?? error)
     }
-    if stop { process?.terminate() }
+    if stop { transport?.terminate() }
     for p in pending { p.reply.complete(.failure(reported)) }
     ready.complete(.failure(reported))
   }
@@ -217,16 +213,16 @@ final class MCPSession: Sendable {
   func request(_ method: String, params: JSONValue?, timeout: Duration?, lineLimit: Int? = nil) async -> Reply {
     if Task.isCancelled { return .failure(.cancelled) }
     let reply = OneShot<Reply>()
-    let sent = state.withLock { s -> (JSONRPCID, PersistentProcess?, String?)? in
+    let sent = state.withLock { s -> (JSONRPCID, (any MCPTransport)?, String?)? in
       guard s.phase != .dead else { return nil }
       s.nextID += 1
       let id = JSONRPCID.number(s.nextID)
       s.pending[id] = Pending(method: method, reply: reply, lineLimit: lineLimit)
-      return (id, s.process, s.envelopeVersion)
+      return (id, s.transport, s.envelopeVersion)
     }
-    guard let (id, process, envelope) = sent else { return .failure(state.withLock { $0.failure } ?? .shutDown) }
+    guard let (id, transport, envelope) = sent else { return .failure(state.withLock { $0.failure } ?? .shutDown) }
     let sentParams = envelope.map { MCPEnvelope.stamped(params, version: $0) } ?? params
-    process?.send(JSONRPCMessage.request(id: id, method: method, params: sentParams).line)
+    transport?.send(JSONRPCMessage.request(id: id, method: method, params: sentParams).line)
     let outcome = await withTaskCancellationHandler {
       await reply.wait(timeout: timeout) { [self] in timedOut(id, limit: timeout ?? .zero) }
     } onCancel: {
@@ -246,8 +242,8 @@ final class MCPSession: Sendable {
 
   /// Sends a notification.
   func notify(_ method: String, params: JSONValue?) {
-    let process = state.withLock { $0.phase == .dead ? nil : $0.process }
-    process?.send(JSONRPCMessage.notification(method: method, params: params).line)
+    let transport = state.withLock { $0.phase == .dead ? nil : $0.transport }
+    transport?.send(JSONRPCMessage.notification(method: method, params: params).line)
   }
 
   /// Gives up on a request: it fails with `.cancelled`, and the server is told with `notifications/cancelled`.
@@ -320,8 +316,8 @@ final class MCPSession: Sendable {
           id: id,
           error: JSONRPCError(
             code: JSONRPCError.methodNotFound, message: "toolhost does not support \(method)"))
-      let process = state.withLock { $0.process }
-      process?.send(reply.line)
+      let transport = state.withLock { $0.transport }
+      transport?.send(reply.line)
     case .notification(let method, let params):
       switch method {
       case "notifications/message":

@@ -18,7 +18,7 @@ public enum MCPProtocol {
   public static let implementationVersion = "0.1.0"
 }
 
-/// How to start an MCP stdio server and how long to wait for it.
+/// How to start an MCP server (a stdio child process, or a transport such as HTTP) and how long to wait for it.
 public struct MCPServerConfiguration: Sendable {
   /// A name for messages (the manifest's server name).
   public var name: String
@@ -44,6 +44,9 @@ public struct MCPServerConfiguration: Sendable {
   /// The server process's resource limits for its lifetime (none unless set; plugins' servers get the manifest's
   /// over ``ResourceLimits/pluginDefaults``).
   public var limits: ResourceLimits
+  /// How to reach the server when it is not a child process on stdio (a remote server over HTTP); `nil`: start
+  /// ``executable``.
+  public var transport: MCPTransportOpener?
 
   /// Makes a configuration: 10 s to start, 30 s per request, 2 s to exit, 2 s to answer a health check.
   public init(
@@ -51,8 +54,10 @@ public struct MCPServerConfiguration: Sendable {
     workingDirectory: String? = nil, startupTimeout: Duration = .seconds(10),
     requestTimeout: Duration = .seconds(30),
     shutdownGrace: Duration = .seconds(2), healthCheckTimeout: Duration = .seconds(2),
-    onStderr: (@Sendable ([UInt8]) -> Void)? = nil, limits: ResourceLimits = .none
+    onStderr: (@Sendable ([UInt8]) -> Void)? = nil, limits: ResourceLimits = .none,
+    transport: MCPTransportOpener? = nil
   ) {
+    self.transport = transport
     self.name = name
     self.executable = executable
     self.arguments = arguments
