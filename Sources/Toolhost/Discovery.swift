@@ -177,8 +177,15 @@ public struct PluginCatalog: Sendable {
       do throws(ManifestError) {
         let bytes = try readManifest(path, in: folder, trust: trust, checker: checker)
         let manifest = try PluginManifest.parse(bytes, path: path)
-        let executable = try manifest.resolveExecutable(searchPath: searchPath)
-        if strict, let problem = checker.programProblem(executable) {
+        // A remote MCP server runs nothing here: its "executable" is its URL.
+        let remote = manifest.mcp?.url
+        let executable: String
+        if let remote {
+          executable = remote
+        } else {
+          executable = try manifest.resolveExecutable(searchPath: searchPath)
+        }
+        if strict, remote == nil, let problem = checker.programProblem(executable) {
           throw ManifestError(
             path: path, kind: .unsafePermissions, message: "its command is refused: \(problem); \(trust.override)")
         }

@@ -64,14 +64,24 @@ public enum EmbeddedSchemas {
         },
         "mcp": {
           "type": "object",
-          "description": "An MCP stdio server (protocol versions 2024-11-05 to 2025-11-25). Discovery starts it, runs the initialize handshake and lists its tools, which then work like any other; it is kept running between calls, restarted when it dies, and at exit its stdin is closed and its process group ended.",
-          "required": ["command"],
+          "description": "An MCP server (protocol versions 2024-11-05 to 2026-07-28): a command run on stdio, or a remote server at a url over Streamable HTTP. Discovery starts it (or reaches it), finds out which protocol it speaks and lists its tools, which then work like any other; a stdio server is kept running between calls, restarted when it dies, and at exit its stdin is closed and its process group ended.",
+          "oneOf": [{ "required": ["command"] }, { "required": ["url"] }],
           "additionalProperties": false,
           "properties": {
             "command": {
               "type": "string",
               "minLength": 1,
               "description": "The server's executable, resolved like a plugin's command (the manifest's folder, then PATH)."
+            },
+            "url": {
+              "type": "string",
+              "pattern": "^[Hh][Tt][Tt][Pp][Ss]?://",
+              "description": "A remote server's Streamable HTTP endpoint (http or https), instead of command; it gets the same time limits and errors as a server on stdio."
+            },
+            "bearerTokenEnv": {
+              "type": "string",
+              "pattern": "^[A-Za-z_][A-Za-z0-9_]*$",
+              "description": "With url: the host environment variable whose value is sent as Authorization: Bearer (over https, or http to this machine only)."
             },
             "args": { "$ref": "#/$defs/args", "description": "The server's arguments." },
             "env": {

@@ -22,6 +22,11 @@ public struct PluginManifest: Sendable {
     /// Seconds a listing of the server's tools may be reused by later runs (`toolListTTL`), overriding the
     /// server's own `ttlMs`; `nil`: the server's.
     public var toolListTTL: Double?
+    /// The endpoint of a remote server reached over Streamable HTTP (`url`), instead of a command; `nil` for a
+    /// server on stdio.
+    public var url: String?
+    /// The host environment variable whose value is sent as the remote server's bearer token (`bearerTokenEnv`).
+    public var bearerTokenEnv: String?
   }
 
   /// How a plugin's stdout is read.
@@ -141,7 +146,8 @@ public struct PluginManifest: Sendable {
         arguments: m["args"]?.arrayValue?.compactMap(\.stringValue) ?? [],
         environment: m["env"]?.arrayValue?.compactMap(\.stringValue) ?? [],
         prefixTools: m["prefixTools"]?.boolValue ?? false, startupTimeout: m["startupTimeout"]?.doubleValue,
-        toolListTTL: m["toolListTTL"]?.doubleValue)
+        toolListTTL: m["toolListTTL"]?.doubleValue, url: m["url"]?.stringValue,
+        bearerTokenEnv: m["bearerTokenEnv"]?.stringValue)
       manifest.mcp = server
       // The server's command is resolved, and its environment filtered, like a plugin's.
       manifest.command = server.command
@@ -154,7 +160,21 @@ public struct PluginManifest: Sendable {
 
   /// What the schema cannot say in plain words: combinations of keys that do not go together.
   static func combinationProblem(_ o: JSONObject) -> String? {
-    if o["mcp"] != nil {
+    if let m = o["mcp"] {
+      if m["url"] != nil {
+        let local = ["command", "args", "env", "limits"].filter { m[$0] != nil }
+        if !local.isEmpty {
+          return "a remote MCP server (\"url\") runs nothing here, so \"mcp\" cannot also have "
+            + local.map { "\"\($0)\"" }.joined(separator: ", ")
+        }
+        if let url = m["url"]?.stringValue, let problem = remoteURLProblem(url, token: m["bearerTokenEnv"] != nil) {
+          return problem
+        }
+      } else if m["command"] == nil {
+        return "\"mcp\" needs \"command\" (a server on stdio) or \"url\" (a remote server over HTTP)"
+      } else if m["bearerTokenEnv"] != nil {
+        return "\"bearerTokenEnv\" is for remote servers (\"url\"); a server on stdio gets variables through \"env\""
+      }
       let extra = ["command", "args", "env", "tools", "output", "persistent", "poolSize"].filter { o[$0] != nil }
       if !extra.isEmpty {
         return "an MCP server manifest (\"mcp\") cannot also have "
@@ -174,6 +194,21 @@ public struct PluginManifest: Sendable {
       }
     } else if o["poolSize"] != nil {
       return "\"poolSize\" needs \"persistent\": true"
+    }
+    return nil
+  }
+
+  /// Why `url` cannot be a remote server's endpoint, or `nil`: it must be `http` or `https` with a host, and a
+  /// bearer token goes over plain `http` only to this machine (anyone on the way could read it otherwise).
+  static func remoteURLProblem(_ url: String, token: Bool) -> String? {
+    guard let parsed = URL(string: url), let scheme = parsed.scheme?.lowercased(),
+      scheme == "http" || scheme == "https",
+      let host = parsed.host, !host.isEmpty
+    else {
+      return "\"url\" must be an http or https URL with a host, like https://tools.example/mcp, not \(url)"
+    }
+    if token, scheme == "http", !["localhost", "127.0.0.1", "::1", "[::1]"].contains(host.lowercased()) {
+      return "a bearer token would cross the network in the clear: use https for \(url), or a server on this machine"
     }
     return nil
   }

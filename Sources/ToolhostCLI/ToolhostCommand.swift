@@ -4,6 +4,7 @@ import Toolhost
 import ToolhostCommandLine
 import ToolhostJSON
 import ToolhostMCP
+import ToolhostMCPHTTP
 
 /// Exit statuses of `toolhost` (the library's ``ExitStatus``; `doctor` uses `toolFailed` for broken plugins).
 typealias Status = ExitStatus
@@ -44,7 +45,8 @@ struct PluginOptions: ParsableArguments {
   ) async throws -> PluginCatalog {
     var catalog: PluginCatalog
     let loader = MCPPlugins.Loader(
-      cache: MCPToolListCache.standard(environment: ProcessInfo.processInfo.environment), refresh: refresh)
+      cache: MCPToolListCache.standard(environment: ProcessInfo.processInfo.environment), refresh: refresh,
+      remote: MCPHTTPClientTransport.remote)
     do {
       catalog = try await discover(loader)
     } catch {

@@ -119,7 +119,12 @@ struct Trust: AsyncParsableCommand {
     let program =
       (try? manifest.resolveExecutable(searchPath: ProcessInfo.processInfo.environment["PATH"])) ?? manifest.command
     let command = ([program] + manifest.arguments).joined(separator: " ")
-    if let server = manifest.mcp {
+    if let server = manifest.mcp, let url = server.url {
+      lines.append("remote MCP server \(server.name): runs nothing here; reached at \(url)")
+      if let token = server.bearerTokenEnv {
+        lines.append("sends the value of \(token) to \(url) as its bearer token")
+      }
+    } else if let server = manifest.mcp {
       lines.append("MCP server \(server.name): runs \(command); its tools are listed when it starts")
     } else {
       lines.append("runs: \(command)\(manifest.persistent ? " (kept running)" : "")")

@@ -32,11 +32,18 @@ public enum MCPPlugins {
     public var cache: MCPToolListCache?
     /// Whether servers are started and listed even when a fresh list is kept (`list --start-servers`).
     public var refresh: Bool
+    /// How remote servers (`"mcp": {"url": …}`) are reached: a transport opener for a URL and a bearer token
+    /// (ToolhostMCPHTTP's `MCPHTTPClientTransport.remote`); `nil`: they are not, and say so.
+    public var remote: (@Sendable (_ url: String, _ bearerToken: String?) -> MCPTransportOpener)?
 
     /// Makes a loader.
-    public init(cache: MCPToolListCache? = nil, refresh: Bool = false) {
+    public init(
+      cache: MCPToolListCache? = nil, refresh: Bool = false,
+      remote: (@Sendable (_ url: String, _ bearerToken: String?) -> MCPTransportOpener)? = nil
+    ) {
       self.cache = cache
       self.refresh = refresh
+      self.remote = remote
     }
 
     /// Starts every server at once (except those whose kept list is fresh, unless ``refresh``), waits for each
@@ -45,9 +52,9 @@ public enum MCPPlugins {
       await withTaskGroup(of: (Int, Result<MCPPluginTools, MCPPluginLoadError>).self) { group in
         for (index, server) in servers.enumerated() {
           if !refresh, let kept = cache?.fresh(for: server) {
-            group.addTask { (index, .success(Self.tools(kept.tools, server: server))) }
+            group.addTask { (index, tools(kept.tools, server: server)) }
           } else {
-            group.addTask { [cache] in (index, await Self.load(server, cache: cache)) }
+            group.addTask { (index, await load(server)) }
           }
         }
         var results = [Result<MCPPluginTools, MCPPluginLoadError>?](repeating: nil, count: servers.count)
@@ -59,15 +66,17 @@ public enum MCPPlugins {
     /// The tools of the servers whose kept list is fresh, from that list; the servers are not started (each starts
     /// when one of its tools is first called).
     public func cachedTools(_ servers: [MCPPluginServer]) async -> [Result<MCPPluginTools, MCPPluginLoadError>?] {
-      servers.map { server in cache?.fresh(for: server).map { .success(Self.tools($0.tools, server: server)) } }
+      servers.map { server in cache?.fresh(for: server).map { tools($0.tools, server: server) } }
     }
 
     /// Starts one server and lists its tools within its startup timeout, keeping the list in `cache`; a server that
     /// fails or is too slow is stopped.
-    static func load(_ server: MCPPluginServer, cache: MCPToolListCache? = nil) async
-      -> Result<MCPPluginTools, MCPPluginLoadError>
-    {
-      let connection = MCPServerConnection(Self.configuration(server))
+    func load(_ server: MCPPluginServer) async -> Result<MCPPluginTools, MCPPluginLoadError> {
+      let connection: MCPServerConnection
+      switch configuration(server) {
+      case .failure(let error): return .failure(error)
+      case .success(let c): connection = MCPServerConnection(c)
+      }
       let limit = connection.configuration.startupTimeout
       // The listing races the startup time limit; the loser is cancelled.
       let listed = await withTaskGroup(of: Result<MCPToolList, MCPConnectionError>?.self) { group in
@@ -98,35 +107,66 @@ public enum MCPPlugins {
         return .failure(MCPPluginLoadError(message: "the MCP server cannot be used: \(error.description)"))
       case .success(let list):
         cache?.store(list, for: server)
-        return .success(Self.tools(list.tools, server: server, connection: connection))
+        return tools(list.tools, server: server, connection: connection)
       }
     }
 
-    static func configuration(_ server: MCPPluginServer) -> MCPServerConfiguration {
+    /// How to start or reach `server`; an error for a remote server this loader cannot reach, or whose token is
+    /// missing.
+    func configuration(_ server: MCPPluginServer) -> Result<MCPServerConfiguration, MCPPluginLoadError> {
       let m = server.manifest
       let declared = m.mcp!
-      return MCPServerConfiguration(
-        name: declared.name, executable: server.executable, arguments: declared.arguments,
-        environment: PluginTool.baseEnvironment(
-          server.hostEnvironment, allowed: declared.environment),
-        workingDirectory: m.directory,
-        startupTimeout: .milliseconds(Int64(((declared.startupTimeout ?? 10) * 1000).rounded())),
-        limits: ResourceLimits.pluginDefaults.overridden(by: m.limits))
+      var transport: MCPTransportOpener?
+      if let url = declared.url {
+        guard let remote else {
+          return .failure(
+            MCPPluginLoadError(
+              message: "a remote MCP server (\(url)), skipped: this program does not reach servers over HTTP "
+                + "(discovery with MCPPlugins.Loader(remote: MCPHTTPClientTransport.remote) does)"))
+        }
+        var token: String?
+        if let name = declared.bearerTokenEnv {
+          guard let value = server.hostEnvironment[name], !value.isEmpty else {
+            return .failure(
+              MCPPluginLoadError(
+                message: "the remote MCP server \(url) needs a bearer token in the environment variable \(name) "
+                  + "(bearerTokenEnv), which is not set"))
+          }
+          token = value
+        }
+        transport = remote(url, token)
+      }
+      return .success(
+        MCPServerConfiguration(
+          name: declared.name, executable: server.executable, arguments: declared.arguments,
+          environment: PluginTool.baseEnvironment(
+            server.hostEnvironment, allowed: declared.environment),
+          workingDirectory: m.directory,
+          startupTimeout: .milliseconds(Int64(((declared.startupTimeout ?? 10) * 1000).rounded())),
+          limits: ResourceLimits.pluginDefaults.overridden(by: m.limits), transport: transport))
     }
 
     /// The server's tools as PluginTools; names outside toolhost's rule are adjusted, and input schemas the
     /// validator cannot use are relaxed to any object (the server still validates), each with a note.
-    static func tools(
+    func tools(
       _ infos: [MCPToolInfo], server: MCPPluginServer,
-      connection: MCPServerConnection? = nil
+      connection given: MCPServerConnection? = nil
     )
-      -> MCPPluginTools
+      -> Result<MCPPluginTools, MCPPluginLoadError>
     {
-      let connection = connection ?? MCPServerConnection(Self.configuration(server))
+      let connection: MCPServerConnection
+      if let given {
+        connection = given
+      } else {
+        switch configuration(server) {
+        case .failure(let error): return .failure(error)
+        case .success(let c): connection = MCPServerConnection(c)
+        }
+      }
       var result = MCPPluginTools(tools: [])
       let path = server.manifest.path
       for info in infos {
-        let name = toolName(info.name)
+        let name = Self.toolName(info.name)
         if name != info.name {
           result.notes.append(
             PluginDiagnostic(
@@ -167,7 +207,7 @@ public enum MCPPlugins {
           }
         }
       }
-      return result
+      return .success(result)
     }
 
     /// A name that follows toolhost's rule: other characters become `_`, and a name over 64 characters is cut

@@ -23,12 +23,23 @@ struct HTTPServeTests {
     let server: MCPServeProcess
     let endpoint: String
 
-    static func start(extra: [String] = [], environment extraEnvironment: [String: String] = [:]) async throws
-      -> Served
-    {
+    /// With `slow`, also `slowAnswer`, which answers after 3 seconds.
+    static func start(
+      extra: [String] = [], environment extraEnvironment: [String: String] = [:], slow: Bool = false
+    ) async throws -> Served {
       let binary = try #require(TestPackage.toolhostBinary)
       let folder = TemporaryFolder(prefix: "toolhost-http-test")
       try ExamplePlugins.link(["weather", "units"], into: folder.url)
+      if slow {
+        folder.plugin(
+          "slow",
+          manifest: """
+            {"manifestVersion": 1, "command": "run", "timeout": 10,
+             "tools": [{"name": "slowAnswer", "description": "Answers after 3 seconds.",
+                        "inputSchema": {"type": "object"}, "annotations": {"readOnlyHint": true}}]}
+            """,
+          script: "#!/bin/sh\nsleep 3\necho '{\"result\": {\"done\": true}}'\n")
+      }
       var environment = hostEnvironment
       environment["HOME"] = folder.path
       environment["XDG_CONFIG_HOME"] = folder.file("config")

@@ -4,6 +4,8 @@
 Usage:
   mcp_eras_peer.py server modern     a stdio server that speaks only 2026-07-28 (initialize is refused with -32022)
   mcp_eras_peer.py server dual       the SDK's default stdio server: 2026-07-28, or initialize for 2025-11-25
+  mcp_eras_peer.py server http PORT  the SDK's server over Streamable HTTP on 127.0.0.1:PORT/mcp, both eras, its
+                                     defaults (answers as server-sent event streams, sessions for initialize)
   mcp_eras_peer.py client MODE CMD…  a client (MODE: 2026-07-28 pinned, legacy = 2025-11-25 initialize, auto =
                                      server/discover first) against the server CMD: lists the tools, calls
                                      getWeather for Boston in November, prints one JSON object with what it saw.
@@ -82,6 +84,11 @@ def main(argv):
         anyio.run(serve_modern)
     elif argv[:2] == ["server", "dual"]:
         build().run()
+    elif argv[:2] == ["server", "http"] and len(argv) == 3:
+        import uvicorn
+
+        app = build().streamable_http_app(host="127.0.0.1")
+        uvicorn.run(app, host="127.0.0.1", port=int(argv[2]), log_level="warning", access_log=False)
     elif len(argv) >= 3 and argv[0] == "client":
         anyio.run(client, argv[1], argv[2:])
     else:
