@@ -176,7 +176,12 @@ public enum EmbeddedSchemas {
         "toolhost": { "const": 1, "description": "The wire protocol version." },
         "tool": { "type": "string", "description": "The tool to run (one executable may provide several)." },
         "arguments": { "type": "object", "description": "The arguments, already validated against the tool's inputSchema." },
-        "callId": { "type": "string", "description": "A unique id of this call, for logs." }
+        "callId": { "type": "string", "description": "A unique id of this call, for logs." },
+        "traceparent": {
+          "type": "string",
+          "pattern": "^00-[0-9a-f]{32}-[0-9a-f]{16}-[0-9a-f]{2}$",
+          "description": "The caller's W3C trace context, when it sent one (to a persistent plugin; a spawned plugin gets it as TRACEPARENT)."
+        }
       }
     }
     """#

@@ -180,7 +180,8 @@ public struct PluginTool: PrecompiledTool, ExternalTool {
     let context = ToolCallContext.current
     if let backend { return try await backend.call(self, arguments: arguments, context: context) }
     if let pool { return try await callPersistent(pool, arguments: arguments, context: context) }
-    let environment = try environment(arguments: arguments, callID: context.callID ?? Self.makeCallID())
+    var environment = try environment(arguments: arguments, callID: context.callID ?? Self.makeCallID())
+    if let trace = context.traceParent { environment["TRACEPARENT"] = trace }
     let callID = environment["TOOLHOST_CALL_ID"]!
     let limit = context.timeout ?? timeout
     let request: JSONValue = [
@@ -220,7 +221,8 @@ public struct PluginTool: PrecompiledTool, ExternalTool {
     let toolName = name
     let onStderr = context.onStderr.map { sink in { @Sendable (chunk: [UInt8]) in sink(toolName, chunk) } }
     let remaining = Duration.milliseconds(Int64(max(1, ((deadline - monotonicSeconds()) * 1000).rounded())))
-    let request = Self.requestLine(tool: definition.name, arguments: arguments, callID: callID)
+    let request = Self.requestLine(
+      tool: definition.name, arguments: arguments, callID: callID, traceParent: context.traceParent)
     let outcome = await worker.call(request, timeout: remaining, onStderr: onStderr)
     defer { pool.release(worker) }
     switch outcome {

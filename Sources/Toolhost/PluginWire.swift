@@ -39,7 +39,7 @@ extension PluginTool {
   }
 
   /// The request line of a persistent call: the same object as a one-shot request, serialized directly.
-  static func requestLine(tool: String, arguments: JSONValue, callID: String) -> [UInt8] {
+  static func requestLine(tool: String, arguments: JSONValue, callID: String, traceParent: String? = nil) -> [UInt8] {
     var bytes: [UInt8] = []
     bytes.reserveCapacity(96)
     bytes.append(contentsOf: #"{"toolhost":1,"tool":"#.utf8)
@@ -48,6 +48,10 @@ extension PluginTool {
     bytes.append(contentsOf: arguments.serialized().utf8)
     bytes.append(contentsOf: #","callId":"#.utf8)
     appendJSONString(callID, to: &bytes)
+    if let traceParent {
+      bytes.append(contentsOf: #","traceparent":"#.utf8)
+      appendJSONString(traceParent, to: &bytes)
+    }
     bytes.append(UInt8(ascii: "}"))
     return bytes
   }

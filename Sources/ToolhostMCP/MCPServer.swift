@@ -266,14 +266,18 @@ public final class MCPServer: Sendable {
         guard served.registry.tool(named: name) != nil else {
           if let moreTools {
             // The tool may be one of those still coming: the call waits for them, then runs or fails.
-            startCall(id: id, name: name, arguments: arguments, modern: modern, after: moreTools, reply: reply)
+            startCall(
+              id: id, name: name, arguments: arguments, modern: modern,
+              traceParent: params?["_meta"]?["traceparent"]?.stringValue, after: moreTools, reply: reply)
             return
           }
           let near = served.registry.suggestions(for: name).filter { served.withheld[$0] == nil }
           fail(JSONRPCError.invalidParams, "unknown tool: \(name)\(didYouMean(near)); tools/list shows the tools")
           return
         }
-        startCall(id: id, name: name, arguments: arguments, modern: modern, reply: reply)
+        startCall(
+          id: id, name: name, arguments: arguments, modern: modern,
+          traceParent: params?["_meta"]?["traceparent"]?.stringValue, reply: reply)
       default:
         fail(
           JSONRPCError.methodNotFound, "method not found: \(method) (toolhost serves tools only)")
@@ -282,12 +286,14 @@ public final class MCPServer: Sendable {
   }
 
   private func startCall(
-    id: JSONRPCID, name: String, arguments: JSONValue, modern: Bool, after moreTools: OneShot<Void>? = nil,
-    reply: @escaping @Sendable (JSONRPCMessage) -> Void
+    id: JSONRPCID, name: String, arguments: JSONValue, modern: Bool, traceParent: String?,
+    after moreTools: OneShot<Void>? = nil, reply: @escaping @Sendable (JSONRPCMessage) -> Void
   ) {
     var context = ToolCallContext()
     context.timeout = options.timeout
     context.outputLimit = options.outputLimit
+    // The client's trace context reaches the plugin (TRACEPARENT), when it is a well-formed one.
+    context.traceParent = traceParent
     let callContext = context
     let duplicate = state.withLock { s -> Bool in
       if s.calls[id] != nil { return true }

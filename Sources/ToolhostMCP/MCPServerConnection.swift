@@ -191,23 +191,27 @@ public final class MCPServerConnection: Sendable {
   ///
   /// With `onLog`, what the server writes to stderr and its log messages (asked for at level `info`) while the call
   /// runs also go there as they come; the server is shared, so that is everything it says meanwhile.
+  /// With `traceParent`, the call carries it as `_meta.traceparent`.
   public func callTool(
     _ name: String, arguments: JSONValue, timeout: Duration, outputLimit: Int? = nil,
-    onLog: (@Sendable ([UInt8]) -> Void)? = nil
+    onLog: (@Sendable ([UInt8]) -> Void)? = nil, traceParent: String? = nil
   )
     async throws(ToolFailure)
     -> ToolOutput
   {
     var params: JSONObject = ["name": .string(name), "arguments": arguments]
+    var meta: JSONObject = [:]
+    if let traceParent { meta["traceparent"] = .string(traceParent) }
     var observer: Int?
     if let onLog {
-      params["_meta"] = [MCPEnvelope.logLevelKey: "info"]
+      meta[MCPEnvelope.logLevelKey] = "info"
       observer = state.withLock { s in
         s.nextObserver += 1
         s.logObservers[s.nextObserver] = onLog
         return s.nextObserver
       }
     }
+    if !meta.isEmpty { params["_meta"] = .object(meta) }
     defer {
       if let observer { _ = state.withLock { $0.logObservers.removeValue(forKey: observer) } }
     }

@@ -79,7 +79,7 @@ struct MCPToolBackend: PluginToolBackend {
     }
     return try await connection.callTool(
       remoteName, arguments: arguments, timeout: context.timeout ?? tool.timeout, outputLimit: context.outputLimit,
-      onLog: onLog)
+      onLog: onLog, traceParent: context.traceParent)
   }
 
   func shutdown() async { await connection.shutdown() }

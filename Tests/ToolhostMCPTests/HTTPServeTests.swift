@@ -23,9 +23,11 @@ struct HTTPServeTests {
     let server: MCPServeProcess
     let endpoint: String
 
-    /// With `slow`, also `slowAnswer`, which answers after 3 seconds.
+    /// With `slow`, also `slowAnswer`, which answers after 3 seconds; with `trace`, also `showTrace`, which
+    /// answers with its TRACEPARENT.
     static func start(
-      extra: [String] = [], environment extraEnvironment: [String: String] = [:], slow: Bool = false
+      extra: [String] = [], environment extraEnvironment: [String: String] = [:], slow: Bool = false,
+      trace: Bool = false
     ) async throws -> Served {
       let binary = try #require(TestPackage.toolhostBinary)
       let folder = TemporaryFolder(prefix: "toolhost-http-test")
@@ -39,6 +41,16 @@ struct HTTPServeTests {
                         "inputSchema": {"type": "object"}, "annotations": {"readOnlyHint": true}}]}
             """,
           script: "#!/bin/sh\nsleep 3\necho '{\"result\": {\"done\": true}}'\n")
+      }
+      if trace {
+        folder.plugin(
+          "trace",
+          manifest: """
+            {"manifestVersion": 1, "command": "run",
+             "tools": [{"name": "showTrace", "description": "Answers with its TRACEPARENT.",
+                        "inputSchema": {"type": "object"}, "annotations": {"readOnlyHint": true}}]}
+            """,
+          script: "#!/bin/sh\nprintf '{\"result\": {\"traceparent\": \"%s\"}}\\n' \"${TRACEPARENT:-none}\"\n")
       }
       var environment = hostEnvironment
       environment["HOME"] = folder.path
@@ -141,6 +153,22 @@ struct HTTPServeTests {
     // A tool call that fails is a result with isError, as over stdio.
     let bad = try await Self.send(url, body: Self.call(5, "convertUnits", #"{"value": "x"}"#))
     #expect(bad.status == 200 && bad.json?[path: "result", "isError"] == true)
+    await served.stop()
+  }
+
+  /// A client's `_meta.traceparent` reaches the plugin as TRACEPARENT; one that is not well-formed does not.
+  @Test func theTraceContextReachesThePlugin() async throws {
+    let served = try await Served.start(trace: true)
+    func call(_ trace: String) async throws -> JSONValue? {
+      let body =
+        #"{"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": "showTrace", "arguments": {}, "#
+        + #""_meta": {"traceparent": "\#(trace)"}}}"#
+      return try await Self.send(served.endpoint, body: body).json?[path: "result", "structuredContent", "traceparent"]
+    }
+    let trace = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01"
+    #expect(try await call(trace) == .string(trace))
+    #expect(try await call("00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01; rm -rf /") == "none")
+    #expect(try await call("00-00000000000000000000000000000000-00f067aa0ba902b7-01") == "none")
     await served.stop()
   }
 
