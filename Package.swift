@@ -123,8 +123,8 @@ if Context.environment["TOOLHOST_BENCHMARKS"] != nil {
     .executableTarget(
       name: "ToolhostBench",
       dependencies: [
-        "Toolhost", "ToolhostSession", "ToolhostOpenAI", "ToolhostMCP", "ToolhostLocal", "CToolhostSupport",
-        "CBenchBaseline",
+        "Toolhost", "ToolhostSession", "ToolhostOpenAI", "ToolhostMCP", "ToolhostMCPHTTP", "ToolhostLocal",
+        "CToolhostSupport", "CBenchBaseline",
         .product(name: "AsyncHTTPClient", package: "async-http-client"),
       ]
     ),

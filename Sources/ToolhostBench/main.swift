@@ -1,11 +1,12 @@
 import Foundation
 
 // toolhost-bench [suite ...]: runs the named suites (default: all) and prints one table.
-// Suites: json, discovery, validation, runner, persistent, session (run by default), and local, toolcalls, ask (the
-// local model's speed, tool-call accuracy and the end-to-end `toolhost ask` eval: minutes each, and they need
-// scripts/install-local-model).
+// Suites: json, discovery, validation, runner, persistent, session (run by default), serve (tools/call through
+// `toolhost serve --mcp` over stdio and HTTP; needs the release toolhost binary beside this one), and local,
+// toolcalls, ask (the local model's speed, tool-call accuracy and the end-to-end `toolhost ask` eval: minutes each,
+// and they need scripts/install-local-model).
 let defaults = ["json", "discovery", "validation", "runner", "persistent", "session"]
-let all = defaults + ["local", "toolcalls", "ask"]
+let all = defaults + ["serve", "local", "toolcalls", "ask"]
 var wanted = Array(CommandLine.arguments.dropFirst())
 if wanted.isEmpty { wanted = defaults }
 if let bad = wanted.first(where: { !all.contains($0) }) {
@@ -23,6 +24,7 @@ for suite in wanted {
     case "runner": rows += try await runnerBenchmarks()
     case "persistent": rows += try await persistentBenchmarks()
     case "session": rows += try await sessionBenchmarks()
+    case "serve": rows += try await serveBenchmarks()
     case "local": rows += try await localBenchmarks()
     case "toolcalls": rows += try await toolCallBenchmarks()
     case "ask": rows += try await askEvalBenchmarks()

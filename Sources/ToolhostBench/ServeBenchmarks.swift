@@ -1,0 +1,145 @@
+import Foundation
+import Toolhost
+import ToolhostJSON
+import ToolhostMCP
+import ToolhostMCPHTTP
+
+/// `tools/call` through the real `toolhost serve --mcp` (the release binary beside this one), over stdio and over
+/// Streamable HTTP, against the same plugin called directly in this process, in the same run: the tiny C plugin
+/// kept running (a pool of 2) and spawned per call, at 1, 8 and 64 calls in flight. The clients are toolhost's own
+/// MCP connections (one stdio pipe; HTTP with a connection pool), so every call is a full MCP request and reply.
+/// Per configuration: calls/s over the whole batch, and p50/p99 latency of single calls.
+func serveBenchmarks() async throws -> [BenchRow] {
+  let binary = URL(fileURLWithPath: CommandLine.arguments[0]).resolvingSymlinksInPath()
+    .deletingLastPathComponent().appendingPathComponent("toolhost").path
+  guard FileManager.default.isExecutableFile(atPath: binary) else {
+    throw BenchError("needs the toolhost binary beside this one: swift build -c release --product toolhost")
+  }
+  let exe = try compileTinyLinePlugin()
+  let root = benchDir + "/serve-suite"
+  try? FileManager.default.removeItem(atPath: root)
+  for (name, extra) in [("tinyPool", #", "persistent": true, "poolSize": 2"#), ("tinySpawned", "")] {
+    let dir = root + "/" + name
+    try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
+    try """
+    {"manifestVersion": 1, "command": "\(exe)"\(extra), "tools": [{"name": "\(name)", "description": "tiny",
+     "inputSchema": {"type": "object", "properties": {"city": {"type": "string"}}},
+     "annotations": {"readOnlyHint": true}}]}
+    """.write(toFile: dir + "/toolhost.json", atomically: false, encoding: .utf8)
+  }
+  let arguments: JSONValue = ["city": "Boston"]
+  var environment = ProcessInfo.processInfo.environment
+  environment["HOME"] = root
+  environment["XDG_CONFIG_HOME"] = root + "/config"
+  environment["XDG_CACHE_HOME"] = root + "/cache"
+
+  // Direct: the registry in this process.
+  let catalog = await PluginCatalog.discover(folders: [root])
+  let registry = catalog.registry()
+  // Over stdio: toolhost's MCP client on the pipes of a `serve --mcp`.
+  let stdio = MCPServerConnection(
+    MCPServerConfiguration(
+      name: "serve", executable: binary, arguments: ["serve", "--mcp", "--plugins", root], environment: environment,
+      startupTimeout: .seconds(30)))
+  // Over HTTP: a `serve --mcp --http 127.0.0.1:0`, and toolhost's MCP client over HTTP.
+  let server = Process()
+  server.executableURL = URL(fileURLWithPath: binary)
+  server.arguments = ["serve", "--mcp", "--http", "127.0.0.1:0", "--plugins", root]
+  server.environment = environment
+  let stderr = Pipe()
+  server.standardError = stderr
+  try server.run()
+  defer {
+    server.terminate()
+    server.waitUntilExit()
+  }
+  var said = ""
+  while !said.contains("/mcp\n") {
+    let chunk = stderr.fileHandleForReading.availableData
+    if chunk.isEmpty { throw BenchError("serve --mcp --http ended: \(said)") }
+    said += String(decoding: chunk, as: UTF8.self)
+  }
+  guard let found = said.range(of: #"http://[^ \n]+/mcp"#, options: .regularExpression) else {
+    throw BenchError("serve --mcp --http did not say where it listens: \(said)")
+  }
+  let http = MCPServerConnection(
+    MCPServerConfiguration(
+      name: "http", executable: String(said[found]),
+      transport: MCPHTTPClientTransport.opener(.init(url: String(said[found])))))
+
+  typealias Call = @Sendable (String) async throws -> Void
+  let direct: Call = { tool in
+    let out = try await registry.call(tool, arguments: arguments)
+    guard out.value?["ok"] == true else { throw BenchError("direct \(tool): \(out)") }
+  }
+  func remote(_ connection: MCPServerConnection) -> Call {
+    { tool in
+      let out = try await connection.callTool(tool, arguments: arguments, timeout: .seconds(30))
+      guard out.value?["ok"] == true else { throw BenchError("\(connection.configuration.name) \(tool): \(out)") }
+    }
+  }
+  let paths: [(String, Call)] = [("direct", direct), ("stdio", remote(stdio)), ("http", remote(http))]
+  for (_, call) in paths {
+    for tool in ["tinyPool", "tinySpawned"] { try await call(tool) }  // warm up: processes, connections
+  }
+
+  /// `calls` calls, `inFlight` at a time: calls/s, and every call's latency in ms.
+  func run(_ call: @escaping Call, tool: String, calls: Int, inFlight: Int) async throws
+    -> (rate: Double, latencies: [Double])
+  {
+    let start = now()
+    let latencies = try await withThrowingTaskGroup(of: Double.self) { group in
+      var out: [Double] = []
+      for i in 0..<calls {
+        if i >= inFlight, let l = try await group.next() { out.append(l) }
+        group.addTask {
+          let t0 = now()
+          try await call(tool)
+          return (now() - t0) * 1000
+        }
+      }
+      for try await l in group { out.append(l) }
+      return out.sorted()
+    }
+    return (Double(calls) / (now() - start), latencies)
+  }
+  func percentile(_ a: [Double], _ p: Double) -> Double { a[min(a.count - 1, Int(Double(a.count) * p))] }
+
+  var rows: [BenchRow] = []
+  for (tool, label, calls) in [("tinyPool", "persistent", 3000), ("tinySpawned", "spawned", 300)] {
+    for inFlight in [1, 8, 64] {
+      // The three paths in turn, twice, keeping each one's better round: load from elsewhere on a 2-core machine
+      // hits one round, rarely both.
+      var best: [String: (rate: Double, latencies: [Double])] = [:]
+      for _ in 0..<2 {
+        for (name, call) in paths {
+          let r = try await run(call, tool: tool, calls: calls, inFlight: inFlight)
+          if r.rate > best[name]?.rate ?? 0 { best[name] = r }
+        }
+      }
+      let base = best["direct"]!
+      for name in ["stdio", "http"] {
+        let r = best[name]!
+        let goalRate = label == "persistent" && name == "http" && inFlight == 64 ? ">= 5000 calls/s" : "-"
+        rows.append(
+          BenchRow(
+            suite: "serve", name: "\(label), \(inFlight) in flight, via \(name): throughput", value: r.rate,
+            unit: "calls/s", baselineName: "direct", baselineValue: base.rate, goal: goalRate, higherIsBetter: true))
+        let goalAdded = name == "http" && inFlight == 1 ? "<= direct + 0.5 ms" : "-"
+        rows.append(
+          BenchRow(
+            suite: "serve", name: "\(label), \(inFlight) in flight, via \(name): p50", value: percentile(r.latencies, 0.5),
+            unit: "ms", baselineName: "direct", baselineValue: percentile(base.latencies, 0.5), goal: goalAdded))
+        rows.append(
+          BenchRow(
+            suite: "serve", name: "\(label), \(inFlight) in flight, via \(name): p99",
+            value: percentile(r.latencies, 0.99), unit: "ms", baselineName: "direct",
+            baselineValue: percentile(base.latencies, 0.99), goal: "-"))
+      }
+    }
+  }
+  await stdio.shutdown()
+  await http.shutdown()
+  await catalog.shutdown()
+  return rows
+}
