@@ -128,7 +128,8 @@ func serveBenchmarks() async throws -> [BenchRow] {
         let goalAdded = name == "http" && inFlight == 1 ? "<= direct + 0.5 ms" : "-"
         rows.append(
           BenchRow(
-            suite: "serve", name: "\(label), \(inFlight) in flight, via \(name): p50", value: percentile(r.latencies, 0.5),
+            suite: "serve", name: "\(label), \(inFlight) in flight, via \(name): p50",
+            value: percentile(r.latencies, 0.5),
             unit: "ms", baselineName: "direct", baselineValue: percentile(base.latencies, 0.5), goal: goalAdded))
         rows.append(
           BenchRow(
