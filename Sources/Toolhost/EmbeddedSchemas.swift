@@ -31,6 +31,7 @@ public enum EmbeddedSchemas {
         },
         "args": { "$ref": "#/$defs/args", "description": "Fixed arguments passed before any per-tool arguments." },
         "timeout": { "$ref": "#/$defs/timeout", "description": "Default time limit of a call in seconds (30 when absent)." },
+        "maxTimeout": { "$ref": "#/$defs/timeout", "description": "The most seconds a call may take when the tool reports progress (an MCP server's notifications/progress): each report gives it another timeout from then on, up to this much in all (default: timeout, no extension)." },
         "limits": { "$ref": "#/$defs/limits", "description": "Resource limits of each call (each value over toolhost's default)." },
         "env": {
           "type": "array",

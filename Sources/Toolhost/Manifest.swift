@@ -47,6 +47,9 @@ public struct PluginManifest: Sendable {
   public var arguments: [String]
   /// Default time limit in seconds.
   public var timeout: Double?
+  /// The most seconds a call may take when it reports progress (`maxTimeout`): each report gives it another
+  /// ``timeout`` from then on, up to this much in all. `nil`: no more than ``timeout``.
+  public var maxTimeout: Double?
   /// Resource limits of each call (`"limits"`), over ``ResourceLimits/pluginDefaults``.
   public var limits = ResourceLimits()
   /// Host environment variables the plugin may receive.
@@ -138,6 +141,7 @@ public struct PluginManifest: Sendable {
       environment: o["env"]?.arrayValue?.compactMap(\.stringValue) ?? [],
       output: OutputMode(rawValue: o["output"]?.stringValue ?? "json") ?? .json, tools: tools)
     manifest.limits = ResourceLimits(manifestJSON: o["limits"])
+    manifest.maxTimeout = o["maxTimeout"]?.doubleValue
     manifest.persistent = o["persistent"]?.boolValue ?? false
     manifest.poolSize = Int(o["poolSize"]?.integerValue ?? 1)
     if let m = o["mcp"] {

@@ -11,6 +11,9 @@ public struct ToolCallContext: Sendable {
   public var callID: String?
   /// Resource limits over the tool's own (each value set here wins).
   public var limits: ResourceLimits
+  /// Receives the progress a tool reports while it runs (an MCP server's `notifications/progress`), on the
+  /// server's I/O thread; keep it quick. Set, it also asks the tool for progress (a `progressToken`).
+  public var onProgress: (@Sendable (_ tool: String, _ progress: ToolProgress) -> Void)?
   /// The caller's W3C trace context (`traceparent`), handed on to the plugin: `TRACEPARENT` in a spawned plugin's
   /// environment, `traceparent` in a persistent plugin's request, `_meta.traceparent` to an MCP server. A value that
   /// is not a well-formed `traceparent` is not handed on.
@@ -47,4 +50,33 @@ public struct ToolCallContext: Sendable {
 
   /// The context of the running task.
   @TaskLocal public static var current = ToolCallContext()
+}
+
+/// How far a running tool says it is (MCP `notifications/progress`).
+public struct ToolProgress: Sendable, Equatable {
+  /// The amount done so far; it only grows.
+  public var progress: Double
+  /// The whole amount, when the tool knows it.
+  public var total: Double?
+  /// What it is doing, in words (untrusted text: make it visible before showing it on a terminal).
+  public var message: String?
+
+  /// Makes a progress report.
+  public init(progress: Double, total: Double? = nil, message: String? = nil) {
+    self.progress = progress
+    self.total = total
+    self.message = message
+  }
+
+  /// `40%` (with a total) or `4` (without), then the message: one short line.
+  public var summary: String {
+    var text: String
+    if let total, total > 0 {
+      text = "\(Int((progress / total * 100).rounded()))%"
+    } else {
+      text = progress == progress.rounded() && abs(progress) < 1e15 ? "\(Int(progress))" : "\(progress)"
+    }
+    if let message, !message.isEmpty { text += " " + message }
+    return text
+  }
 }

@@ -93,6 +93,17 @@ final class ChatConsole: Sendable {
     }
   }
 
+  /// Whether tools' progress is shown (on a terminal, not in NDJSON mode).
+  var showsProgress: Bool { spinning }
+
+  /// Shows a running tool's progress on the spinner's line.
+  func progress(_ tool: String, _ progress: ToolProgress) {
+    let label = "running \(visibleErr(tool)): \(TerminalText.visible(String(progress.summary.prefix(100))))"
+    state.withLock { s in
+      if s.spinner != nil { s.spinner = label }
+    }
+  }
+
   /// Shows one event.
   func show(_ event: SessionEvent) {
     if json {

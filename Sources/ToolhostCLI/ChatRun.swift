@@ -45,6 +45,7 @@ final class ChatRun: Sendable {
 
     let console = ChatConsole(json: options.json, raw: options.output.raw)
     self.console = console
+    if console.showsProgress { setup.onToolProgress = { tool, progress in console.progress(tool, progress) } }
     let chosen: ChosenModel
     do { chosen = try options.modelChoice.makeModel { event in console.show(event) } } catch {
       throw Self.usageError(error, printer: printer)

@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import Synchronization
 import Toolhost
 import ToolhostCommandLine
 import ToolhostJSON
@@ -261,6 +262,15 @@ struct Call: AsyncParsableCommand {
         try? FileHandle.standardError.write(contentsOf: Data("[\(name)] ".utf8) + shown)
       }
     }
+    // On a terminal, a tool's progress reports take one line of stderr, rewritten as they come.
+    let progressShown = Mutex(false)
+    if isatty(2) != 0 {
+      context.onProgress = { name, progress in
+        let line = "[\(name)] \(progress.summary)".prefix(120)
+        progressShown.withLock { $0 = true }
+        try? FileHandle.standardError.write(contentsOf: Data(("\r\u{1B}[K" + TerminalText.visible(String(line))).utf8))
+      }
+    }
     let toolName = self.tool
     let callContext = context
     let (result, signal) = try await InterruptHandler.cancellingOnSignals { () -> Result<ToolOutput, ToolCallError> in
@@ -270,6 +280,7 @@ struct Call: AsyncParsableCommand {
         return .failure(error)
       }
     }
+    if progressShown.withLock({ $0 }) { try? FileHandle.standardError.write(contentsOf: Data("\r\u{1B}[K".utf8)) }
     switch result {
     case .success(let output):
       if json {

@@ -27,6 +27,9 @@ public struct ChatSetup: Sendable {
   public var maximumToolRounds: Int
   /// The time limit of each tool call, over the manifests' own; `nil` to keep theirs.
   public var toolTimeout: Duration?
+  /// Where the tools' progress reports go while they run (a terminal's status line, say); `nil`: nowhere, and
+  /// tools are not asked for progress.
+  public var onToolProgress: (@Sendable (_ tool: String, _ progress: ToolProgress) -> Void)?
   /// Whether tools whose approval is `ask` run without asking; `deny` tools never run all the same.
   public var assumeYes: Bool
   /// Whether the model has to call a tool before it answers each prompt.
@@ -65,11 +68,12 @@ public struct ChatSetup: Sendable {
     SessionInstructions.preferring(tools: tools.preferredNames, base: instructions)
   }
 
-  /// The session's policy: tool failures reported to the model, ``maximumToolRounds``, ``toolTimeout``, and each
-  /// call decided by `approver`.
+  /// The session's policy: tool failures reported to the model, ``maximumToolRounds``, ``toolTimeout``,
+  /// ``onToolProgress``, and each call decided by `approver`.
   public func policy(approver: ToolApprover) -> SessionPolicy {
     var policy = SessionPolicy(toolFailures: .reportToModel, maximumToolRounds: maximumToolRounds)
     policy.toolContext.timeout = toolTimeout
+    policy.toolContext.onProgress = onToolProgress
     policy.approveCall = { call, tool in await approver.decide(call, tool: tool) }
     return policy
   }

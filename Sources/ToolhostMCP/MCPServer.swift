@@ -173,7 +173,8 @@ public final class MCPServer: Sendable {
   }
 
   /// Handles one message. Requests are answered through `reply`, quick ones at once and tool calls from a task
-  /// of their own when they finish.
+  /// of their own when they finish; a call that asked for progress may send `notifications/progress` through
+  /// `reply` before its response.
   public func handle(_ message: JSONRPCMessage, reply: @escaping @Sendable (JSONRPCMessage) -> Void) {
     switch message {
     case .notification(let method, let params):
@@ -267,8 +268,8 @@ public final class MCPServer: Sendable {
           if let moreTools {
             // The tool may be one of those still coming: the call waits for them, then runs or fails.
             startCall(
-              id: id, name: name, arguments: arguments, modern: modern,
-              traceParent: params?["_meta"]?["traceparent"]?.stringValue, after: moreTools, reply: reply)
+              id: id, name: name, arguments: arguments, modern: modern, meta: params?["_meta"], after: moreTools,
+              reply: reply)
             return
           }
           let near = served.registry.suggestions(for: name).filter { served.withheld[$0] == nil }
@@ -276,8 +277,7 @@ public final class MCPServer: Sendable {
           return
         }
         startCall(
-          id: id, name: name, arguments: arguments, modern: modern,
-          traceParent: params?["_meta"]?["traceparent"]?.stringValue, reply: reply)
+          id: id, name: name, arguments: arguments, modern: modern, meta: params?["_meta"], reply: reply)
       default:
         fail(
           JSONRPCError.methodNotFound, "method not found: \(method) (toolhost serves tools only)")
@@ -285,15 +285,26 @@ public final class MCPServer: Sendable {
     }
   }
 
+  /// Runs a `tools/call` from a task of its own. `meta` is the request's `_meta`: its `traceparent` reaches the
+  /// plugin, and with a `progressToken` the tool's progress reports go to the client as `notifications/progress`
+  /// (through `reply`, before the response).
   private func startCall(
-    id: JSONRPCID, name: String, arguments: JSONValue, modern: Bool, traceParent: String?,
+    id: JSONRPCID, name: String, arguments: JSONValue, modern: Bool, meta: JSONValue?,
     after moreTools: OneShot<Void>? = nil, reply: @escaping @Sendable (JSONRPCMessage) -> Void
   ) {
     var context = ToolCallContext()
     context.timeout = options.timeout
     context.outputLimit = options.outputLimit
     // The client's trace context reaches the plugin (TRACEPARENT), when it is a well-formed one.
-    context.traceParent = traceParent
+    context.traceParent = meta?["traceparent"]?.stringValue
+    if let token = meta?["progressToken"], token.stringValue != nil || token.integerValue != nil {
+      context.onProgress = { _, progress in
+        var params: JSONObject = ["progressToken": token, "progress": .real(progress.progress)]
+        if let total = progress.total { params["total"] = .real(total) }
+        if let message = progress.message { params["message"] = .string(message) }
+        reply(.notification(method: "notifications/progress", params: .object(params)))
+      }
+    }
     let callContext = context
     let duplicate = state.withLock { s -> Bool in
       if s.calls[id] != nil { return true }

@@ -102,13 +102,14 @@ public final class MCPServerConnection: Sendable {
       .get()
   }
 
-  func perform(_ method: String, params: JSONValue?, timeout: Duration?, lineLimit: Int? = nil) async
-    -> MCPSession.Reply
-  {
+  func perform(
+    _ method: String, params: JSONValue?, timeout: Duration?, lineLimit: Int? = nil,
+    progress: MCPSession.ProgressRequest? = nil
+  ) async -> MCPSession.Reply {
     switch await readySession() {
     case .failure(let e): return .failure(e)
     case .success(let session):
-      return await session.request(method, params: params, timeout: timeout, lineLimit: lineLimit)
+      return await session.request(method, params: params, timeout: timeout, lineLimit: lineLimit, progress: progress)
     }
   }
 
@@ -192,9 +193,14 @@ public final class MCPServerConnection: Sendable {
   /// With `onLog`, what the server writes to stderr and its log messages (asked for at level `info`) while the call
   /// runs also go there as they come; the server is shared, so that is everything it says meanwhile.
   /// With `traceParent`, the call carries it as `_meta.traceparent`.
+  ///
+  /// With `onProgress` or a `maximumTimeout` over `timeout`, the call asks for progress (a `progressToken`): each
+  /// report goes to `onProgress` and gives the call `timeout` again from then on, up to `maximumTimeout` in all. A
+  /// call that stops reporting times out `timeout` after its last report.
   public func callTool(
     _ name: String, arguments: JSONValue, timeout: Duration, outputLimit: Int? = nil,
-    onLog: (@Sendable ([UInt8]) -> Void)? = nil, traceParent: String? = nil
+    onLog: (@Sendable ([UInt8]) -> Void)? = nil, traceParent: String? = nil,
+    onProgress: (@Sendable (ToolProgress) -> Void)? = nil, maximumTimeout: Duration? = nil
   )
     async throws(ToolFailure)
     -> ToolOutput
@@ -216,8 +222,13 @@ public final class MCPServerConnection: Sendable {
       if let observer { _ = state.withLock { $0.logObservers.removeValue(forKey: observer) } }
     }
     // The reply's line is measured as it is read, before it is used.
+    let maximum = max(timeout, maximumTimeout ?? timeout)
+    let progress =
+      onProgress != nil || maximum > timeout
+      ? MCPSession.ProgressRequest(onProgress: onProgress, maximum: maximum) : nil
     let result = await perform(
-      "tools/call", params: .object(params), timeout: timeout, lineLimit: outputLimit ?? PluginTool.defaultOutputLimit)
+      "tools/call", params: .object(params), timeout: timeout, lineLimit: outputLimit ?? PluginTool.defaultOutputLimit,
+      progress: progress)
     switch result {
     case .failure(let e): throw e.toolFailure(executable: configuration.executable, limit: timeout)
     case .success(let value): return try Self.output(from: value)

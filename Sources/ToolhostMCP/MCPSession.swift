@@ -26,6 +26,25 @@ final class MCPSession: Sendable {
     var reply: OneShot<Reply>
     /// The most bytes the response's line may have (a tool call's output limit); `nil`: the stream's line limit.
     var lineLimit: Int?
+    /// For a request that asked for progress: its token, where reports go, and how they stretch its time limit.
+    var progress: ProgressWatch?
+  }
+
+  /// A request's progress: each report gives it its time limit again from then on, up to `maximum` in all.
+  struct ProgressWatch {
+    var token: String
+    var onProgress: (@Sendable (ToolProgress) -> Void)?
+    var maximum: Duration
+    var started = ContinuousClock.now
+    var last = ContinuousClock.now
+  }
+
+  /// What a request that wants progress reports asks for.
+  struct ProgressRequest: Sendable {
+    /// Where reports go.
+    var onProgress: (@Sendable (ToolProgress) -> Void)?
+    /// The most the request may take in all while it reports progress.
+    var maximum: Duration
   }
 
   struct State {
@@ -210,21 +229,37 @@ final class MCPSession: Sendable {
   /// Sends a request and waits for its result, the error response, the time limit or the session's end.
   ///
   /// Cancelling the calling task sends the server `notifications/cancelled` and returns `.cancelled`.
-  func request(_ method: String, params: JSONValue?, timeout: Duration?, lineLimit: Int? = nil) async -> Reply {
+  ///
+  /// With `progress`, the request carries a `progressToken`; each `notifications/progress` for it goes to
+  /// `progress.onProgress` and gives the request `timeout` again from then on, up to `progress.maximum` in all.
+  func request(
+    _ method: String, params: JSONValue?, timeout: Duration?, lineLimit: Int? = nil,
+    progress: ProgressRequest? = nil
+  ) async -> Reply {
     if Task.isCancelled { return .failure(.cancelled) }
     let reply = OneShot<Reply>()
     let sent = state.withLock { s -> (JSONRPCID, (any MCPTransport)?, String?)? in
       guard s.phase != .dead else { return nil }
       s.nextID += 1
       let id = JSONRPCID.number(s.nextID)
-      s.pending[id] = Pending(method: method, reply: reply, lineLimit: lineLimit)
+      let watch = progress.map {
+        ProgressWatch(token: "toolhost-\(s.nextID)", onProgress: $0.onProgress, maximum: $0.maximum)
+      }
+      s.pending[id] = Pending(method: method, reply: reply, lineLimit: lineLimit, progress: watch)
       return (id, s.transport, s.envelopeVersion)
     }
     guard let (id, transport, envelope) = sent else { return .failure(state.withLock { $0.failure } ?? .shutDown) }
-    let sentParams = envelope.map { MCPEnvelope.stamped(params, version: $0) } ?? params
+    var sentParams = envelope.map { MCPEnvelope.stamped(params, version: $0) } ?? params
+    if progress != nil, case .number(let n) = id {
+      var object = sentParams?.objectValue ?? [:]
+      var meta = object["_meta"]?.objectValue ?? [:]
+      meta["progressToken"] = .string("toolhost-\(n)")
+      object["_meta"] = .object(meta)
+      sentParams = .object(object)
+    }
     transport?.send(JSONRPCMessage.request(id: id, method: method, params: sentParams).line)
     let outcome = await withTaskCancellationHandler {
-      await reply.wait(timeout: timeout) { [self] in timedOut(id, limit: timeout ?? .zero) }
+      await reply.wait(timeout: timeout) { [self] in expire(id, limit: timeout ?? .zero) }
     } onCancel: {
       cancel(id, reason: "the client cancelled the call")
     }
@@ -257,6 +292,36 @@ final class MCPSession: Sendable {
 
   private func take(_ id: JSONRPCID) -> Pending? {
     state.withLock { $0.pending.removeValue(forKey: id) }
+  }
+
+  /// The time limit of request `id` passed: it times out, unless it reported progress since, which gives it `limit`
+  /// again from its last report (up to its maximum in all); then the check comes back when that passes.
+  private func expire(_ id: JSONRPCID, limit: Duration) {
+    let verdict = state.withLock { s -> (wait: Duration?, limit: Duration) in
+      guard let watch = s.pending[id]?.progress else { return (nil, limit) }
+      let now = ContinuousClock.now
+      let end = min(watch.last + limit, watch.started + watch.maximum)
+      return end > now ? (end - now, limit) : (nil, watch.last + limit > now ? watch.maximum : limit)
+    }
+    guard let wait = verdict.wait else { return timedOut(id, limit: verdict.limit) }
+    Task { [self] in
+      try? await Task.sleep(for: wait)
+      expire(id, limit: limit)
+    }
+  }
+
+  /// A progress report: to the request whose token it names, which it keeps alive.
+  private func progressed(_ params: JSONValue?) {
+    guard let token = params?["progressToken"].flatMap({ $0.stringValue ?? $0.integerValue.map { "\($0)" } }),
+      let amount = params?["progress"]?.doubleValue
+    else { return }
+    let sink = state.withLock { s -> (@Sendable (ToolProgress) -> Void)? in
+      guard let (id, pending) = s.pending.first(where: { $0.value.progress?.token == token }) else { return nil }
+      s.pending[id]?.progress?.last = .now
+      return pending.progress?.onProgress
+    }
+    sink?(
+      ToolProgress(progress: amount, total: params?["total"]?.doubleValue, message: params?["message"]?.stringValue))
   }
 
   private func timedOut(_ id: JSONRPCID, limit: Duration) {
@@ -326,6 +391,8 @@ final class MCPSession: Sendable {
         log("[\(level)] \(data)")
       case "notifications/tools/list_changed":
         onToolsChanged()
+      case "notifications/progress":
+        progressed(params)
       default:
         break
       }

@@ -77,9 +77,15 @@ struct MCPToolBackend: PluginToolBackend {
     if let sink = context.onStderr {
       onLog = { @Sendable bytes in sink(name, bytes) }
     }
+    var onProgress: (@Sendable (ToolProgress) -> Void)?
+    if let sink = context.onProgress {
+      onProgress = { @Sendable progress in sink(name, progress) }
+    }
+    // The manifest's maxTimeout: how far progress reports may stretch the call's time limit.
+    let maximum = tool.manifest.maxTimeout.map { Duration.milliseconds(Int64(($0 * 1000).rounded())) }
     return try await connection.callTool(
       remoteName, arguments: arguments, timeout: context.timeout ?? tool.timeout, outputLimit: context.outputLimit,
-      onLog: onLog, traceParent: context.traceParent)
+      onLog: onLog, traceParent: context.traceParent, onProgress: onProgress, maximumTimeout: maximum)
   }
 
   func shutdown() async { await connection.shutdown() }

@@ -233,7 +233,8 @@ public enum MCPConnectionError: Error, Sendable, CustomStringConvertible {
     case .serverExited(.exited(let s), let log): .exited(status: s, stderr: log)
     case .serverExited(.signaled(let s), let log): .signaled(signal: s, stderr: log)
     case .unresponsive: .timedOut(limit: limit)
-    case .requestTimedOut: .timedOut(limit: limit)
+    // The request's own limit: progress may have stretched it past `limit`.
+    case .requestTimedOut(_, let own): .timedOut(limit: max(own, limit))
     case .errorResponse(let e):
       .toolReported(
         message: "the MCP server refused the call: \(e.message)", code: e.codeName, data: e.data)

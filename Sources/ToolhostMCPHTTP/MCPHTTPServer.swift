@@ -124,8 +124,15 @@ public final class MCPHTTPServer: Sendable {
     case .request(let message):
       guard case .request(let id, let method, let params) = message else { return Self.response(.init(status: 500)) }
       let local = JSONRPCID.string("http-\(ids.add(1, ordering: .relaxed).newValue)")
+      if params?["_meta"]?["progressToken"] != nil, headers["accept"]?.contains("text/event-stream") ?? false {
+        return streamed(local: local, id: id, method: method, params: params)
+      }
       let reply = OneShot<JSONRPCMessage>()
-      server.handle(.request(id: local, method: method, params: params)) { _ = reply.complete($0) }
+      server.handle(.request(id: local, method: method, params: params)) { message in
+        // Without a stream there is nowhere for progress to go before the answer.
+        if case .notification = message { return }
+        _ = reply.complete(message)
+      }
       guard let answered = await reply.waitUnlessCancelled() else {
         // The client went away: the call is cancelled as one whose stream closed, and gets no answer.
         server.handle(.notification(method: "notifications/cancelled", params: ["requestId": local.json])) { _ in }
@@ -133,6 +140,28 @@ public final class MCPHTTPServer: Sendable {
       }
       return Self.response(.message(Self.restoringID(answered, id)))
     }
+  }
+
+  /// A request that asked for progress, answered as server-sent events: each `notifications/progress` as it comes,
+  /// then the response, which ends the stream.
+  private func streamed(local: JSONRPCID, id: JSONRPCID, method: String, params: JSONValue?) -> Response {
+    let (events, continuation) = AsyncStream<ByteBuffer>.makeStream()
+    @Sendable func event(_ message: JSONRPCMessage) -> ByteBuffer {
+      ByteBuffer(string: "event: message\ndata: \(message.json.serialized())\n\n")
+    }
+    server.handle(.request(id: local, method: method, params: params)) { message in
+      if case .notification = message {
+        continuation.yield(event(message))
+      } else {
+        continuation.yield(event(Self.restoringID(message, id)))
+        continuation.finish()
+      }
+    }
+    var fields = HTTPFields()
+    fields[.contentType] = "text/event-stream"
+    fields[.cacheControl] = "no-cache, no-transform"
+    if let buffering = HTTPField.Name("x-accel-buffering") { fields[buffering] = "no" }
+    return Response(status: .ok, headers: fields, body: ResponseBody(asyncSequence: events))
   }
 
   /// `message` answered under the client's own id.

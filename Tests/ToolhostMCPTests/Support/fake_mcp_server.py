@@ -29,6 +29,11 @@ TOOLS = [
     {"name": "grandchild", "description": "Starts a grandchild.", "inputSchema": OBJECT},
     {"name": "pid", "description": "The server's pid.", "inputSchema": OBJECT},
 ]
+# With --with-progress, also listed: progress(steps, interval, stall) reports progress `steps` times, `interval`
+# seconds apart, to a request that sent a progressToken, then waits `stall` seconds and answers.
+PROGRESS_TOOL = {"name": "progress", "description": "Reports progress, then answers.", "inputSchema": OBJECT}
+if "--with-progress" in sys.argv:
+    TOOLS.append(PROGRESS_TOOL)
 
 
 def send(message):
@@ -97,6 +102,17 @@ def main():
                 result(id_, {"content": text(str(child.pid)), "structuredContent": {"pid": child.pid}})
             elif name == "big":  # not listed: a reply of args["bytes"] characters of text
                 result(id_, {"content": text("x" * int(args.get("bytes", 1000)))})
+            elif name == "progress":
+                token = (params.get("_meta") or {}).get("progressToken")
+                steps = int(args.get("steps", 3))
+                for i in range(steps):
+                    time.sleep(float(args.get("interval", 0.2)))
+                    if token is not None:
+                        send({"jsonrpc": "2.0", "method": "notifications/progress",
+                              "params": {"progressToken": token, "progress": i + 1, "total": steps,
+                                         "message": f"step {i + 1}"}})
+                time.sleep(float(args.get("stall", 0)))
+                result(id_, {"content": text("done"), "structuredContent": {"steps": steps, "token": token is not None}})
             elif name == "pid":
                 result(id_, {"content": text(str(os.getpid())), "structuredContent": {"pid": os.getpid()}})
             else:

@@ -10,6 +10,8 @@ Usage:
                                      server/discover first) against the server CMD: lists the tools, calls
                                      getWeather for Boston in November, prints one JSON object with what it saw.
   mcp_eras_peer.py client MODE URL   the same over Streamable HTTP, when the one argument starts with http.
+  mcp_eras_peer.py progress MODE CMD…|URL  calls the tool `progress` (steps 3) with a progress callback and prints
+                                     the reports it got and the result.
 
 The servers have one tool, echo(text) -> {"echoed": text}. The SDK has no public switch for a 2026-07-28-only
 stdio server; `server modern` drives the modern half of its dual-era loop (mcp.server.runner._serve_modern_stream).
@@ -78,6 +80,31 @@ async def client(mode, command):
     print(json.dumps(seen))
 
 
+async def progress(mode, command):
+    from mcp import Client
+    from mcp.client.stdio import StdioServerParameters
+
+    seen = {"mode": mode, "reports": []}
+
+    async def report(progress, total, message):
+        seen["reports"].append({"progress": progress, "total": total, "message": message})
+
+    try:
+        if len(command) == 1 and command[0].startswith("http"):
+            params = command[0]
+        else:
+            params = StdioServerParameters(command=command[0], args=command[1:])
+        async with Client(params, mode=mode) as c:
+            result = await c.call_tool("progress", {"steps": 3, "interval": 0.3}, progress_callback=report)
+            seen["isError"] = result.is_error
+            seen["structured"] = result.structured_content
+    except Exception as e:  # noqa: BLE001 - the test reads the failure from the report
+        while isinstance(e, BaseExceptionGroup) and len(e.exceptions) == 1:
+            e = e.exceptions[0]
+        seen["failure"] = f"{type(e).__name__}: {getattr(e, 'error', e)}"[:600]
+    print(json.dumps(seen))
+
+
 def main(argv):
     warnings.simplefilter("ignore")
     if argv[:2] == ["server", "modern"]:
@@ -89,6 +116,8 @@ def main(argv):
 
         app = build().streamable_http_app(host="127.0.0.1")
         uvicorn.run(app, host="127.0.0.1", port=int(argv[2]), log_level="warning", access_log=False)
+    elif len(argv) >= 3 and argv[0] == "progress":
+        anyio.run(progress, argv[1], argv[2:])
     elif len(argv) >= 3 and argv[0] == "client":
         anyio.run(client, argv[1], argv[2:])
     else:
