@@ -104,6 +104,17 @@ func serveBenchmarks() async throws -> [BenchRow] {
     return (Double(calls) / (now() - start), latencies)
   }
   func percentile(_ a: [Double], _ p: Double) -> Double { a[min(a.count - 1, Int(Double(a.count) * p))] }
+  /// CPU seconds (user and system) a process has used so far, from /proc.
+  func cpuSeconds(_ pid: Int32) -> Double {
+    guard let stat = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8),
+      let close = stat.lastIndex(of: ")")
+    else { return 0 }
+    let fields = stat[stat.index(after: close)...].split(separator: " ")
+    // After the command's ")": state is field 3, utime 14 and stime 15 (1-based), so indexes 11 and 12 here.
+    guard fields.count > 12, let user = Double(fields[11]), let system = Double(fields[12]) else { return 0 }
+    return (user + system) / Double(sysconf(Int32(_SC_CLK_TCK)))
+  }
+  let serverPIDs: [String: Int32] = ["stdio": stdio.processID ?? 0, "http": server.processIdentifier]
 
   var rows: [BenchRow] = []
   for (tool, label, calls) in [("tinyPool", "persistent", 3000), ("tinySpawned", "spawned", 300)] {
@@ -111,9 +122,15 @@ func serveBenchmarks() async throws -> [BenchRow] {
       // The three paths in turn, twice, keeping each one's better round: load from elsewhere on a 2-core machine
       // hits one round, rarely both.
       var best: [String: (rate: Double, latencies: [Double])] = [:]
+      // The serving process's own CPU time per call (its share of the 2 cores, apart from the client's).
+      var serverCPU: [String: Double] = [:]
       for _ in 0..<2 {
         for (name, call) in paths {
+          let before = serverPIDs[name].map(cpuSeconds) ?? 0
           let r = try await run(call, tool: tool, calls: calls, inFlight: inFlight)
+          if let pid = serverPIDs[name] {
+            serverCPU[name, default: 0] += (cpuSeconds(pid) - before) / Double(calls * 2)
+          }
           if r.rate > best[name]?.rate ?? 0 { best[name] = r }
         }
       }
@@ -131,6 +148,10 @@ func serveBenchmarks() async throws -> [BenchRow] {
             suite: "serve", name: "\(label), \(inFlight) in flight, via \(name): p50",
             value: percentile(r.latencies, 0.5),
             unit: "ms", baselineName: "direct", baselineValue: percentile(base.latencies, 0.5), goal: goalAdded))
+        rows.append(
+          BenchRow(
+            suite: "serve", name: "\(label), \(inFlight) in flight, via \(name): server CPU",
+            value: (serverCPU[name] ?? 0) * 1e6, unit: "µs/call", goal: "-"))
         rows.append(
           BenchRow(
             suite: "serve", name: "\(label), \(inFlight) in flight, via \(name): p99",
