@@ -52,9 +52,7 @@ struct HTTPServeTests {
             """,
           script: "#!/bin/sh\nprintf '{\"result\": {\"traceparent\": \"%s\"}}\\n' \"${TRACEPARENT:-none}\"\n")
       }
-      var environment = hostEnvironment
-      environment["HOME"] = folder.path
-      environment["XDG_CONFIG_HOME"] = folder.file("config")
+      var environment = folder.userEnvironment(hostEnvironment)
       environment.merge(extraEnvironment) { $1 }
       let server = try MCPServeProcess(
         binary: binary, arguments: ["serve", "--mcp", "--http", "0", "--plugins", folder.path] + extra,
@@ -195,9 +193,7 @@ struct HTTPServeTests {
     let binary = try #require(TestPackage.toolhostBinary)
     let served = try await Served.start()
     let port = try #require(served.endpoint.split(separator: ":").last?.split(separator: "/").first)
-    var environment = hostEnvironment
-    environment["HOME"] = served.folder.path
-    environment["XDG_CONFIG_HOME"] = served.folder.file("config")
+    let environment = served.folder.userEnvironment(hostEnvironment)
     let second = try await ProcessRunner.shared.run(
       ProcessSpec(
         executable: binary,

@@ -100,10 +100,7 @@ struct ProgressTests {
         {"manifestVersion": 1, "timeout": 5, "maxTimeout": 30,
          "mcp": {"command": "\(python)", "args": ["\(Paths.fakeServer)", "--with-progress"], "startupTimeout": 20}}
         """)
-    var environment = hostEnvironment
-    environment["HOME"] = folder.path
-    environment["XDG_CONFIG_HOME"] = folder.file("config")
-    environment["XDG_CACHE_HOME"] = folder.file("cache")
+    var environment = folder.userEnvironment(hostEnvironment)
     var target = [binary, "serve", "--mcp", "--yes", "--plugins", folder.path]
     var http: MCPServeProcess?
     if transport == "http" {
@@ -147,10 +144,7 @@ struct ProgressTests {
         {"manifestVersion": 1, "timeout": 5,
          "mcp": {"command": "\(python)", "args": ["\(Paths.fakeServer)", "--with-progress"], "startupTimeout": 20}}
         """)
-    var environment = hostEnvironment
-    environment["HOME"] = folder.path
-    environment["XDG_CONFIG_HOME"] = folder.file("config")
-    environment["XDG_CACHE_HOME"] = folder.file("cache")
+    var environment = folder.userEnvironment(hostEnvironment)
     let outcome = try await ProcessRunner.shared.run(
       ProcessSpec(
         executable: "/usr/bin/env",

@@ -17,10 +17,7 @@ struct ReplicaTests {
     let binary = try #require(TestPackage.toolhostBinary)
     let folder = TemporaryFolder(prefix: "toolhost-replicas-test")
     try ExamplePlugins.link(["units"], into: folder.url)
-    var environment = hostEnvironment
-    environment["HOME"] = folder.path
-    environment["XDG_CONFIG_HOME"] = folder.file("config")
-    environment["XDG_CACHE_HOME"] = folder.file("cache")
+    var environment = folder.userEnvironment(hostEnvironment)
     let outcome = try await ProcessRunner.shared.run(
       ProcessSpec(
         executable: "/bin/bash",

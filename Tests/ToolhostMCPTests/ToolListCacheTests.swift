@@ -145,10 +145,7 @@ struct ToolListCacheTests {
     let binary = try #require(TestPackage.toolhostBinary)
     let folder = TemporaryFolder(prefix: "toolhost-mcp-test")
     folder.plugin("fake", manifest: manifest(ttl: 3600))
-    var environment = hostEnvironment
-    environment["HOME"] = folder.path
-    environment["XDG_CONFIG_HOME"] = folder.file("config")
-    environment["XDG_CACHE_HOME"] = folder.file("cache")
+    var environment = folder.userEnvironment(hostEnvironment)
     func run(_ arguments: [String]) async throws -> (status: ProcessOutcome.Termination, out: String, err: String) {
       let outcome = try await ProcessRunner.shared.run(
         ProcessSpec(

@@ -40,6 +40,16 @@ public final class TemporaryFolder: Sendable {
     return file(name)
   }
 
+  /// `base` with the user's folders in this one (`HOME`, `XDG_CONFIG_HOME` = `config`, `XDG_CACHE_HOME` = `cache`), so
+  /// a `toolhost` run with it reads and writes no configuration, trust or cache of the real user.
+  public func userEnvironment(_ base: [String: String]) -> [String: String] {
+    var environment = base
+    environment["HOME"] = path
+    environment["XDG_CONFIG_HOME"] = file("config")
+    environment["XDG_CACHE_HOME"] = file("cache")
+    return environment
+  }
+
   /// A path `PREFIX-UUID` under the system's temporary directory, with nothing there yet.
   public static func uniquePath(prefix: String) -> String {
     NSTemporaryDirectory() + prefix + "-" + UUID().uuidString

@@ -53,17 +53,21 @@ async def serve_modern():
             await _serve_modern_stream(low, read, write, lifespan_state=state, raise_exceptions=False)
 
 
+def target(command):
+    """A server for the SDK's Client: a URL (Streamable HTTP) as it is, else a command to run on stdio."""
+    from mcp.client.stdio import StdioServerParameters
+
+    if len(command) == 1 and command[0].startswith("http"):
+        return command[0]
+    return StdioServerParameters(command=command[0], args=command[1:])
+
+
 async def client(mode, command):
     from mcp import Client
-    from mcp.client.stdio import StdioServerParameters
 
     seen = {"mode": mode}
     try:
-        if len(command) == 1 and command[0].startswith("http"):
-            params = command[0]
-        else:
-            params = StdioServerParameters(command=command[0], args=command[1:])
-        async with Client(params, mode=mode) as c:
+        async with Client(target(command), mode=mode) as c:
             seen["negotiated"] = c.protocol_version
             listed = await c.list_tools()
             seen["tools"] = [t.name for t in listed.tools]
@@ -82,7 +86,6 @@ async def client(mode, command):
 
 async def progress(mode, command):
     from mcp import Client
-    from mcp.client.stdio import StdioServerParameters
 
     seen = {"mode": mode, "reports": []}
 
@@ -90,11 +93,7 @@ async def progress(mode, command):
         seen["reports"].append({"progress": progress, "total": total, "message": message})
 
     try:
-        if len(command) == 1 and command[0].startswith("http"):
-            params = command[0]
-        else:
-            params = StdioServerParameters(command=command[0], args=command[1:])
-        async with Client(params, mode=mode) as c:
+        async with Client(target(command), mode=mode) as c:
             result = await c.call_tool("progress", {"steps": 3, "interval": 0.3}, progress_callback=report)
             seen["isError"] = result.is_error
             seen["structured"] = result.structured_content
