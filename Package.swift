@@ -10,6 +10,7 @@ let package = Package(
     .library(name: "ToolhostSchema", targets: ["ToolhostSchema"]),
     .library(name: "ToolhostSession", targets: ["ToolhostSession"]),
     .library(name: "ToolhostOpenAI", targets: ["ToolhostOpenAI"]),
+    .library(name: "ToolhostEventStream", targets: ["ToolhostEventStream"]),
     .library(name: "ToolhostMCP", targets: ["ToolhostMCP"]),
     .library(name: "ToolhostMCPHTTP", targets: ["ToolhostMCPHTTP"]),
     .library(name: "ToolhostLocal", targets: ["ToolhostLocal"]),
@@ -50,10 +51,15 @@ let package = Package(
       ]),
     // The model protocol and the session loop (FoundationModels' LanguageModelSession shape).
     .target(name: "ToolhostSession", dependencies: ["Toolhost"]),
+    // The text/event-stream format, parsed as bytes arrive: for the HTTP clients (streamed chat completions, MCP's
+    // Streamable HTTP).
+    .target(name: "ToolhostEventStream"),
     // OpenAI-compatible chat completions over HTTP.
     .target(
       name: "ToolhostOpenAI",
-      dependencies: ["ToolhostSession", .product(name: "AsyncHTTPClient", package: "async-http-client")]
+      dependencies: [
+        "ToolhostSession", "ToolhostEventStream", .product(name: "AsyncHTTPClient", package: "async-http-client"),
+      ]
     ),
     // A local GGUF model: llama.cpp's server run and supervised by toolhost, with guided tool calls.
     .target(
@@ -71,7 +77,7 @@ let package = Package(
     .target(
       name: "ToolhostMCPHTTP",
       dependencies: [
-        "Toolhost", "ToolhostMCP", .product(name: "Hummingbird", package: "hummingbird"),
+        "Toolhost", "ToolhostMCP", "ToolhostEventStream", .product(name: "Hummingbird", package: "hummingbird"),
         .product(name: "NIOCore", package: "swift-nio"), .product(name: "HTTPTypes", package: "swift-http-types"),
         .product(name: "Logging", package: "swift-log"),
         .product(name: "AsyncHTTPClient", package: "async-http-client"),
@@ -99,7 +105,8 @@ let package = Package(
     .testTarget(
       name: "ToolhostCLITests", dependencies: ["Toolhost", "ToolhostCLI", "ToolhostTestSupport"], exclude: ["Hostile"]),
     .testTarget(
-      name: "ToolhostSessionTests", dependencies: ["ToolhostSession", "ToolhostOpenAI", "ToolhostTestSupport"]),
+      name: "ToolhostSessionTests",
+      dependencies: ["ToolhostSession", "ToolhostOpenAI", "ToolhostEventStream", "ToolhostTestSupport"]),
     .testTarget(
       name: "ToolhostMCPTests",
       dependencies: [

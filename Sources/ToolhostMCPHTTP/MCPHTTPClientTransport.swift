@@ -3,6 +3,7 @@ import Foundation
 import NIOCore
 import Synchronization
 import Toolhost
+import ToolhostEventStream
 import ToolhostJSON
 import ToolhostMCP
 
@@ -178,10 +179,10 @@ public final class MCPHTTPClientTransport: MCPTransport {
       if status == 202 { return }
       let type = response.headers.first(name: "content-type")?.lowercased() ?? ""
       if type.hasPrefix("text/event-stream") {
-        var events = ServerSentEventLines()
+        var events = ServerSentEventParser()
         for try await chunk in response.body {
-          for data in events.append(Array(buffer: chunk)) { deliver(data, method: method) }
-          if events.pending > endpoint.maxMessageBytes {
+          for event in events.feed(chunk.readableBytesView) { deliver(Array(event.data.utf8), method: method) }
+          if events.pendingBytes > endpoint.maxMessageBytes {
             return fail(id, "the server's event stream sent a message over \(endpoint.maxMessageBytes) bytes")
           }
         }
@@ -232,37 +233,5 @@ public final class MCPHTTPClientTransport: MCPTransport {
     handlers.onMessage(
       Array(JSONRPCMessage.errorResponse(id: id, error: JSONRPCError(code: code, message: text)).json.serialized().utf8)
     )
-  }
-}
-
-/// The `data` of server-sent events, read as bytes arrive: an event ends at an empty line; its `data:` lines are
-/// joined by line feeds; other fields and comments are ignored.
-struct ServerSentEventLines {
-  private var buffer: [UInt8] = []
-  private var data: [UInt8]?
-
-  /// Bytes not yet part of a complete line or event.
-  var pending: Int { buffer.count + (data?.count ?? 0) }
-
-  /// Adds bytes; returns the data of each event they complete.
-  mutating func append(_ bytes: [UInt8]) -> [[UInt8]] {
-    buffer += bytes
-    var events: [[UInt8]] = []
-    var start = 0
-    while let end = buffer[start...].firstIndex(of: 0x0A) {
-      var line = buffer[start..<end]
-      start = end + 1
-      if line.last == 0x0D { line = line.dropLast() }
-      if line.isEmpty {
-        if let d = data { events.append(d) }
-        data = nil
-      } else if line.starts(with: Array("data:".utf8)) {
-        var value = line.dropFirst(5)
-        if value.first == 0x20 { value = value.dropFirst() }
-        if data == nil { data = Array(value) } else { data! += [0x0A] + value }
-      }
-    }
-    buffer.removeFirst(start)
-    return events
   }
 }

@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 import Toolhost
+import ToolhostEventStream
 import ToolhostJSON
 import ToolhostOpenAI
 import ToolhostSession

@@ -32,6 +32,9 @@ public struct ServerSentEventParser: Sendable {
   /// Makes a parser.
   public init() {}
 
+  /// Bytes held for an event not yet complete (its line so far and its `data:` lines), so a reader can bound them.
+  public var pendingBytes: Int { line.count + dataLines.reduce(0) { $0 + $1.utf8.count } }
+
   /// Parses more bytes; returns the events they complete.
   public mutating func feed(_ bytes: some Sequence<UInt8>) -> [Event] {
     var events: [Event] = []
