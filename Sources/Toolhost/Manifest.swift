@@ -211,7 +211,7 @@ public struct PluginManifest: Sendable {
     else {
       return "\"url\" must be an http or https URL with a host, like https://tools.example/mcp, not \(url)"
     }
-    if token, scheme == "http", !["localhost", "127.0.0.1", "::1", "[::1]"].contains(host.lowercased()) {
+    if token, scheme == "http", !Loopback.isHost(host) {
       return "a bearer token would cross the network in the clear: use https for \(url), or a server on this machine"
     }
     return nil

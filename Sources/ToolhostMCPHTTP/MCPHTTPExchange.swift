@@ -1,4 +1,5 @@
 import Foundation
+import Toolhost
 import ToolhostJSON
 import ToolhostMCP
 
@@ -110,7 +111,7 @@ public struct MCPHTTPExchange: Sendable {
     guard let url = URL(string: origin), let host = url.host, url.scheme == "http" || url.scheme == "https" else {
       return false
     }
-    return ["localhost", "127.0.0.1", "::1", "[::1]"].contains(host.lowercased())
+    return Loopback.isHost(host)
   }
 
   /// What to do with a POST's body: the JSON-RPC message it holds, checked against the `Mcp-*` headers.
