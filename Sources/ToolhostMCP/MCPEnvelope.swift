@@ -55,11 +55,18 @@ package enum MCPEnvelope {
 
   /// `params` with the envelope toolhost sends as a client: the version, no capabilities, and who it is.
   package static func stamped(_ params: JSONValue?, version: String) -> JSONValue {
+    addingMeta(
+      [
+        protocolVersionKey: .string(version), clientCapabilitiesKey: [:],
+        clientInfoKey: ["name": "toolhost", "version": .string(MCPProtocol.implementationVersion)],
+      ], to: params)
+  }
+
+  /// `params` with `entries` set in its `_meta` (which is made when absent; other keys stay).
+  package static func addingMeta(_ entries: JSONObject, to params: JSONValue?) -> JSONValue {
     var object = params?.objectValue ?? [:]
     var meta = object["_meta"]?.objectValue ?? [:]
-    meta[protocolVersionKey] = .string(version)
-    meta[clientCapabilitiesKey] = [:]
-    meta[clientInfoKey] = ["name": "toolhost", "version": .string(MCPProtocol.implementationVersion)]
+    for (key, value) in entries { meta[key] = value }
     object["_meta"] = .object(meta)
     return .object(object)
   }

@@ -238,7 +238,7 @@ final class MCPSession: Sendable {
   ) async -> Reply {
     if Task.isCancelled { return .failure(.cancelled) }
     let reply = OneShot<Reply>()
-    let sent = state.withLock { s -> (JSONRPCID, (any MCPTransport)?, String?)? in
+    let sent = state.withLock { s -> (JSONRPCID, (any MCPTransport)?, String?, token: String?)? in
       guard s.phase != .dead else { return nil }
       s.nextID += 1
       let id = JSONRPCID.number(s.nextID)
@@ -246,17 +246,13 @@ final class MCPSession: Sendable {
         ProgressWatch(token: "toolhost-\(s.nextID)", onProgress: $0.onProgress, maximum: $0.maximum)
       }
       s.pending[id] = Pending(method: method, reply: reply, lineLimit: lineLimit, progress: watch)
-      return (id, s.transport, s.envelopeVersion)
+      return (id, s.transport, s.envelopeVersion, watch?.token)
     }
-    guard let (id, transport, envelope) = sent else { return .failure(state.withLock { $0.failure } ?? .shutDown) }
+    guard let (id, transport, envelope, token) = sent else {
+      return .failure(state.withLock { $0.failure } ?? .shutDown)
+    }
     var sentParams = envelope.map { MCPEnvelope.stamped(params, version: $0) } ?? params
-    if progress != nil, case .number(let n) = id {
-      var object = sentParams?.objectValue ?? [:]
-      var meta = object["_meta"]?.objectValue ?? [:]
-      meta["progressToken"] = .string("toolhost-\(n)")
-      object["_meta"] = .object(meta)
-      sentParams = .object(object)
-    }
+    if let token { sentParams = MCPEnvelope.addingMeta(["progressToken": .string(token)], to: sentParams) }
     transport?.send(JSONRPCMessage.request(id: id, method: method, params: sentParams).line)
     let outcome = await withTaskCancellationHandler {
       await reply.wait(timeout: timeout) { [self] in expire(id, limit: timeout ?? .zero) }
