@@ -57,11 +57,8 @@ struct Serve: AsyncParsableCommand {
       throw ValidationError("--token-env and --allow-origin go with --http")
     }
     if let http { _ = try Self.address(http) }
-    if let tokenEnv {
-      guard let token = ProcessInfo.processInfo.environment[tokenEnv], !token.isEmpty else {
-        throw ValidationError("--token-env \(tokenEnv): that environment variable is not set or empty")
-      }
-      _ = token
+    if let tokenEnv, (ProcessInfo.processInfo.environment[tokenEnv] ?? "").isEmpty {
+      throw ValidationError("--token-env \(tokenEnv): that environment variable is not set or empty")
     }
   }
 
@@ -87,9 +84,7 @@ struct Serve: AsyncParsableCommand {
     // its answers while they do (a call of one of their tools waits for them).
     let quick = try await plugins.catalog(startServers: false, printer: printer)
     let serversToStart = quick.diagnostics.contains { $0.kind == .notStarted }
-    for d in quick.diagnostics where d.kind != .notStarted {
-      printer.warn("toolhost serve: \(d.isError ? "error" : "note"): \(d)")
-    }
+    for d in quick.diagnostics where d.kind != .notStarted { Self.report(d, printer: printer) }
     let withheld = Self.withheld(quick, yes: yes)
     Self.reportWithheld(withheld, yes: yes, printer: printer)
     printer.warn(
@@ -115,9 +110,7 @@ struct Serve: AsyncParsableCommand {
         let started = Set(serverEntries.map(\.tool.name))
         var merged = quick
         merged.entries += serverEntries
-        for d in full.diagnostics where !quick.diagnostics.contains(d) {
-          printer.warn("toolhost serve: \(d.isError ? "error" : "note"): \(d)")
-        }
+        for d in full.diagnostics where !quick.diagnostics.contains(d) { Self.report(d, printer: printer) }
         let all = Self.withheld(merged, yes: yes)
         Self.reportWithheld(all.filter { name, _ in started.contains(name) }, yes: yes, printer: printer)
         server.serveTools(merged.registry(), withheld: all)
@@ -151,6 +144,11 @@ struct Serve: AsyncParsableCommand {
       printer.warn(failure)
       throw ExitCode(ExitStatus.cannotStart)
     }
+  }
+
+  /// Says a plugin's problem or note on stderr.
+  static func report(_ diagnostic: PluginDiagnostic, printer: Printer) {
+    printer.warn("toolhost serve: \(diagnostic.isError ? "error" : "note"): \(diagnostic)")
   }
 
   /// Says on stderr which tools are not served, and why.

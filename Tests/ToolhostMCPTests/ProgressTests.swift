@@ -18,6 +18,20 @@ struct ProgressTests {
         environment: PluginTool.baseEnvironment(hostEnvironment, allowed: []), startupTimeout: .seconds(20)))
   }
 
+  /// A folder with the fake server as its one plugin (its `progress` tool listed), `maxTimeout` in the manifest when
+  /// given.
+  func fakeServerPlugin(maxTimeout: Int? = nil) throws -> TemporaryFolder {
+    let python = try #require(Peers.python3)
+    let folder = TemporaryFolder(prefix: "toolhost-progress-test")
+    folder.plugin(
+      "fake",
+      manifest: """
+        {"manifestVersion": 1, "timeout": 5\(maxTimeout.map { ", \"maxTimeout\": \($0)" } ?? ""),
+         "mcp": {"command": "\(python)", "args": ["\(Paths.fakeServer)", "--with-progress"], "startupTimeout": 20}}
+        """)
+    return folder
+  }
+
   /// Collects progress reports.
   final class Reports: Sendable {
     let box = LockedBox<[ToolProgress]>([])
@@ -93,14 +107,8 @@ struct ProgressTests {
   func serveRelaysProgress(transport: String) async throws {
     let binary = try #require(TestPackage.toolhostBinary)
     let python = try #require(Peers.python3)
-    let folder = TemporaryFolder(prefix: "toolhost-progress-test")
-    folder.plugin(
-      "fake",
-      manifest: """
-        {"manifestVersion": 1, "timeout": 5, "maxTimeout": 30,
-         "mcp": {"command": "\(python)", "args": ["\(Paths.fakeServer)", "--with-progress"], "startupTimeout": 20}}
-        """)
-    var environment = folder.userEnvironment(hostEnvironment)
+    let folder = try fakeServerPlugin(maxTimeout: 30)
+    let environment = folder.userEnvironment(hostEnvironment)
     var target = [binary, "serve", "--mcp", "--yes", "--plugins", folder.path]
     var http: MCPServeProcess?
     if transport == "http" {
@@ -136,15 +144,8 @@ struct ProgressTests {
   @Test(.enabled(if: TestPackage.toolhostBinary != nil, "needs the toolhost binary: swift build (or set TOOLHOST_BIN)"))
   func callShowsProgressOnATerminal() async throws {
     let binary = try #require(TestPackage.toolhostBinary)
-    let python = try #require(Peers.python3)
-    let folder = TemporaryFolder(prefix: "toolhost-progress-test")
-    folder.plugin(
-      "fake",
-      manifest: """
-        {"manifestVersion": 1, "timeout": 5,
-         "mcp": {"command": "\(python)", "args": ["\(Paths.fakeServer)", "--with-progress"], "startupTimeout": 20}}
-        """)
-    var environment = folder.userEnvironment(hostEnvironment)
+    let folder = try fakeServerPlugin()
+    let environment = folder.userEnvironment(hostEnvironment)
     let outcome = try await ProcessRunner.shared.run(
       ProcessSpec(
         executable: "/usr/bin/env",

@@ -17,7 +17,7 @@ struct ReplicaTests {
     let binary = try #require(TestPackage.toolhostBinary)
     let folder = TemporaryFolder(prefix: "toolhost-replicas-test")
     try ExamplePlugins.link(["units"], into: folder.url)
-    var environment = folder.userEnvironment(hostEnvironment)
+    let environment = folder.userEnvironment(hostEnvironment)
     let outcome = try await ProcessRunner.shared.run(
       ProcessSpec(
         executable: "/bin/bash",

@@ -145,7 +145,7 @@ struct ToolListCacheTests {
     let binary = try #require(TestPackage.toolhostBinary)
     let folder = TemporaryFolder(prefix: "toolhost-mcp-test")
     folder.plugin("fake", manifest: manifest(ttl: 3600))
-    var environment = folder.userEnvironment(hostEnvironment)
+    let environment = folder.userEnvironment(hostEnvironment)
     func run(_ arguments: [String]) async throws -> (status: ProcessOutcome.Termination, out: String, err: String) {
       let outcome = try await ProcessRunner.shared.run(
         ProcessSpec(
