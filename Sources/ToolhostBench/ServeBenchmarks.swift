@@ -83,37 +83,6 @@ func serveBenchmarks() async throws -> [BenchRow] {
     for tool in ["tinyPool", "tinySpawned"] { try await call(tool) }  // warm up: processes, connections
   }
 
-  /// `calls` calls, `inFlight` at a time: calls/s, and every call's latency in ms.
-  func run(_ call: @escaping Call, tool: String, calls: Int, inFlight: Int) async throws
-    -> (rate: Double, latencies: [Double])
-  {
-    let start = now()
-    let latencies = try await withThrowingTaskGroup(of: Double.self) { group in
-      var out: [Double] = []
-      for i in 0..<calls {
-        if i >= inFlight, let l = try await group.next() { out.append(l) }
-        group.addTask {
-          let t0 = now()
-          try await call(tool)
-          return (now() - t0) * 1000
-        }
-      }
-      for try await l in group { out.append(l) }
-      return out.sorted()
-    }
-    return (Double(calls) / (now() - start), latencies)
-  }
-  func percentile(_ a: [Double], _ p: Double) -> Double { a[min(a.count - 1, Int(Double(a.count) * p))] }
-  /// CPU seconds (user and system) a process has used so far, from /proc.
-  func cpuSeconds(_ pid: Int32) -> Double {
-    guard let stat = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8),
-      let close = stat.lastIndex(of: ")")
-    else { return 0 }
-    let fields = stat[stat.index(after: close)...].split(separator: " ")
-    // After the command's ")": state is field 3, utime 14 and stime 15 (1-based), so indexes 11 and 12 here.
-    guard fields.count > 12, let user = Double(fields[11]), let system = Double(fields[12]) else { return 0 }
-    return (user + system) / Double(sysconf(Int32(_SC_CLK_TCK)))
-  }
   let serverPIDs: [String: Int32] = ["stdio": stdio.processID ?? 0, "http": server.processIdentifier]
 
   var rows: [BenchRow] = []
@@ -126,10 +95,10 @@ func serveBenchmarks() async throws -> [BenchRow] {
       var serverCPU: [String: Double] = [:]
       for _ in 0..<2 {
         for (name, call) in paths {
-          let before = serverPIDs[name].map(cpuSeconds) ?? 0
-          let r = try await run(call, tool: tool, calls: calls, inFlight: inFlight)
+          let before = serverPIDs[name].map(processCPUSeconds) ?? 0
+          let r = try await measureCalls(call, tool: tool, calls: calls, inFlight: inFlight)
           if let pid = serverPIDs[name] {
-            serverCPU[name, default: 0] += (cpuSeconds(pid) - before) / Double(calls * 2)
+            serverCPU[name, default: 0] += (processCPUSeconds(pid) - before) / Double(calls * 2)
           }
           if r.rate > best[name]?.rate ?? 0 { best[name] = r }
         }
@@ -160,8 +129,161 @@ func serveBenchmarks() async throws -> [BenchRow] {
       }
     }
   }
+  rows += try await wrkRows(url: String(said[found]), serverPID: server.processIdentifier, direct: direct)
   await stdio.shutdown()
   await http.shutdown()
   await catalog.shutdown()
   return rows
 }
+
+/// The HTTP path again with a load generator written in C (`wrk`, from Debian's packages), so the figures are the
+/// server's and not the Swift client's as well: on 2 cores, toolhost's own HTTP client takes about half the CPU of
+/// each call. Each configuration runs 3 s twice and keeps the better round; the baseline is the same plugin called
+/// directly in this process, measured here again. Nothing is added when `wrk` is not installed
+/// (`apt-get install wrk`).
+func wrkRows(url: String, serverPID: Int32, direct: @escaping @Sendable (String) async throws -> Void) async throws
+  -> [BenchRow]
+{
+  guard let wrk = findOnPath("wrk") else {
+    FileHandle.standardError.write(Data("serve: wrk is not installed, so the C client's rows are left out\n".utf8))
+    return []
+  }
+  var rows: [BenchRow] = []
+  for (tool, label) in [("tinyPool", "persistent"), ("tinySpawned", "spawned")] {
+    let script = benchDir + "/wrk-\(tool).lua"
+    try wrkScript(tool: tool).write(toFile: script, atomically: false, encoding: .utf8)
+    for inFlight in [1, 8, 64] {
+      var best: WrkResult?
+      var cpuPerCall = 0.0
+      for _ in 0..<2 {
+        let before = processCPUSeconds(serverPID)
+        let r = try runWrk(wrk, script: script, url: url, connections: inFlight)
+        cpuPerCall += (processCPUSeconds(serverPID) - before) / Double(max(1, r.requests)) / 2
+        if r.failed > 0 { throw BenchError("wrk: \(r.failed) of \(r.requests) calls of \(tool) failed") }
+        if r.rate > best?.rate ?? 0 { best = r }
+      }
+      // The same plugin called directly, the same number of calls in flight, in this run.
+      let base = try await measureCalls(direct, tool: tool, calls: tool == "tinyPool" ? 3000 : 300, inFlight: inFlight)
+      let (directRate, directP50, directP99) = (
+        base.rate, percentile(base.latencies, 0.5), percentile(base.latencies, 0.99)
+      )
+      let r = best!
+      let name = "\(label), \(inFlight) in flight, via http (wrk)"
+      rows.append(
+        BenchRow(
+          suite: "serve", name: "\(name): throughput", value: r.rate, unit: "calls/s", baselineName: "direct",
+          baselineValue: directRate, goal: label == "persistent" && inFlight == 64 ? ">= 5000 calls/s" : "-",
+          higherIsBetter: true))
+      rows.append(
+        BenchRow(
+          suite: "serve", name: "\(name): p50", value: r.p50, unit: "ms", baselineName: "direct",
+          baselineValue: directP50, goal: inFlight == 1 ? "<= direct + 0.5 ms" : "-"))
+      rows.append(
+        BenchRow(suite: "serve", name: "\(name): server CPU", value: cpuPerCall * 1e6, unit: "µs/call", goal: "-"))
+      rows.append(
+        BenchRow(
+          suite: "serve", name: "\(name): p99", value: r.p99, unit: "ms", baselineName: "direct",
+          baselineValue: directP99, goal: "-"))
+    }
+  }
+  return rows
+}
+
+/// What one `wrk` run measured.
+struct WrkResult {
+  var requests: Int
+  var failed: Int
+  var rate: Double
+  var p50: Double
+  var p99: Double
+}
+
+/// A wrk script that posts one `tools/call` of `tool` per request (the 2025-11-25 shape, which needs no session)
+/// and counts answers that are not a 200 with the plugin's reply in them.
+func wrkScript(tool: String) -> String {
+  let body =
+    #"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"\#(tool)","arguments":{"city":"Boston"}}}"#
+  return """
+    wrk.method = "POST"
+    wrk.body = '\(body)'
+    wrk.headers["Content-Type"] = "application/json"
+    wrk.headers["Accept"] = "application/json, text/event-stream"
+    wrk.headers["MCP-Protocol-Version"] = "2025-11-25"
+    local threads = {}
+    function setup(thread) table.insert(threads, thread) end
+    failed = 0
+    function response(status, headers, body)
+      if status ~= 200 or not string.find(body, '"n":42', 1, true) then failed = failed + 1 end
+    end
+    function done(summary, latency, requests)
+      local n = 0
+      for _, t in ipairs(threads) do n = n + t:get("failed") end
+      io.write(string.format("toolhost-wrk %d %d %f %f %f\\n", summary.requests, n + summary.errors.status,
+        summary.requests / (summary.duration / 1e6), latency:percentile(50) / 1000, latency:percentile(99) / 1000))
+    end
+    """
+}
+
+/// Runs `wrk` for 3 s on one thread with `connections` connections and reads the script's summary line.
+func runWrk(_ wrk: String, script: String, url: String, connections: Int) throws -> WrkResult {
+  let process = Process()
+  process.executableURL = URL(fileURLWithPath: wrk)
+  process.arguments = ["-t1", "-c\(connections)", "-d3s", "-s", script, url]
+  let out = Pipe()
+  process.standardOutput = out
+  try process.run()
+  let data = out.fileHandleForReading.readDataToEndOfFile()
+  process.waitUntilExit()
+  let text = String(decoding: data, as: UTF8.self)
+  guard let line = text.split(separator: "\n").first(where: { $0.hasPrefix("toolhost-wrk ") }) else {
+    throw BenchError("wrk said nothing the script wrote: \(text)")
+  }
+  let f = line.split(separator: " ").dropFirst().map(String.init)
+  guard f.count == 5, let requests = Int(f[0]), let failed = Int(f[1]), let rate = Double(f[2]),
+    let p50 = Double(f[3]), let p99 = Double(f[4])
+  else { throw BenchError("wrk's summary is not what the script writes: \(line)") }
+  return WrkResult(requests: requests, failed: failed, rate: rate, p50: p50, p99: p99)
+}
+
+/// The first executable called `name` on `PATH`.
+func findOnPath(_ name: String) -> String? {
+  let path = ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin:/bin"
+  return path.split(separator: ":").map { "\($0)/\(name)" }.first { FileManager.default.isExecutableFile(atPath: $0) }
+}
+
+/// CPU seconds (user and system) a process has used so far, from /proc.
+func processCPUSeconds(_ pid: Int32) -> Double {
+  guard let stat = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8),
+    let close = stat.lastIndex(of: ")")
+  else { return 0 }
+  let fields = stat[stat.index(after: close)...].split(separator: " ")
+  // After the command's ")": state is field 3, utime 14 and stime 15 (1-based), so indexes 11 and 12 here.
+  guard fields.count > 12, let user = Double(fields[11]), let system = Double(fields[12]) else { return 0 }
+  return (user + system) / Double(sysconf(Int32(_SC_CLK_TCK)))
+}
+
+/// `calls` calls, `inFlight` at a time: calls/s, and every call's latency in ms.
+func measureCalls(
+  _ call: @escaping @Sendable (String) async throws -> Void, tool: String, calls: Int, inFlight: Int
+) async throws
+  -> (rate: Double, latencies: [Double])
+{
+  let start = now()
+  let latencies = try await withThrowingTaskGroup(of: Double.self) { group in
+    var out: [Double] = []
+    for i in 0..<calls {
+      if i >= inFlight, let l = try await group.next() { out.append(l) }
+      group.addTask {
+        let t0 = now()
+        try await call(tool)
+        return (now() - t0) * 1000
+      }
+    }
+    for try await l in group { out.append(l) }
+    return out.sorted()
+  }
+  return (Double(calls) / (now() - start), latencies)
+}
+
+/// The value at fraction `p` of sorted `a`.
+func percentile(_ a: [Double], _ p: Double) -> Double { a[min(a.count - 1, Int(Double(a.count) * p))] }
