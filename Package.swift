@@ -16,6 +16,7 @@ let package = Package(
     .library(name: "ToolhostLocal", targets: ["ToolhostLocal"]),
     .library(name: "ToolhostCommandLine", targets: ["ToolhostCommandLine"]),
     .library(name: "ToolhostChat", targets: ["ToolhostChat"]),
+    .library(name: "ToolhostHistory", targets: ["ToolhostHistory"]),
     .executable(name: "toolhost", targets: ["ToolhostCLI"]),
   ],
   dependencies: [
@@ -29,6 +30,8 @@ let package = Package(
     .package(url: "https://github.com/apple/swift-http-types", from: "1.8.0"),
     .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
     .package(url: "https://github.com/hummingbird-project/hummingbird", from: "2.28.1", traits: []),
+    // The chat history's SQLite database (on Debian's libsqlite3).
+    .package(url: "https://github.com/groue/GRDB.swift", from: "7.10.0"),
   ],
   targets: [
     // Debian's libjansson (pkg-config `jansson`), plus static-inline shims for its macros.
@@ -71,6 +74,10 @@ let package = Package(
     ),
     // What `ask` and `chat` set up: the model a name chooses, the tools offered, the session and its policy.
     .target(name: "ToolhostChat", dependencies: ["Toolhost", "ToolhostSession", "ToolhostOpenAI", "ToolhostLocal"]),
+    // Chats kept between runs: a SQLite database of every chat's entries, titles, and the commands' queries.
+    .target(
+      name: "ToolhostHistory",
+      dependencies: ["Toolhost", "ToolhostSession", .product(name: "GRDB", package: "GRDB.swift")]),
     // MCP both ways: MCP stdio servers as tools, and toolhost as an MCP server.
     .target(name: "ToolhostMCP", dependencies: ["Toolhost"]),
     // MCP over Streamable HTTP: toolhost's MCP server on Hummingbird, and remote MCP servers as tools.
@@ -90,7 +97,7 @@ let package = Package(
       name: "ToolhostCLI",
       dependencies: [
         "Toolhost", "ToolhostSession", "ToolhostOpenAI", "ToolhostMCP", "ToolhostMCPHTTP", "ToolhostLocal",
-        "ToolhostChat", "ToolhostCommandLine",
+        "ToolhostChat", "ToolhostCommandLine", "ToolhostHistory",
         .product(name: "ArgumentParser", package: "swift-argument-parser"),
       ]
     ),
@@ -114,6 +121,7 @@ let package = Package(
         .product(name: "AsyncHTTPClient", package: "async-http-client"), .product(name: "NIOCore", package: "swift-nio"),
       ]),
     .testTarget(name: "ToolhostChatTests", dependencies: ["ToolhostChat", "ToolhostTestSupport"]),
+    .testTarget(name: "ToolhostHistoryTests", dependencies: ["ToolhostHistory", "ToolhostTestSupport"]),
     .testTarget(
       name: "ToolhostLocalTests",
       dependencies: ["ToolhostLocal", "ToolhostOpenAI", "ToolhostSession", "ToolhostJSON", "ToolhostTestSupport"]),

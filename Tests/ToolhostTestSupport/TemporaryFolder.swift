@@ -40,13 +40,15 @@ public final class TemporaryFolder: Sendable {
     return file(name)
   }
 
-  /// `base` with the user's folders in this one (`HOME`, `XDG_CONFIG_HOME` = `config`, `XDG_CACHE_HOME` = `cache`), so
-  /// a `toolhost` run with it reads and writes no configuration, trust or cache of the real user.
+  /// `base` with the user's folders in this one (`HOME`, `XDG_CONFIG_HOME` = `config`, `XDG_CACHE_HOME` = `cache`,
+  /// `XDG_DATA_HOME` = `data`), so a `toolhost` run with it reads and writes no configuration, trust, cache or chat
+  /// history of the real user.
   public func userEnvironment(_ base: [String: String]) -> [String: String] {
     var environment = base
     environment["HOME"] = path
     environment["XDG_CONFIG_HOME"] = file("config")
     environment["XDG_CACHE_HOME"] = file("cache")
+    environment["XDG_DATA_HOME"] = file("data")
     return environment
   }
 

@@ -1,0 +1,93 @@
+import Foundation
+import Synchronization
+import Toolhost
+import ToolhostSession
+
+/// Keeps one session's chat in a ``ChatHistory`` as it goes: after each request, the transcript entries added since
+/// the last one (tool outputs with their call's duration and status) and the error the request ended with, if any.
+/// The first prompt gives the chat a title (``ChatTitle/fromPrompt(_:)``) until a better one is set.
+///
+/// ```swift
+/// let recorder = try ChatRecorder(history: history, chat: .init(command: "chat", model: "local"))
+/// _ = session.addObserver { recorder.observe($0) }
+/// let response = try await session.respond(to: "Weather in Oslo?")
+/// try recorder.record(session.transcript)
+/// ```
+public final class ChatRecorder: Sendable {
+  /// The history written to.
+  public let history: ChatHistory
+  /// The chat's id.
+  public let chatID: Int64
+
+  private struct State {
+    /// How many transcript entries are in the history already.
+    var recorded: Int
+    /// Tool output entry id → the call's duration (ms) and status, from the session's events.
+    var calls: [String: (Double, HistoryEntry.Status)] = [:]
+    var titled: Bool
+  }
+  private let state: Mutex<State>
+
+  /// Starts a new chat in `history`.
+  ///
+  /// - Throws: ``HistoryError`` when the database cannot be written.
+  public init(history: ChatHistory, chat: ChatHistory.NewChat) throws(HistoryError) {
+    self.history = history
+    chatID = try history.startChat(chat)
+    state = Mutex(State(recorded: 0, titled: false))
+  }
+
+  /// Goes on with a chat already in `history`, whose first `recordedEntries` transcript entries are stored (a
+  /// session continued from its transcript starts with those).
+  public init(history: ChatHistory, continuing chat: Int64, recordedEntries: Int) {
+    self.history = history
+    chatID = chat
+    state = Mutex(State(recorded: recordedEntries, titled: true))
+  }
+
+  /// Notes each finished tool call's duration and status; hand it every event of the session
+  /// (``LanguageModelSession/addObserver(_:)``). Never throws, never blocks on the database.
+  public func observe(_ event: SessionEvent) {
+    guard case .toolCallFinished(let record) = event else { return }
+    let status: HistoryEntry.Status
+    switch record.result {
+    case .success: status = .ok
+    case .failure(let error):
+      if case .refused = error.failure { status = .refused } else { status = .error }
+    }
+    let ms = (record.duration.seconds * 1000 * 10).rounded() / 10
+    state.withLock { $0.calls[record.output.id] = (ms, status) }
+  }
+
+  /// Stores what `transcript` gained since the last call, then `error` (the message the user was shown) if the
+  /// request failed.
+  ///
+  /// - Throws: ``HistoryError`` when the database cannot be written; what was not stored is tried again next time.
+  public func record(_ transcript: Transcript, error: String? = nil) throws(HistoryError) {
+    let (new, calls, needsTitle) = state.withLock { s in
+      (Array(transcript.entries.dropFirst(s.recorded)), s.calls, !s.titled)
+    }
+    let now = Date()
+    var entries = new.map { entry -> HistoryEntry in
+      guard case .toolOutput(let output) = entry else { return HistoryEntry(entry, date: now) }
+      let call = calls[output.id]
+      return HistoryEntry(
+        entry, date: now, durationMs: call?.0, status: call?.1 ?? (output.isError ? .error : .ok))
+    }
+    if let error { entries.append(HistoryEntry(.error(error), date: now)) }
+    try history.append(entries, to: chatID)
+    state.withLock { s in
+      s.recorded = transcript.entries.count
+      for entry in new { s.calls[entry.id] = nil }
+    }
+    if needsTitle, let prompt = transcript.entries.lazy.compactMap(Self.promptText).first {
+      try history.setTitle(ChatTitle.fromPrompt(prompt), source: .prompt, for: chatID)
+      state.withLock { $0.titled = true }
+    }
+  }
+
+  private static func promptText(_ entry: Transcript.Entry) -> String? {
+    if case .prompt(let p) = entry { return p.text }
+    return nil
+  }
+}

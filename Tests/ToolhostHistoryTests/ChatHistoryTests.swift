@@ -1,0 +1,204 @@
+import Foundation
+import Testing
+import Toolhost
+import ToolhostHistory
+import ToolhostJSON
+import ToolhostSession
+import ToolhostTestSupport
+
+/// The history database: where it lives, its file modes, what it keeps and gives back, and bad files.
+@Suite("chat history")
+struct ChatHistoryTests {
+  let folder = TemporaryFolder(prefix: "toolhost-history")
+  var path: String { folder.file("data/toolhost/history.sqlite") }
+
+  /// A small chat: instructions, a prompt, one tool call and its output, a response.
+  static func sampleTranscript(prompt: String = "What's the weather in Oslo today?") -> Transcript {
+    let call = Transcript.ToolCall(id: "call-1", toolName: "getWeather", arguments: ["city": "Oslo"])
+    return Transcript(entries: [
+      .instructions(.init(text: "Be brief.")),
+      .prompt(.init(text: prompt)),
+      .toolCalls(.init(calls: [call])),
+      .toolOutput(.init(callID: "call-1", toolName: "getWeather", text: #"{"high": 4}"#, value: ["high": 4])),
+      .response(.init(text: "About 4 °C.")),
+    ])
+  }
+
+  @Test func defaultPathFollowsXDGDataHome() {
+    #expect(
+      ChatHistory.defaultPath(environment: ["XDG_DATA_HOME": "/x/data", "HOME": "/home/u"])
+        == "/x/data/toolhost/history.sqlite")
+    #expect(
+      ChatHistory.defaultPath(environment: ["XDG_DATA_HOME": "relative", "HOME": "/home/u"])
+        == "/home/u/.local/share/toolhost/history.sqlite")
+  }
+
+  @Test func theFileIsPrivateAndInWALMode() throws {
+    let history = try ChatHistory.open(at: path)
+    _ = try history.startChat(.init(command: "ask", model: "m"))
+    var info = stat()
+    #expect(stat(path, &info) == 0)
+    #expect(info.st_mode & 0o777 == 0o600)
+    #expect(stat((path as NSString).deletingLastPathComponent, &info) == 0)
+    #expect(info.st_mode & 0o777 == 0o700)
+    // WAL mode leaves its -wal file beside the database while a connection is open, with the same mode.
+    #expect(stat(path + "-wal", &info) == 0)
+    #expect(info.st_mode & 0o777 == 0o600)
+  }
+
+  @Test func aLooseModeIsTightened() throws {
+    FileManager.default.createFile(atPath: folder.file("loose.sqlite"), contents: nil, attributes: nil)
+    chmod(folder.file("loose.sqlite"), 0o644)
+    _ = try ChatHistory.open(at: folder.file("loose.sqlite"))
+    var info = stat()
+    #expect(stat(folder.file("loose.sqlite"), &info) == 0)
+    #expect(info.st_mode & 0o777 == 0o600)
+  }
+
+  @Test func aChatIsKeptAndReadBack() throws {
+    let history = try ChatHistory.open(at: path)
+    let recorder = try ChatRecorder(
+      history: history, chat: .init(command: "chat", model: "local", settings: ["temperature": 0]))
+    let transcript = Self.sampleTranscript()
+    recorder.observe(
+      .toolCallFinished(
+        ToolCallRecord(
+          call: .init(id: "call-1", toolName: "getWeather", arguments: [:]),
+          result: .success(ToolOutput(value: ["high": 4])), duration: .milliseconds(12), ran: true,
+          output: transcript.entries[3].toolOutputEntry!)))
+    try recorder.record(transcript)
+
+    // Reopened, as the next toolhost would.
+    let again = try ChatHistory.open(at: path)
+    let chat = try again.chat(recorder.chatID)
+    #expect(chat.transcript == transcript)
+    #expect(chat.entries.map(\.kind) == ["instructions", "prompt", "toolCalls", "toolOutput", "response"])
+    #expect(chat.entries[3].durationMs == 12)
+    #expect(chat.entries[3].status == .ok)
+    #expect(chat.summary.title == "What's the weather in Oslo today?")
+    #expect(chat.summary.titleSource == .prompt)
+    #expect(chat.summary.turns == 1)
+    #expect(chat.summary.toolCalls == 1)
+    #expect(chat.summary.model == "local")
+    #expect(chat.summary.settings == ["temperature": 0])
+    #expect(try again.lastChatID() == recorder.chatID)
+  }
+
+  @Test func laterRequestsAppendOnlyWhatIsNewAndErrorsAreKept() throws {
+    let history = try ChatHistory.open(at: path)
+    let recorder = try ChatRecorder(history: history, chat: .init(command: "chat", model: "m"))
+    var transcript = Self.sampleTranscript()
+    try recorder.record(transcript)
+    transcript.append(.prompt(.init(text: "And tomorrow?")))
+    try recorder.record(transcript, error: "the model's server answered 500")
+    let chat = try history.chat(recorder.chatID)
+    #expect(chat.entries.count == 7)
+    #expect(chat.entries.last?.content == .error("the model's server answered 500"))
+    #expect(chat.transcript == transcript)
+    #expect(chat.summary.turns == 2)
+  }
+
+  @Test func continuingAChatAddsToIt() throws {
+    let history = try ChatHistory.open(at: path)
+    let first = try ChatRecorder(history: history, chat: .init(command: "chat", model: "m"))
+    var transcript = Self.sampleTranscript()
+    try first.record(transcript)
+    let stored = try history.chat(first.chatID).transcript
+    let second = ChatRecorder(history: history, continuing: first.chatID, recordedEntries: stored.count)
+    transcript.append(.prompt(.init(text: "Thanks")))
+    transcript.append(.response(.init(text: "You're welcome.")))
+    try second.record(transcript)
+    #expect(try history.chat(first.chatID).transcript == transcript)
+    #expect(try history.chats().count == 1)
+  }
+
+  @Test func listSearchAndDelete() throws {
+    let history = try ChatHistory.open(at: path)
+    var ids: [Int64] = []
+    for prompt in ["Bake a rye bread", "Convert 5 miles to km", "100% sure? Use a_b"] {
+      let recorder = try ChatRecorder(history: history, chat: .init(command: "ask", model: "m"))
+      try recorder.record(Self.sampleTranscript(prompt: prompt))
+      ids.append(recorder.chatID)
+    }
+    #expect(try history.chats().map(\.id) == ids.reversed())
+    #expect(try history.chats(limit: 1).map(\.id) == [ids[2]])
+    #expect(try history.chats(matching: "RYE").map(\.id) == [ids[0]])
+    // Found in a tool call's arguments and in a response, not only in prompts.
+    #expect(try history.chats(matching: "\"Oslo\"").count == 3)
+    // LIKE's wildcards are plain characters here.
+    #expect(try history.chats(matching: "100%").map(\.id) == [ids[2]])
+    #expect(try history.chats(matching: "a_b").map(\.id) == [ids[2]])
+    #expect(try history.chats(matching: "a%b").isEmpty)
+
+    try history.delete(ids[1])
+    #expect(try history.chats().map(\.id) == [ids[2], ids[0]])
+    let error = #expect(throws: HistoryError.self) { try history.chat(ids[1]) }
+    #expect(error?.nearest.contains(ids[0]) == true)
+    #expect(error?.description.contains("no chat has the id \(ids[1])") == true)
+    #expect(throws: HistoryError.self) { try history.delete(ids[1]) }
+  }
+
+  @Test func anEmptyHistorySaysSo() throws {
+    let history = try ChatHistory.open(at: path)
+    let error = #expect(throws: HistoryError.self) { try history.chat(3) }
+    #expect(error?.description == "no chat has the id 3: there are no chats yet")
+    #expect(try history.lastChatID() == nil)
+  }
+
+  @Test func aDamagedFileIsAClearErrorAndIsLeftAsItIs() throws {
+    let bad = folder.write("damaged.sqlite", String(repeating: "not a database ", count: 400))
+    chmod(bad, 0o600)
+    let before = try Data(contentsOf: URL(fileURLWithPath: bad))
+    let error = #expect(throws: HistoryError.self) { try ChatHistory.open(at: bad) }
+    #expect(error?.description.contains("damaged or not a toolhost history") == true, "\(String(describing: error))")
+    #expect(try Data(contentsOf: URL(fileURLWithPath: bad)) == before)
+  }
+
+  @Test func aSymbolicLinkIsRefused() throws {
+    let target = folder.write("elsewhere", "")
+    try FileManager.default.createDirectory(
+      atPath: folder.file("linked"), withIntermediateDirectories: true)
+    symlink(target, folder.file("linked/history.sqlite"))
+    let error = #expect(throws: HistoryError.self) { try ChatHistory.open(at: folder.file("linked/history.sqlite")) }
+    #expect(error?.description.contains("symbolic link") == true)
+  }
+
+  @Test func twoWritersAtOnceLoseNothing() async throws {
+    // Two connections (as two toolhost processes have), each recording 40 requests of its own chat at once.
+    let a = try ChatHistory.open(at: path)
+    let b = try ChatHistory.open(at: path)
+    try await withThrowingTaskGroup(of: Void.self) { group in
+      for history in [a, b] {
+        group.addTask {
+          let recorder = try ChatRecorder(history: history, chat: .init(command: "chat", model: "m"))
+          var transcript = Transcript()
+          for i in 0..<40 {
+            transcript.append(.prompt(.init(text: "prompt \(i)")))
+            transcript.append(.response(.init(text: "answer \(i)")))
+            try recorder.record(transcript)
+          }
+        }
+      }
+      try await group.waitForAll()
+    }
+    let chats = try a.chats()
+    #expect(chats.count == 2)
+    #expect(chats.allSatisfy { $0.turns == 40 })
+    for chat in chats { #expect(try a.chat(chat.id).entries.count == 80) }
+  }
+
+  @Test func promptTitles() {
+    #expect(ChatTitle.fromPrompt("Weather in Oslo?") == "Weather in Oslo?")
+    #expect(ChatTitle.fromPrompt("\n  \nFirst line\nsecond") == "First line")
+    #expect(ChatTitle.fromPrompt("one two three four five six seven eight") == "one two three four five six…")
+    #expect(ChatTitle.fromPrompt(String(repeating: "x", count: 80)).count == 48)
+    #expect(ChatTitle.fromPrompt("   ") == "(empty prompt)")
+  }
+}
+
+extension Transcript.Entry {
+  fileprivate var toolOutputEntry: Transcript.ToolOutput? {
+    if case .toolOutput(let o) = self { return o }
+    return nil
+  }
+}
