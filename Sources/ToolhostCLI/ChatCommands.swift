@@ -20,7 +20,7 @@ struct Chat: AsyncParsableCommand {
   var prompt: String?
 
   func run() async throws {
-    let chat = try await ChatRun(options: options)
+    let chat = try await ChatRun(options: options, command: "chat")
     if let prompt {
       try await chat.runOnce(prompt)
     } else {
@@ -54,7 +54,7 @@ struct Ask: AsyncParsableCommand {
     guard let text, !text.trimmingCharacters(in: .whitespacesAndNewlines).isEmpty else {
       throw ValidationError("the prompt is empty")
     }
-    let chat = try await ChatRun(options: options)
+    let chat = try await ChatRun(options: options, command: "ask")
     try await chat.runOnce(text)
   }
 }

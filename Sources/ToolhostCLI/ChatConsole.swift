@@ -161,27 +161,20 @@ final class ChatConsole: Sendable {
     }
   }
 
+  /// What the user is told of an error, and its code for `--json`.
+  static func describe(_ error: any Error) -> (message: String, code: String) {
+    switch error {
+    case is CancellationError: ("cancelled", "cancelled")
+    case let e as LanguageModelError: (CommandLineHints.describe(e), "model_error")
+    case let e as ToolCallError: (CommandLineHints.describe(e), e.failure?.code ?? "tool_error")
+    case let e as LanguageModelSessionError: (CommandLineHints.describe(e), "session_error")
+    default: (String(describing: error), "error")
+    }
+  }
+
   /// Prints why a request failed: a line on stderr, and an `error` event with `--json`.
   func report(_ error: any Error) {
-    let message: String
-    let code: String
-    switch error {
-    case is CancellationError:
-      message = "cancelled"
-      code = "cancelled"
-    case let e as LanguageModelError:
-      message = CommandLineHints.describe(e)
-      code = "model_error"
-    case let e as ToolCallError:
-      message = CommandLineHints.describe(e)
-      code = e.failure?.code ?? "tool_error"
-    case let e as LanguageModelSessionError:
-      message = CommandLineHints.describe(e)
-      code = "session_error"
-    default:
-      message = String(describing: error)
-      code = "error"
-    }
+    let (message, code) = Self.describe(error)
     if json {
       Self.out(
         JSONValue.object(["type": "error", "code": .string(code), "message": .string(message)])

@@ -52,9 +52,18 @@ struct ChatOptions: ParsableArguments {
 
   @Option(
     help: ArgumentHelp(
-      "Continue the conversation saved in this JSONL file (and save it back there unless --save is given).",
-      valueName: "file"))
+      "Continue a kept chat (an id from `toolhost chats`), or the conversation saved in this JSONL file (saved back "
+        + "there unless --save is given).",
+      valueName: "id|file"))
   var resume: String?
+
+  @Flag(name: .customLong("continue"), help: "Continue the last chat kept in the history.")
+  var continueLast = false
+
+  @Flag(
+    name: .customLong("no-history"),
+    help: "Keep nothing of this conversation in the chat history (\"history\": false in config.json for always).")
+  var noHistory = false
 
   @Flag(help: "Print the session's events as NDJSON on stdout instead of text.")
   var json = false
@@ -94,6 +103,7 @@ struct ChatOptions: ParsableArguments {
     if noTools && (!toolNames.isEmpty || requireTool) {
       throw ValidationError("--no-tools cannot be combined with --tool or --require-tool")
     }
+    if continueLast && resume != nil { throw ValidationError("--continue and --resume cannot be combined") }
     if maxToolRounds < 1 { throw ValidationError("--max-tool-rounds must be at least 1") }
     if let timeout, timeout <= 0 { throw ValidationError("--timeout must be more than 0 seconds") }
     try ModelCommand.validate(keepAlive: keepAlive)

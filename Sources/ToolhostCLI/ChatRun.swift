@@ -4,6 +4,8 @@ import Synchronization
 import Toolhost
 import ToolhostChat
 import ToolhostCommandLine
+import ToolhostHistory
+import ToolhostJSON
 import ToolhostSession
 
 /// One `chat` or `ask` invocation: the session, its renderer and the signal handling.
@@ -19,11 +21,14 @@ final class ChatRun: Sendable {
   let streaming: Bool
   /// The running request, for Ctrl-C.
   let current = Mutex<Task<Void, Never>?>(nil)
+  /// Keeps the chat in the history; `nil` with `--no-history`, or once the history failed (warned once).
+  let recorder: Mutex<ChatRecorder?>
 
   /// The plugins; their persistent processes and MCP servers are stopped when the conversation ends.
   let catalog: PluginCatalog
 
-  init(options: ChatOptions) async throws {
+  /// Sets up `command` (`chat` or `ask`).
+  init(options: ChatOptions, command: String) async throws {
     // A closed stdout then fails writes (ignored) instead of killing toolhost with its plugins still running.
     signal(SIGPIPE, SIG_IGN)
     let printer = options.output.printer
@@ -37,8 +42,39 @@ final class ChatRun: Sendable {
         for note in catalog.shadowNotes(for: tool.name) { printer.warn("toolhost: note: \(note)") }
       }
     }
-    if let resume = options.resume {
-      do { setup.resumedTranscript = try Transcript.load(from: resume) } catch {
+    let keep = !options.noHistory && catalog.trust.configuration.history
+    var history: ChatHistory?
+    var continued: StoredChat?
+    let resumeFile = options.resume.flatMap { FileManager.default.fileExists(atPath: $0) ? $0 : nil }
+    if let resume = options.resume, resumeFile == nil, Int64(resume) == nil {
+      throw printer.usageError(
+        "--resume \(resume): there is no such file, and it is not a chat id (`toolhost chats` lists them)")
+    }
+    let resumeID = resumeFile == nil ? options.resume.flatMap { Int64($0) } : nil
+    if keep || options.continueLast || resumeID != nil {
+      do {
+        let opened = try ChatHistory.open()
+        history = opened
+        if options.continueLast {
+          guard let last = try opened.lastChatID() else {
+            throw printer.usageError("--continue: there is no chat to continue yet")
+          }
+          continued = try opened.chat(last)
+        } else if let resumeID {
+          continued = try opened.chat(resumeID)
+        }
+      } catch let error as HistoryError {
+        if error.unknownChat != nil { throw printer.usageError(error.description) }
+        if options.continueLast || resumeID != nil {
+          printer.warn("Error: \(error.description)")
+          throw ExitCode(ExitStatus.toolFailed)
+        }
+        printer.warn("toolhost: warning: \(error.description); this chat is not kept (--no-history stops this warning)")
+      }
+    }
+    if let continued { setup.resumedTranscript = continued.transcript }
+    if let resumeFile {
+      do { setup.resumedTranscript = try Transcript.load(from: resumeFile) } catch {
         throw printer.usageError("\(error.description) (start a conversation with --save FILE)")
       }
     }
@@ -54,7 +90,7 @@ final class ChatRun: Sendable {
 
     let input = LineReader()
     self.input = input
-    savePath = options.save ?? options.resume
+    savePath = options.save ?? resumeFile
     streaming = setup.streaming
     generation = setup.generationOptions
     let terminal = isatty(0) != 0 && isatty(2) != 0
@@ -67,6 +103,24 @@ final class ChatRun: Sendable {
     session = setup.makeSession(
       model: model, tools: registry, rules: catalog.trust.configuration, approval: approval)
     _ = session.addObserver { [console] event in console.show(event) }
+    var recorder: ChatRecorder?
+    if keep, let history {
+      if let continued {
+        recorder = ChatRecorder(history: history, continuing: continued.summary.id, stored: continued.transcript)
+      } else {
+        do {
+          recorder = try ChatRecorder(
+            history: history,
+            chat: .init(
+              command: command, model: chosen.model.displayName, settings: Self.settings(options, setup: setup)))
+        } catch {
+          printer.warn(
+            "toolhost: warning: \(error); this chat is not kept (--no-history stops this warning)")
+        }
+      }
+    }
+    if let recorder { _ = session.addObserver { event in recorder.observe(event) } }
+    self.recorder = Mutex(recorder)
     if catalog.hasErrors && !options.json {
       let n = catalog.diagnostics.filter(\.isError).count
       printer.warn(
@@ -104,10 +158,34 @@ final class ChatRun: Sendable {
     current.withLock { $0 = nil }
     console.endTurn()
     let error = outcome.withLock { $0 }
+    keep(prompt: prompt, error: error)
     if error == nil, let savePath {
       do { try session.transcript.save(to: savePath) } catch { return error }
     }
     return error
+  }
+
+  /// Adds what the last request added to the history; the first failure is a warning and ends keeping for this run.
+  private func keep(prompt: String, error: (any Error)?) {
+    guard let recorder = recorder.withLock({ $0 }) else { return }
+    do {
+      try recorder.record(session.transcript, prompt: prompt, error: error.map { ChatConsole.describe($0).message })
+    } catch {
+      self.recorder.withLock { $0 = nil }
+      console.note("toolhost: warning: \(error.description); the rest of this chat is not kept")
+    }
+  }
+
+  /// What the history keeps of a new chat's settings.
+  private static func settings(_ options: ChatOptions, setup: ChatSetup) -> JSONValue {
+    var o: JSONObject = ["maxToolRounds": .integer(Int64(options.maxToolRounds))]
+    if let mode = options.toolCalling { o["toolCalling"] = .string(mode.rawValue) }
+    if let t = options.temperature { o["temperature"] = .real(t) }
+    if options.noTools { o["tools"] = .array([]) }
+    if !options.toolNames.isEmpty { o["tools"] = .array(options.toolNames.map(JSONValue.string)) }
+    if options.requireTool { o["requireTool"] = true }
+    if let instructions = options.instructions { o["instructions"] = .string(instructions) }
+    return .object(o)
   }
 
   /// Ctrl-C (and SIGTERM, SIGHUP) cancel the running request; with none running they end the program.

@@ -1,4 +1,6 @@
 import ArgumentParser
 
-/// Subcommands defined in other files of the CLI (chat, ask, serve, model), registered with the root command.
-let extraSubcommands: [any ParsableCommand.Type] = [Chat.self, Ask.self, Serve.self, ModelCommand.self]
+/// Subcommands defined in other files of the CLI (chat, ask, chats, serve, model), registered with the root command.
+let extraSubcommands: [any ParsableCommand.Type] = [
+  Chat.self, Ask.self, ChatsCommand.self, Serve.self, ModelCommand.self,
+]

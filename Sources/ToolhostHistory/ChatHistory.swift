@@ -248,11 +248,15 @@ public final class ChatHistory: Sendable {
     return found
   }
 
+  /// A chat's row with its turns (prompts, answered or not), tool calls and first prompt.
   private static let summarySQL = """
     SELECT chat.*,
-      (SELECT COUNT(*) FROM entry WHERE entry.chatID = chat.id AND kind = 'prompt') AS turns,
+      (SELECT COUNT(*) FROM entry WHERE entry.chatID = chat.id
+        AND (kind = 'prompt' OR (kind = 'error' AND json_extract(body, '$.prompt') IS NOT NULL))) AS turns,
       (SELECT COUNT(*) FROM entry WHERE entry.chatID = chat.id AND kind = 'toolOutput') AS toolCalls,
-      (SELECT text FROM entry WHERE entry.chatID = chat.id AND kind = 'prompt' ORDER BY id LIMIT 1) AS firstPrompt
+      (SELECT COALESCE(json_extract(body, '$.prompt'), text) FROM entry WHERE entry.chatID = chat.id
+        AND (kind = 'prompt' OR (kind = 'error' AND json_extract(body, '$.prompt') IS NOT NULL))
+        ORDER BY id LIMIT 1) AS firstPrompt
     FROM chat
     """
 

@@ -20,8 +20,8 @@ public final class ChatRecorder: Sendable {
   public let chatID: Int64
 
   private struct State {
-    /// How many transcript entries are in the history already.
-    var recorded: Int
+    /// The ids of the transcript entries in the history already.
+    var recorded: Set<String>
     /// Tool output entry id → the call's duration (ms) and status, from the session's events.
     var calls: [String: (Double, HistoryEntry.Status)] = [:]
     var titled: Bool
@@ -34,15 +34,15 @@ public final class ChatRecorder: Sendable {
   public init(history: ChatHistory, chat: ChatHistory.NewChat) throws(HistoryError) {
     self.history = history
     chatID = try history.startChat(chat)
-    state = Mutex(State(recorded: 0, titled: false))
+    state = Mutex(State(recorded: [], titled: false))
   }
 
-  /// Goes on with a chat already in `history`, whose first `recordedEntries` transcript entries are stored (a
-  /// session continued from its transcript starts with those).
-  public init(history: ChatHistory, continuing chat: Int64, recordedEntries: Int) {
+  /// Goes on with a chat already in `history`, whose entries `stored` are (a session continued from its transcript
+  /// starts with those; an entry it changes, such as new instructions, is stored again when recorded).
+  public init(history: ChatHistory, continuing chat: Int64, stored: Transcript) {
     self.history = history
     chatID = chat
-    state = Mutex(State(recorded: recordedEntries, titled: true))
+    state = Mutex(State(recorded: Set(stored.entries.map(\.id)), titled: true))
   }
 
   /// Notes each finished tool call's duration and status; hand it every event of the session
@@ -59,13 +59,14 @@ public final class ChatRecorder: Sendable {
     state.withLock { $0.calls[record.output.id] = (ms, status) }
   }
 
-  /// Stores what `transcript` gained since the last call, then `error` (the message the user was shown) if the
-  /// request failed.
+  /// Stores the entries of `transcript` not stored yet, then `error` (the message the user was shown) if the
+  /// request for `prompt` failed; the prompt goes with the error when the transcript did not keep it (a request
+  /// that failed before the model answered).
   ///
   /// - Throws: ``HistoryError`` when the database cannot be written; what was not stored is tried again next time.
-  public func record(_ transcript: Transcript, error: String? = nil) throws(HistoryError) {
+  public func record(_ transcript: Transcript, prompt: String? = nil, error: String? = nil) throws(HistoryError) {
     let (new, calls, needsTitle) = state.withLock { s in
-      (Array(transcript.entries.dropFirst(s.recorded)), s.calls, !s.titled)
+      (transcript.entries.filter { !s.recorded.contains($0.id) }, s.calls, !s.titled)
     }
     let now = Date()
     var entries = new.map { entry -> HistoryEntry in
@@ -74,14 +75,17 @@ public final class ChatRecorder: Sendable {
       return HistoryEntry(
         entry, date: now, durationMs: call?.0, status: call?.1 ?? (output.isError ? .error : .ok))
     }
-    if let error { entries.append(HistoryEntry(.error(error), date: now)) }
+    let keptPrompt = new.contains { Self.promptText($0) != nil }
+    if let error { entries.append(HistoryEntry(.error(error, prompt: keptPrompt ? nil : prompt), date: now)) }
     try history.append(entries, to: chatID)
     state.withLock { s in
-      s.recorded = transcript.entries.count
-      for entry in new { s.calls[entry.id] = nil }
+      for entry in new {
+        s.recorded.insert(entry.id)
+        s.calls[entry.id] = nil
+      }
     }
-    if needsTitle, let prompt = transcript.entries.lazy.compactMap(Self.promptText).first {
-      try history.setTitle(ChatTitle.fromPrompt(prompt), source: .prompt, for: chatID)
+    if needsTitle, let first = transcript.entries.lazy.compactMap(Self.promptText).first ?? prompt {
+      try history.setTitle(ChatTitle.fromPrompt(first), source: .prompt, for: chatID)
       state.withLock { $0.titled = true }
     }
   }

@@ -21,8 +21,9 @@ public struct HistoryEntry: Sendable, Equatable {
   public enum Content: Sendable, Equatable {
     /// A transcript entry.
     case transcript(Transcript.Entry)
-    /// The error a request ended with, as the user was told it.
-    case error(String)
+    /// The error a request ended with, as the user was told it, and the prompt when the transcript did not keep it
+    /// (a request that failed before the model answered).
+    case error(String, prompt: String?)
   }
 
   /// The entry.
@@ -65,7 +66,8 @@ public struct HistoryEntry: Sendable, Equatable {
   var body: JSONValue {
     switch content {
     case .transcript(let entry): (try? JSONValueEncoder().encode(entry)) ?? .null
-    case .error(let message): ["message": .string(message)]
+    case .error(let message, let prompt):
+      if let prompt { ["message": .string(message), "prompt": .string(prompt)] } else { ["message": .string(message)] }
     }
   }
 
@@ -78,7 +80,7 @@ public struct HistoryEntry: Sendable, Equatable {
       ([e.text ?? ""] + e.calls.map { "\($0.toolName) \($0.argumentsJSON)" }).joined(separator: "\n")
     case .transcript(.toolOutput(let e)): "\(e.toolName) \(e.text)"
     case .transcript(.response(let e)): e.text
-    case .error(let message): message
+    case .error(let message, let prompt): [prompt, message].compactMap { $0 }.joined(separator: "\n")
     }
   }
 
@@ -87,7 +89,7 @@ public struct HistoryEntry: Sendable, Equatable {
     let bodyText: String = row["body"]
     let body = try JSONValue.parse(bodyText)
     if kind == "error" {
-      content = .error(body["message"]?.stringValue ?? bodyText)
+      content = .error(body["message"]?.stringValue ?? bodyText, prompt: body["prompt"]?.stringValue)
     } else {
       content = .transcript(try JSONValueDecoder().decode(Transcript.Entry.self, from: body))
     }
@@ -166,9 +168,39 @@ public struct StoredChat: Sendable, Equatable {
   /// Its entries, oldest first.
   public var entries: [HistoryEntry]
 
-  /// The transcript the entries make (errors left out), to continue the chat or export it as JSONL.
+  /// As JSON, for `toolhost chats show --json`: the summary's members and `entries`, each with `kind`, `date`,
+  /// `entry` (the transcript entry, or `{"message": …, "prompt": …}` for an error) and, for tool outputs, `durationMs` and
+  /// `status`.
+  public var json: JSONValue {
+    var o = summary.json.objectValue ?? [:]
+    o["entries"] = .array(
+      entries.map { entry in
+        var e: JSONObject = [
+          "kind": .string(entry.kind), "date": .string(ChatSummary.timestamp(entry.date)), "entry": entry.body,
+        ]
+        if let ms = entry.durationMs { e["durationMs"] = .real(ms) }
+        if let status = entry.status { e["status"] = .string(status.rawValue) }
+        return .object(e)
+      })
+    return .object(o)
+  }
+
+  /// The transcript the entries make, to continue the chat or export it as JSONL: errors are left out, and
+  /// instructions that changed when the chat was continued stand where the first ones did, as the session had them.
   public var transcript: Transcript {
-    Transcript(entries: entries.compactMap(\.transcriptEntry))
+    var out: [Transcript.Entry] = []
+    var instructionsAt: Int?
+    for entry in entries.compactMap(\.transcriptEntry) {
+      if case .instructions = entry {
+        if let i = instructionsAt {
+          out[i] = entry
+          continue
+        }
+        instructionsAt = out.count
+      }
+      out.append(entry)
+    }
+    return Transcript(entries: out)
   }
 }
 

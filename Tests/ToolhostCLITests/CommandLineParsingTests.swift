@@ -49,7 +49,10 @@ struct CommandLineParsingTests {
     (["list"], "List"), (["describe", "getWeather"], "Describe"), (["doctor"], "Doctor"),
     (["call", "getWeather"], "Call"), (["batch"], "Batch"), (["trust"], "Trust"), (["chat"], "Chat"),
     (["ask", "hello"], "Ask"), (["serve", "--mcp"], "Serve"), (["model"], "Status"), (["model", "status"], "Status"),
-    (["model", "start"], "Start"), (["model", "stop"], "Stop"),
+    (["model", "start"], "Start"), (["model", "stop"], "Stop"), (["chats"], "ChatsList"),
+    (["chats", "--json"], "ChatsList"), (["chats", "show", "3"], "ChatsShow"),
+    (["chats", "rm", "3", "4"], "ChatsRemove"),
+    (["chats", "search", "rye bread"], "ChatsSearch"), (["chats", "export", "3", "--jsonl"], "ChatsExport"),
   ])
   func subcommandsResolve(arguments: [String], expected: String) throws {
     let command = try parse(arguments)
@@ -58,7 +61,8 @@ struct CommandLineParsingTests {
 
   @Test func theRootOffersEverySubcommand() {
     let names = ToolhostCommand.configuration.subcommands.map { $0._commandName }
-    #expect(names == ["list", "describe", "doctor", "call", "batch", "trust", "chat", "ask", "serve", "model"])
+    #expect(
+      names == ["list", "describe", "doctor", "call", "batch", "trust", "chat", "ask", "chats", "serve", "model"])
   }
 
   @Test func anUnknownSubcommandIsRefused() throws {
@@ -207,6 +211,8 @@ struct CommandLineParsingTests {
     (["batch", "--concurrency", "0"], "--concurrency must be at least 1"),
     (["trust", "--list", "plugins"], "--list takes no folder and no --revoke"),
     (["trust", "--list", "--revoke"], "--list takes no folder and no --revoke"),
+    (["chat", "--continue", "--resume", "3"], "--continue and --resume cannot be combined"),
+    (["chats", "rm"], "Missing expected argument '<ids> ...'"),
   ])
   func invalidCombinationsAreRefusedWithTheirMessage(arguments: [String], message: String) throws {
     let refused = try #require(refusal(arguments))

@@ -90,12 +90,17 @@ struct ChatHistoryTests {
     var transcript = Self.sampleTranscript()
     try recorder.record(transcript)
     transcript.append(.prompt(.init(text: "And tomorrow?")))
-    try recorder.record(transcript, error: "the model's server answered 500")
+    try recorder.record(transcript, prompt: "And tomorrow?", error: "the model's server answered 500")
+    // A request that failed before the transcript kept its prompt: the prompt goes with the error.
+    try recorder.record(transcript, prompt: "And Bergen?", error: "connection refused")
     let chat = try history.chat(recorder.chatID)
-    #expect(chat.entries.count == 7)
-    #expect(chat.entries.last?.content == .error("the model's server answered 500"))
+    #expect(chat.entries.count == 8)
+    #expect(chat.entries[6].content == .error("the model's server answered 500", prompt: nil))
+    #expect(chat.entries[7].content == .error("connection refused", prompt: "And Bergen?"))
     #expect(chat.transcript == transcript)
-    #expect(chat.summary.turns == 2)
+    #expect(chat.summary.turns == 3)
+    #expect(try history.chats(matching: "bergen").count == 1)
+    #expect(ChatText.lines(chat).suffix(3) == ["", "> And Bergen?", "! connection refused"])
   }
 
   @Test func continuingAChatAddsToIt() throws {
@@ -104,11 +109,15 @@ struct ChatHistoryTests {
     var transcript = Self.sampleTranscript()
     try first.record(transcript)
     let stored = try history.chat(first.chatID).transcript
-    let second = ChatRecorder(history: history, continuing: first.chatID, recordedEntries: stored.count)
+    let second = ChatRecorder(history: history, continuing: first.chatID, stored: stored)
+    // The continued session was given new instructions, in place of the old ones.
+    transcript.entries[0] = .instructions(.init(text: "Be briefer."))
     transcript.append(.prompt(.init(text: "Thanks")))
     transcript.append(.response(.init(text: "You're welcome.")))
     try second.record(transcript)
-    #expect(try history.chat(first.chatID).transcript == transcript)
+    let chat = try history.chat(first.chatID)
+    #expect(chat.transcript == transcript)
+    #expect(chat.entries.count == 8)
     #expect(try history.chats().count == 1)
   }
 
@@ -136,6 +145,16 @@ struct ChatHistoryTests {
     #expect(error?.nearest.contains(ids[0]) == true)
     #expect(error?.description.contains("no chat has the id \(ids[1])") == true)
     #expect(throws: HistoryError.self) { try history.delete(ids[1]) }
+  }
+
+  @Test func aChatWhoseFirstRequestFailedIsTitledByItsPrompt() throws {
+    let history = try ChatHistory.open(at: path)
+    let recorder = try ChatRecorder(history: history, chat: .init(command: "ask", model: "m"))
+    try recorder.record(Transcript(), prompt: "Weather in Oslo?", error: "connection refused")
+    let chat = try history.chat(recorder.chatID)
+    #expect(chat.summary.title == "Weather in Oslo?")
+    #expect(chat.summary.turns == 1)
+    #expect(chat.transcript.isEmpty)
   }
 
   @Test func anEmptyHistorySaysSo() throws {

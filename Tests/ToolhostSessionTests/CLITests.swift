@@ -38,20 +38,22 @@ struct CLITests {
     ["--plugins", (try? ExamplePlugins.weatherBreadTodo.get().path) ?? "plugins"]
   }
 
+  /// fakellm rules: a `getWeather` call for Boston in April, then an answer from its result.
+  static let bostonRules = """
+    rules:
+      - name: call
+        when: {turn: 1, messages_contain: "Boston"}
+        respond:
+          tool_calls:
+            - {name: getWeather, arguments: {city: Boston, month: 4}}
+      - name: answer
+        when: {turn: 2, tool_result_contains: "Boston"}
+        respond: {content: "Boston averages a high of about 13 °C in April."}
+    """
+
   @Test func askAnswersWithAPluginTool() async throws {
     defer { try? FileManager.default.removeItem(at: work) }
-    let rules = """
-      rules:
-        - name: call
-          when: {turn: 1, messages_contain: "Boston"}
-          respond:
-            tool_calls:
-              - {name: getWeather, arguments: {city: Boston, month: 4}}
-        - name: answer
-          when: {turn: 2, tool_result_contains: "Boston"}
-          respond: {content: "Boston averages a high of about 13 °C in April."}
-      """
-    try await FakeLLM.with(rules: rules) { server in
+    try await FakeLLM.with(rules: Self.bostonRules) { server in
       let result = try await toolhost(
         ["ask"] + plugins + ["What is Boston like in April?"], server: server)
       #expect(result.status == 0, "\(result.output)\nserver:\n\(server.log)")

@@ -92,8 +92,14 @@ struct ApprovalTests {
       problem(#"{"approvals": {"tools": {"x": "sometimes"}}}"#)?.contains("\"auto\", \"ask\" or \"deny\"") == true)
     #expect(problem(#"{"aprovals": {}}"#)?.contains("unknown key \"aprovals\"") == true)
     #expect(problem(#"{"strictModes": "no"}"#)?.contains("true or false") == true)
+    #expect(problem(#"{"history": "off"}"#) == "\"history\" must be true or false")
     #expect(problem(#"{"environment": {"weather": "KEY"}}"#)?.contains("list of variable names") == true)
     #expect(problem("[]")?.contains("one JSON object") == true)
+  }
+
+  @Test func historyIsOnUnlessTurnedOff() throws {
+    #expect(try config("{}").history)
+    #expect(try !config(#"{"history": false}"#).history)
   }
 
   @Test func approvedEnvironmentBySecretName() throws {

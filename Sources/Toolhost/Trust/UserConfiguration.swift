@@ -12,7 +12,8 @@ import ToolhostJSON
 ///     "plugins": {"time": "auto"}
 ///   },
 ///   "environment": {"weather": ["OPENWEATHER_API_KEY"]},
-///   "strictModes": true
+///   "strictModes": true,
+///   "history": true
 /// }
 /// ```
 ///
@@ -45,6 +46,8 @@ public struct UserConfiguration: Sendable {
   public var environmentRules: [Rule<[String]>] = []
   /// `strictModes` (default `true`): refuse plugin folders, manifests and commands others could change.
   public var strictModes = true
+  /// `history` (default `true`): keep every `chat` and `ask` in the chat history.
+  public var history = true
   /// The whole file as read, so that writing one rule keeps the user's other settings as they are.
   private var document: JSONObject = [:]
 
@@ -96,8 +99,8 @@ public struct UserConfiguration: Sendable {
     guard let o = value.objectValue else { throw fail("the file must hold one JSON object") }
     var config = UserConfiguration(path: path)
     config.document = o
-    for key in o.keys where !["approvals", "environment", "strictModes"].contains(key) {
-      throw fail("unknown key \"\(key)\" (the keys are approvals, environment and strictModes)")
+    for key in o.keys where !["approvals", "environment", "strictModes", "history"].contains(key) {
+      throw fail("unknown key \"\(key)\" (the keys are approvals, environment, strictModes and history)")
     }
     if let approvals = o["approvals"] {
       guard let a = approvals.objectValue else { throw fail("\"approvals\" must be an object") }
@@ -133,6 +136,10 @@ public struct UserConfiguration: Sendable {
     if let strict = o["strictModes"] {
       guard let b = strict.boolValue else { throw fail("\"strictModes\" must be true or false") }
       config.strictModes = b
+    }
+    if let history = o["history"] {
+      guard let b = history.boolValue else { throw fail("\"history\" must be true or false") }
+      config.history = b
     }
     return config
   }

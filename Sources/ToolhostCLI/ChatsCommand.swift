@@ -1,0 +1,133 @@
+import ArgumentParser
+import Foundation
+import ToolhostCommandLine
+import ToolhostHistory
+import ToolhostJSON
+
+/// `toolhost chats`: the kept chats, one of them, and what to do with them.
+struct ChatsCommand: ParsableCommand {
+  static let configuration = CommandConfiguration(
+    commandName: "chats",
+    abstract: "List, show, search, export and delete the chats that chat and ask keep.",
+    discussion: """
+      Every chat and ask is kept in $XDG_DATA_HOME/toolhost/history.sqlite (default \
+      ~/.local/share/toolhost/history.sqlite), unless --no-history or "history": false in config.json. \
+      Continue one with toolhost chat --continue (the last) or --resume ID.
+      """,
+    subcommands: [ChatsList.self, ChatsShow.self, ChatsSearch.self, ChatsExport.self, ChatsRemove.self],
+    defaultSubcommand: ChatsList.self)
+}
+
+/// Opens the history for a `chats` command: a history that cannot be opened is an error (exit 1).
+private func openHistory(_ printer: Printer) throws -> ChatHistory {
+  do { return try ChatHistory.open() } catch {
+    printer.warn("Error: \(error.description)")
+    throw ExitCode(ExitStatus.toolFailed)
+  }
+}
+
+/// Runs `body` on the history; an unknown chat id is a usage error naming the nearest ids, any other history
+/// failure an error (exit 1).
+private func withHistory<T>(_ printer: Printer, _ body: (ChatHistory) throws(HistoryError) -> T) throws -> T {
+  let history = try openHistory(printer)
+  do { return try body(history) } catch {
+    if error.unknownChat != nil { throw printer.usageError(error.description) }
+    printer.warn("Error: \(error.description)")
+    throw ExitCode(ExitStatus.toolFailed)
+  }
+}
+
+/// Prints chats as a table, or as a JSON array.
+private func printChats(_ chats: [ChatSummary], json: Bool, printer: Printer) throws {
+  if json {
+    printer.sayExactly(try JSONValue.array(chats.map(\.json)).serialized(.pretty))
+  } else {
+    printer.say(ChatText.table(chats))
+  }
+}
+
+struct ChatsList: ParsableCommand {
+  static let configuration = CommandConfiguration(
+    commandName: "list", abstract: "List the chats, the most recent first: id, when, model, turns, tool calls, title.")
+  @OptionGroup var output: OutputOptions
+  @Flag(help: "Print machine-readable JSON.") var json = false
+  @Option(help: "Show at most this many.") var limit: Int?
+
+  func run() throws {
+    let printer = output.printer
+    try printChats(
+      try withHistory(printer) { history throws(HistoryError) in try history.chats(limit: limit) }, json: json,
+      printer: printer)
+  }
+}
+
+struct ChatsSearch: ParsableCommand {
+  static let configuration = CommandConfiguration(
+    commandName: "search",
+    abstract: "List the chats whose title, prompts, answers, tool calls or tool outputs contain TEXT.")
+  @OptionGroup var output: OutputOptions
+  @Flag(help: "Print machine-readable JSON.") var json = false
+  @Argument(help: "The text to look for (ASCII letters in any case).") var text: String
+
+  func run() throws {
+    let printer = output.printer
+    try printChats(
+      try withHistory(printer) { history throws(HistoryError) in try history.chats(matching: text) }, json: json,
+      printer: printer)
+  }
+}
+
+struct ChatsShow: ParsableCommand {
+  static let configuration = CommandConfiguration(
+    commandName: "show", abstract: "Show one chat: its prompts, tool calls with arguments, tool outputs and answers.")
+  @OptionGroup var output: OutputOptions
+  @Flag(help: "Print the chat and its entries as JSON.") var json = false
+  @Argument(help: "The chat's id (`toolhost chats` lists them).") var id: Int64
+
+  func run() throws {
+    let printer = output.printer
+    let chat = try withHistory(printer) { history throws(HistoryError) in try history.chat(id) }
+    if json {
+      printer.sayExactly(try chat.json.serialized(.pretty))
+    } else {
+      for line in ChatText.lines(chat) { printer.say(line) }
+    }
+  }
+}
+
+struct ChatsExport: ParsableCommand {
+  static let configuration = CommandConfiguration(
+    commandName: "export",
+    abstract: "Write one chat's transcript as JSONL (which chat --resume FILE continues).")
+  @Argument(help: "The chat's id.") var id: Int64
+  @Flag(help: "As JSONL, one transcript entry per line (the only format so far).") var jsonl = false
+  @Option(name: .shortAndLong, help: ArgumentHelp("Write to this file (0600) instead of stdout.", valueName: "file"))
+  var output: String?
+
+  func run() throws {
+    let printer = Printer(raw: true)
+    let chat = try withHistory(printer) { history throws(HistoryError) in try history.chat(id) }
+    if let output {
+      do { try chat.transcript.save(to: output) } catch {
+        printer.warn("Error: \(error.description)")
+        throw ExitCode(ExitStatus.toolFailed)
+      }
+    } else {
+      try? FileHandle.standardOutput.write(contentsOf: Data(chat.transcript.jsonl().utf8))
+    }
+  }
+}
+
+struct ChatsRemove: ParsableCommand {
+  static let configuration = CommandConfiguration(commandName: "rm", abstract: "Delete chats and all their entries.")
+  @OptionGroup var output: OutputOptions
+  @Argument(help: "The chats' ids.") var ids: [Int64]
+
+  func run() throws {
+    let printer = output.printer
+    for id in ids {
+      try withHistory(printer) { history throws(HistoryError) in try history.delete(id) }
+      printer.warn("toolhost: deleted chat \(id)")
+    }
+  }
+}

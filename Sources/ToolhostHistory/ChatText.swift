@@ -1,0 +1,98 @@
+import Foundation
+import ToolhostJSON
+import ToolhostSession
+
+/// Kept chats as text for people: the list `toolhost chats` prints and one chat as `toolhost chats show` prints
+/// it. The text is as stored (model and tool text included); a printer makes control characters visible on a
+/// terminal.
+public enum ChatText {
+  /// A table of chats: id, when it was last used, model, turns, tool calls and title, one line each, cut to
+  /// `width` columns.
+  public static func table(_ chats: [ChatSummary], now: Date = Date(), width: Int = 100) -> String {
+    guard !chats.isEmpty else { return "No chats yet: `toolhost chat` and `toolhost ask` keep theirs here." }
+    var rows = [["ID", "WHEN", "MODEL", "TURNS", "CALLS", "TITLE"]]
+    for chat in chats {
+      rows.append([
+        String(chat.id), when(chat.updated, now: now), chat.model, String(chat.turns), String(chat.toolCalls),
+        oneLine(chat.displayTitle),
+      ])
+    }
+    var widths = [Int](repeating: 0, count: 5)
+    for row in rows { for i in 0..<5 { widths[i] = max(widths[i], row[i].count) } }
+    return rows.map { row in
+      var line = (0..<5).map { i in row[i].padding(toLength: widths[i], withPad: " ", startingAt: 0) }
+        .joined(separator: "  ")
+      line += "  " + row[5]
+      return line.count > width ? String(line.prefix(width - 1)) + "…" : line
+    }.joined(separator: "\n")
+  }
+
+  /// One chat: a header line, then each entry in order (prompts after `>`, tool calls after `→` with their
+  /// arguments, tool outputs after `←` with status and duration, responses as they are, errors after `!`).
+  /// Tool outputs show their first `outputWidth` characters on one line.
+  public static func lines(_ chat: StoredChat, outputWidth: Int = 160) -> [String] {
+    let s = chat.summary
+    var out = [
+      "chat \(s.id): \(oneLine(s.displayTitle))",
+      "  \(s.command) with \(s.model), started \(ChatSummary.timestamp(s.created)), \(s.turns) "
+        + "turn\(s.turns == 1 ? "" : "s"), \(s.toolCalls) tool call\(s.toolCalls == 1 ? "" : "s")",
+    ]
+    for entry in chat.entries {
+      switch entry.content {
+      case .transcript(.instructions(let e)):
+        out.append("")
+        out.append(
+          "instructions (\(e.toolDefinitions.count) tool\(e.toolDefinitions.count == 1 ? "" : "s")): "
+            + cut(oneLine(e.text), outputWidth))
+      case .transcript(.prompt(let e)):
+        out.append("")
+        out.append("> " + e.text)
+      case .transcript(.toolCalls(let e)):
+        if let text = e.text, !text.isEmpty { out.append(text) }
+        for call in e.calls { out.append("  → \(call.toolName) \(call.argumentsJSON)") }
+      case .transcript(.toolOutput(let e)):
+        let status = entry.status?.rawValue ?? (e.isError ? "error" : "ok")
+        let duration = entry.durationMs.map { " \(durationText($0))" } ?? ""
+        out.append("  ← \(e.toolName) \(status)\(duration): \(cut(oneLine(e.text), outputWidth))")
+      case .transcript(.response(let e)):
+        out.append(e.text)
+      case .error(let message, let prompt):
+        if let prompt {
+          out.append("")
+          out.append("> " + prompt)
+        }
+        out.append("! " + message)
+      }
+    }
+    return out
+  }
+
+  /// `text` on one line: line breaks shown as `⏎`, runs of spaces kept.
+  static func oneLine(_ text: String) -> String {
+    text.split(whereSeparator: \.isNewline).map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }
+      .joined(separator: " ⏎ ")
+  }
+
+  static func cut(_ text: String, _ width: Int) -> String {
+    text.count <= width ? text : String(text.prefix(max(1, width - 1))) + "…"
+  }
+
+  static func durationText(_ ms: Double) -> String {
+    ms < 1000 ? "\(Int(ms.rounded())) ms" : String(format: "%.1f s", ms / 1000)
+  }
+
+  /// When, for the list: `14:02` today, `Nov 21 14:02` this year, `2025-11-21` before (in the local time zone).
+  static func when(_ date: Date, now: Date) -> String {
+    let calendar = Calendar.current
+    let formatter = DateFormatter()
+    formatter.locale = Locale(identifier: "en_US_POSIX")
+    if calendar.isDate(date, inSameDayAs: now) {
+      formatter.dateFormat = "HH:mm"
+    } else if calendar.component(.year, from: date) == calendar.component(.year, from: now) {
+      formatter.dateFormat = "MMM d HH:mm"
+    } else {
+      formatter.dateFormat = "yyyy-MM-dd"
+    }
+    return formatter.string(from: date)
+  }
+}
