@@ -82,13 +82,25 @@ struct ChatsShow: ParsableCommand {
     commandName: "show", abstract: "Show one chat: its prompts, tool calls with arguments, tool outputs and answers.")
   @OptionGroup var output: OutputOptions
   @Flag(help: "Print the chat and its entries as JSON.") var json = false
+  @Flag(
+    help: ArgumentHelp(
+      "Draw each turn as a tree: prompt, rounds, the parallel tool calls with arguments, duration and status, "
+        + "response."))
+  var graph = false
   @Argument(help: "The chat's id (`toolhost chats` lists them).") var id: Int64
+
+  func validate() throws {
+    if json && graph { throw ValidationError("--json and --graph cannot be combined") }
+  }
 
   func run() throws {
     let printer = output.printer
     let chat = try withHistory(printer) { history throws(HistoryError) in try history.chat(id) }
     if json {
       printer.sayExactly(try chat.json.serialized(.pretty))
+    } else if graph {
+      printer.say("chat \(chat.summary.id): \(chat.summary.displayTitle)")
+      for line in CallGraph(chat).lines() { printer.say(line) }
     } else {
       for line in ChatText.lines(chat) { printer.say(line) }
     }

@@ -43,6 +43,13 @@ extension CLITests {
     #expect(shown.stdout.contains("← getWeather ok "), "\(shown.stdout)")
     #expect(shown.stdout.contains("Boston averages a high of about 13 °C in April."), "\(shown.stdout)")
 
+    let graph = try await toolhost(["chats", "show", String(id), "--graph"])
+    #expect(graph.status == 0, "\(graph.output)")
+    #expect(graph.stdout.contains("turn 1: > What is Boston like in April?"), "\(graph.stdout)")
+    #expect(
+      graph.stdout.contains("├─ round 1\n│  └─ getWeather {\"city\":\"Boston\",\"month\":4}  [ok, "), "\(graph.stdout)")
+    #expect(graph.stdout.contains("└─ response: Boston averages a high"), "\(graph.stdout)")
+
     let detail = try JSONValue.parse(try await toolhost(["chats", "show", String(id), "--json"]).stdout)
     let entries = detail["entries"]?.arrayValue ?? []
     // No --instructions, so no instructions entry.
