@@ -110,7 +110,8 @@ let package = Package(
     .testTarget(name: "ToolhostTests", dependencies: ["Toolhost", "ToolhostTestSupport"]),
     // ToolhostCLI too: the command line is parsed in process (ToolhostCommand.parseAsRoot).
     .testTarget(
-      name: "ToolhostCLITests", dependencies: ["Toolhost", "ToolhostCLI", "ToolhostTestSupport"], exclude: ["Hostile"]),
+      name: "ToolhostCLITests", dependencies: ["Toolhost", "ToolhostCLI", "ToolhostCommandLine", "ToolhostTestSupport"],
+      exclude: ["Hostile"]),
     .testTarget(
       name: "ToolhostSessionTests",
       dependencies: ["ToolhostSession", "ToolhostOpenAI", "ToolhostEventStream", "ToolhostTestSupport"]),

@@ -209,9 +209,12 @@ final class ChatConsole: Sendable {
     state.withLock { _ in Self.err(paint(visibleErr(text), "2") + "\n") }
   }
 
-  /// The chat's input prompt.
+  /// The chat's input prompt, as drawn.
+  var promptText: String { paint("you› ", "1") }
+
+  /// Shows the chat's input prompt.
   func promptMarker() {
-    state.withLock { _ in Self.err(paint("you› ", "1")) }
+    state.withLock { _ in Self.err(promptText) }
   }
 
   /// Asks on the terminal whether a call may run: yes, no, or always (remembered in config.json).

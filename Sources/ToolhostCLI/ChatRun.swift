@@ -10,7 +10,11 @@ import ToolhostSession
 
 /// One `chat` or `ask` invocation: the session, its renderer and the signal handling.
 final class ChatRun: Sendable {
-  let session: LanguageModelSession
+  /// The conversation's session; `/clear` puts a fresh one in its place.
+  var session: LanguageModelSession { sessionBox.withLock { $0 } }
+  private let sessionBox: Mutex<LanguageModelSession>
+  /// A new session (with the chat's observers), continuing `transcript` when one is given.
+  private let makeSession: @Sendable (Transcript?) -> LanguageModelSession
   let model: any LanguageModel
   /// Stops the model's HTTP client and, for a local model, its server.
   let shutdownModel: @Sendable () async -> Void
@@ -21,8 +25,10 @@ final class ChatRun: Sendable {
   let streaming: Bool
   /// The running request, for Ctrl-C.
   let current = Mutex<Task<Void, Never>?>(nil)
-  /// Keeps the chat in the history; `nil` with `--no-history`, or once the history failed (warned once).
-  let recorder: Mutex<ChatRecorder?>
+  /// Keeps the chat in the history; empty with `--no-history`, or once the history failed (warned once).
+  let recorder: RecorderSlot
+  /// The history and what a new chat in it is, for `/clear`; `nil` when nothing is kept.
+  private let newChat: (history: ChatHistory, chat: ChatHistory.NewChat)?
 
   /// The plugins; their persistent processes and MCP servers are stopped when the conversation ends.
   let catalog: PluginCatalog
@@ -88,7 +94,8 @@ final class ChatRun: Sendable {
     }
     (model, shutdownModel) = (chosen.model, chosen.shutdown)
 
-    let input = LineReader()
+    let toolNames = registry.tools.map(\.name)
+    let input = LineReader { word in ChatLine.completions(of: word, toolNames: toolNames) }
     self.input = input
     savePath = options.save ?? resumeFile
     streaming = setup.streaming
@@ -100,27 +107,32 @@ final class ChatRun: Sendable {
     let approval = ChatApproval(
       ask: terminal ? ask : nil,
       onNote: { note in console.note("toolhost: \(note)") }, unattendedHint: "allow it with --yes")
-    session = setup.makeSession(
-      model: model, tools: registry, rules: catalog.trust.configuration, approval: approval)
-    _ = session.addObserver { [console] event in console.show(event) }
-    var recorder: ChatRecorder?
+    let recorder = RecorderSlot()
+    self.recorder = recorder
+    let rules = catalog.trust.configuration
+    let model = self.model
+    makeSession = { [setup] transcript in
+      var setup = setup
+      setup.resumedTranscript = transcript
+      let session = setup.makeSession(model: model, tools: registry, rules: rules, approval: approval)
+      _ = session.addObserver { [console] event in console.show(event) }
+      _ = session.addObserver { event in recorder.current?.observe(event) }
+      return session
+    }
+    sessionBox = Mutex(makeSession(setup.resumedTranscript))
+    let newChat = ChatHistory.NewChat(
+      command: command, model: chosen.model.displayName, settings: Self.settings(options, setup: setup))
+    self.newChat = keep ? history.map { ($0, newChat) } : nil
     if keep, let history {
       if let continued {
-        recorder = ChatRecorder(history: history, continuing: continued.summary.id, stored: continued.transcript)
+        recorder.current = ChatRecorder(
+          history: history, continuing: continued.summary.id, stored: continued.transcript)
       } else {
-        do {
-          recorder = try ChatRecorder(
-            history: history,
-            chat: .init(
-              command: command, model: chosen.model.displayName, settings: Self.settings(options, setup: setup)))
-        } catch {
-          printer.warn(
-            "toolhost: warning: \(error); this chat is not kept (--no-history stops this warning)")
+        do { recorder.current = try ChatRecorder(history: history, chat: newChat) } catch {
+          printer.warn("toolhost: warning: \(error); this chat is not kept (--no-history stops this warning)")
         }
       }
     }
-    if let recorder { _ = session.addObserver { event in recorder.observe(event) } }
-    self.recorder = Mutex(recorder)
     if catalog.hasErrors && !options.json {
       let n = catalog.diagnostics.filter(\.isError).count
       printer.warn(
@@ -136,11 +148,13 @@ final class ChatRun: Sendable {
     return printer.usageError(message)
   }
 
-  /// Runs one request in a task that Ctrl-C cancels; returns the error it ended with, if any.
-  private func request(_ prompt: String) async -> (any Error)? {
+  /// Runs one request in a task that Ctrl-C cancels, offering only `tools` when given; returns the error it ended
+  /// with, if any.
+  private func request(_ prompt: String, offering tools: [String]? = nil) async -> (any Error)? {
     let outcome = Mutex<(any Error)?>(nil)
     let session = self.session
-    let generation = self.generation
+    var generation = self.generation
+    generation.offeredTools = tools
     let streaming = self.streaming
     let task = Task {
       do {
@@ -167,11 +181,11 @@ final class ChatRun: Sendable {
 
   /// Adds what the last request added to the history; the first failure is a warning and ends keeping for this run.
   private func keep(prompt: String, error: (any Error)?) {
-    guard let recorder = recorder.withLock({ $0 }) else { return }
+    guard let recorder = recorder.current else { return }
     do {
       try recorder.record(session.transcript, prompt: prompt, error: error.map { ChatConsole.describe($0).message })
     } catch {
-      self.recorder.withLock { $0 = nil }
+      self.recorder.current = nil
       console.note("toolhost: warning: \(error.description); the rest of this chat is not kept")
     }
   }
@@ -231,14 +245,35 @@ final class ChatRun: Sendable {
     if interactive && !console.json {
       console.note(
         "toolhost chat with \(model.displayName), \(session.tools.tools.count) tools. Ctrl-C stops an answer, "
-          + "Ctrl-D quits.")
+          + "Ctrl-D quits; /help lists the commands.")
     }
     while true {
-      if interactive && !console.json { console.promptMarker() }
-      guard let line = await input.nextLine() else { break }
-      let prompt = line.trimmingCharacters(in: .whitespaces)
-      if prompt.isEmpty { continue }
-      if let error = await request(prompt) { console.report(error) }
+      let line: String?
+      if interactive && !console.json && input.edits {
+        line = await input.nextLine(prompt: console.promptText)
+      } else {
+        if interactive && !console.json { console.promptMarker() }
+        line = await input.nextLine()
+      }
+      guard let line else { break }
+      let text = line.trimmingCharacters(in: .whitespaces)
+      if text.isEmpty { continue }
+      var error: (any Error)?
+      switch ChatLine(text, tools: session.tools) {
+      case .prompt(let prompt): error = await request(prompt)
+      case .pick(let tool, let message): error = await request(message, offering: [tool])
+      case .listTools(let filter):
+        let lines = ToolPicker.lines(session.tools.tools, filter: filter)
+        console.note(lines.isEmpty ? "toolhost: no tool matches \"\(filter)\"" : lines.joined(separator: "\n"))
+      case .clear: clear()
+      case .help: console.note(ChatLine.commands.map { "  \($0.name)  \($0.help)" }.joined(separator: "\n"))
+      case .hint(let hint): console.note("toolhost: " + hint)
+      case .quit:
+        if interactive && !console.json { console.note("") }
+        await finish()
+        return
+      }
+      if let error { console.report(error) }
       if let status = exitAfterRequest.withLock({ $0 }) {
         await finish()
         throw ExitCode(status)
@@ -246,6 +281,25 @@ final class ChatRun: Sendable {
     }
     if interactive && !console.json { console.note("") }
     await finish()
+  }
+
+  /// `/clear`: a fresh session with the same tools and instructions, kept as a new chat in the history.
+  private func clear() {
+    sessionBox.withLock { $0 = makeSession(nil) }
+    var kept = ""
+    // Kept unless nothing is (--no-history) or the history failed earlier in this run.
+    if let newChat, let previous = recorder.current?.chatID {
+      do {
+        recorder.current = try ChatRecorder(history: newChat.history, chat: newChat.chat)
+        kept = " (the last one is kept as chat \(previous))"
+      } catch {
+        recorder.current = nil
+        console.note("toolhost: warning: \(error); this chat is not kept")
+      }
+    }
+    console.note("toolhost: a new conversation\(kept)")
+    let session = self.session
+    Task { await session.prewarm() }
   }
 
   /// Shuts down the HTTP client and the plugins' long-running processes.
@@ -261,5 +315,15 @@ final class ChatRun: Sendable {
     }
     if let e = error as? LanguageModelError, e.kind == .configuration { return Status.usage }
     return Status.toolFailed
+  }
+}
+
+/// The recorder a chat keeps its history with, replaced by `/clear` and dropped when the history fails.
+final class RecorderSlot: Sendable {
+  private let value = Mutex<ChatRecorder?>(nil)
+  /// The recorder in use, if any.
+  var current: ChatRecorder? {
+    get { value.withLock { $0 } }
+    set { value.withLock { $0 = newValue } }
   }
 }

@@ -44,13 +44,18 @@ public struct GenerationOptions: Sendable, Equatable {
   public var stop: [String]?
   /// Extra members merged into the backend's request body as they are (for server-specific settings).
   public var additionalParameters: JSONObject
+  /// Offer only these of the session's tools for this request and tell the model to use them (the instructions
+  /// sent with the request end with ``SessionInstructions/preferring(tools:base:)``'s sentence; the transcript keeps
+  /// the session's own), as picking a tool for one message does. A call of any other tool is sent back to the model
+  /// as an unknown tool. `nil` (the default) offers all of them; names the session has no tool of are ignored.
+  public var offeredTools: [String]?
 
   /// Makes options; everything defaults to the backend's settings, tools to ``ToolCallingMode/allowed``.
   public init(
     toolCalling: ToolCallingMode = .allowed, temperature: Double? = nil,
     maximumResponseTokens: Int? = nil,
     parallelToolCalls: Bool? = nil, topP: Double? = nil, seed: Int? = nil, stop: [String]? = nil,
-    additionalParameters: JSONObject = JSONObject()
+    additionalParameters: JSONObject = JSONObject(), offeredTools: [String]? = nil
   ) {
     self.toolCalling = toolCalling
     self.temperature = temperature
@@ -60,6 +65,7 @@ public struct GenerationOptions: Sendable, Equatable {
     self.seed = seed
     self.stop = stop
     self.additionalParameters = additionalParameters
+    self.offeredTools = offeredTools
   }
 }
 

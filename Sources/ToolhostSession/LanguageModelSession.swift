@@ -237,7 +237,8 @@ public final class LanguageModelSession: Sendable {
     sink: (SessionEvent, String) -> Void
   ) async throws -> Response {
     let policy = self.policy
-    let definitions = Self.definitions(of: tools)
+    let offered = options.offeredTools.map { names in names.filter { tools.tool(named: $0) != nil } }
+    let definitions = Self.definitions(of: tools).filter { offered?.contains($0.name) ?? true }
     var working = start
     let firstNew = working.count
     let promptEntry = Transcript.Prompt(text: prompt)
@@ -254,7 +255,8 @@ public final class LanguageModelSession: Sendable {
         let choice: ToolChoice =
           definitions.isEmpty || answerNow ? .none : options.toolCalling.choice(afterToolCalls: calledTool)
         let request = ModelRequest(
-          transcript: working, tools: definitions, toolChoice: choice, options: options)
+          transcript: offered.map { working.steering(toward: $0) } ?? working, tools: definitions, toolChoice: choice,
+          options: options)
         emit(.modelTurnStarted(round: rounds + 1), "", sink)
         let turn = try await nextTurn(request, streaming: streaming, sink: sink)
         try Task.checkCancellation()
@@ -283,7 +285,7 @@ public final class LanguageModelSession: Sendable {
           .toolCalls(Transcript.ToolCalls(calls: calls, text: turn.text.isEmpty ? nil : turn.text)))
 
         let outcome = try await runCalls(
-          calls, choice: choice, policy: policy, content: turn.text, sink: sink)
+          calls, choice: choice, offered: offered, policy: policy, content: turn.text, sink: sink)
         for record in outcome.records { working.append(.toolOutput(record.output)) }
         if outcome.ranAny { calledTool = true }
 

@@ -17,3 +17,21 @@ public enum SessionInstructions {
     return base + "\n\n" + sentence
   }
 }
+
+extension Transcript {
+  /// The transcript as a request that steers the model toward `tools` sends it: its first instructions end with
+  /// ``SessionInstructions/preferring(tools:base:)``'s sentence (instructions are added at the start when there are
+  /// none). Entries keep their ids.
+  public func steering(toward tools: [String]) -> Transcript {
+    var copy = self
+    if let i = copy.entries.firstIndex(where: { if case .instructions = $0 { true } else { false } }),
+      case .instructions(var instructions) = copy.entries[i]
+    {
+      instructions.text = SessionInstructions.preferring(tools: tools, base: instructions.text) ?? instructions.text
+      copy.entries[i] = .instructions(instructions)
+    } else if let text = SessionInstructions.preferring(tools: tools, base: nil) {
+      copy.entries.insert(.instructions(Transcript.Instructions(text: text)), at: 0)
+    }
+    return copy
+  }
+}

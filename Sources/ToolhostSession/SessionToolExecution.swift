@@ -20,7 +20,7 @@ extension LanguageModelSession {
 
   /// Checks, approves and runs one turn's calls; records come back in the model's order.
   func runCalls(
-    _ calls: [Transcript.ToolCall], choice: ToolChoice, policy: SessionPolicy, content: String,
+    _ calls: [Transcript.ToolCall], choice: ToolChoice, offered: [String]?, policy: SessionPolicy, content: String,
     sink: (SessionEvent, String) -> Void
   ) async throws -> RoundOutcome {
     var records = [ToolCallRecord?](repeating: nil, count: calls.count)
@@ -38,7 +38,7 @@ extension LanguageModelSession {
 
     for (index, call) in calls.enumerated() {
       emit(.toolCallStarted(call), content, sink)
-      if let problem = problem(with: call, choice: choice) {
+      if let problem = problem(with: call, choice: choice, offered: offered) {
         repairProblem = problem
         settle(index, .failure(problem), .zero, ran: false)
       } else {
@@ -112,18 +112,18 @@ extension LanguageModelSession {
 
   /// Why a call cannot run as asked, in words for the model: tools off, unknown tool, unparsable or invalid
   /// arguments.
-  private func problem(with call: Transcript.ToolCall, choice: ToolChoice) -> ToolCallError? {
+  /// Why `call` cannot run as it is (sent back to the model), or `nil`: tools not allowed this turn, a tool that is
+  /// not offered (none of the session's, or not among `offered`), arguments that are not JSON or break the schema.
+  private func problem(with call: Transcript.ToolCall, choice: ToolChoice, offered: [String]?) -> ToolCallError? {
     if choice == .none && !tools.tools.isEmpty {
       return ToolCallError(
         toolName: call.toolName,
         underlyingError: ToolFailure.refused(
           reason: "tool calls are not allowed in this request; answer in text"))
     }
-    guard let tool = tools.tool(named: call.toolName) else {
-      return ToolCallError(
-        toolName: call.toolName,
-        underlyingError: ToolFailure.unknownTool(suggestions: tools.suggestions(for: call.toolName))
-      )
+    guard let tool = tools.tool(named: call.toolName), offered?.contains(call.toolName) ?? true else {
+      let suggestions = offered ?? tools.suggestions(for: call.toolName)
+      return ToolCallError(toolName: call.toolName, underlyingError: ToolFailure.unknownTool(suggestions: suggestions))
     }
     if let raw = call.argumentsText {
       let excerpt = raw.count > 200 ? String(raw.prefix(200)) + "…" : raw

@@ -161,3 +161,89 @@ extension CLITests {
     #expect(listed.stderr.contains("the file is damaged or not a toolhost history"), "\(listed.stderr)")
   }
 }
+
+/// The chat's own lines: `/tools`, `@TOOL message`, `/clear`, `/help`, `/quit`, and hints for the rest.
+extension CLITests {
+  @Test func chatCommandsPickAToolClearAndQuit() async throws {
+    defer { try? FileManager.default.removeItem(at: work) }
+    let rules =
+      Self.bostonRules + "\n"
+        + """
+          - name: again
+            when: {messages_contain: "hello again"}
+            respond: {content: "Hi again."}
+        """
+    let lines = [
+      "/tools weather", "/help", "@getWeather What is Boston like in April?", "/bogus", "@getWeathr hi", "@getWeather",
+      "/clear", "hello again", "/quit", "never sent",
+    ]
+    try await FakeLLM.with(rules: rules) { server in
+      let chat = try await toolhost(
+        ["chat", "--no-stream"] + plugins, server: server, stdin: lines.joined(separator: "\n") + "\n")
+      #expect(chat.status == 0, "\(chat.output)\nserver:\n\(server.log)")
+      #expect(chat.stdout == "Boston averages a high of about 13 °C in April.\nHi again.\n")
+      // /tools weather: the matching tools, name and summary.
+      #expect(chat.stderr.contains("getWeather  "), "\(chat.stderr)")
+      #expect(!chat.stderr.contains("todoList  "), "\(chat.stderr)")
+      #expect(chat.stderr.contains("/clear  start a new conversation"), "\(chat.stderr)")
+      #expect(chat.stderr.contains("toolhost: /bogus is not a command"), "\(chat.stderr)")
+      #expect(chat.stderr.contains("no tool is called getWeathr: did you mean @getWeather?"), "\(chat.stderr)")
+      #expect(chat.stderr.contains("write the message after the tool's name: @getWeather"), "\(chat.stderr)")
+      #expect(chat.stderr.contains("a new conversation (the last one is kept as chat 1)"), "\(chat.stderr)")
+
+      let requests = try server.requests()
+      #expect(requests.count == 3, "\(requests)")
+      // The picked message: only that tool offered, and the model told to use it.
+      let picked = try #require(requests.first)
+      let offered = (picked["tools"] as? [[String: Any]])?.compactMap {
+        ($0["function"] as? [String: Any])?["name"] as? String
+      }
+      #expect(offered == ["getWeather"])
+      let system = ((picked["messages"] as? [[String: Any]])?.first?["content"] as? String) ?? ""
+      #expect(system.contains("Use the tool getWeather"), "\(picked)")
+      // After /clear the conversation starts again, with every tool and no steering.
+      let fresh = try #require(requests.last)
+      let messages = fresh["messages"] as? [[String: Any]] ?? []
+      #expect(messages.count == 1, "\(messages)")
+      #expect((fresh["tools"] as? [Any])?.count ?? 0 > 1)
+      let sent = requests.map { "\($0)" }.joined()
+      #expect(!sent.contains("bogus") && !sent.contains("never sent") && !sent.contains("getWeathr"))
+    }
+    let chats = try await chatsJSON()
+    #expect(chats.map { $0["title"]?.stringValue } == ["hello again", "What is Boston like in April?"])
+  }
+}
+
+/// `toolhost chat` on a terminal: the line editor completes tool names with Tab.
+extension CLITests {
+  @Test func onATerminalTabCompletesAToolName() async throws {
+    defer { try? FileManager.default.removeItem(at: work) }
+    try await FakeLLM.with(rules: Self.bostonRules) { server in
+      var env = Subprocess.cleanEnvironment(home: work.path)
+      env["TOOLHOST_API_KEY"] = "cli-key"
+      let chat = try await TestEnvironment.run(
+        ["/usr/bin/env", "-C", work.path]
+          + Terminal.command(
+            [
+              try TestPackage.requireToolhostBinary(), "chat", "--no-stream", "--base-url", server.baseURL, "--model",
+              "cli-model",
+            ] + plugins,
+            typing: [
+              // "@getW" + Tab completes to "@getWeather "; the rest of the message, then Enter.
+              ("you› ", "@getW\tWhat is Boston like in April?\r"),
+              // The answer, then Ctrl-D at the next prompt ends the chat.
+              ("you› ", "\u{04}"),
+            ]),
+        environment: env, stdin: "", timeout: 120)
+      #expect(chat.status == 0, "\(chat.output)\nserver:\n\(server.log)")
+      #expect(chat.stdout.contains("Boston averages a high of about 13 °C in April."), "\(chat.output)")
+      let first = try #require(try server.requests().first)
+      let offered = (first["tools"] as? [[String: Any]])?.compactMap {
+        ($0["function"] as? [String: Any])?["name"] as? String
+      }
+      #expect(offered == ["getWeather"], "\(first)")
+      let prompt = ((first["messages"] as? [[String: Any]])?.last?["content"] as? String) ?? ""
+      #expect(prompt == "What is Boston like in April?")
+    }
+  }
+}

@@ -81,6 +81,40 @@ struct SessionLoopTests {
       second.map(\.type) == ["prompt", "toolCalls", "toolOutput", "toolOutput", "toolOutput"])
   }
 
+  @Test func offeredToolsNarrowOneRequestAndSteerIt() async throws {
+    let model = ScriptedModel(turns: [
+      calls(call("sleepy", ["label": "x", "ms": 0], id: "a")),
+      calls(call("add", ["a": 1, "b": 2], id: "b")),
+      answer("3"),
+      answer("plain"),
+    ])
+    let session = try LanguageModelSession(
+      model: model, tools: [AddTool(), SleepTool()], instructions: "Be brief.")
+    let response = try await session.respond(to: "1+2?", options: GenerationOptions(offeredTools: ["add", "nope"]))
+    #expect(response.content == "3")
+    let first = try #require(model.requests.first)
+    #expect(first.tools.map(\.name) == ["add"])
+    guard case .instructions(let sent) = first.transcript.entries.first else {
+      Issue.record("no instructions sent")
+      return
+    }
+    #expect(sent.text.hasPrefix("Be brief.\n\nUse the tool add to answer"), "\(sent.text)")
+    // A tool the request did not offer is not run: the model hears it is unknown and which ones it has.
+    let outputs = session.transcript.compactMap { e -> Transcript.ToolOutput? in
+      if case .toolOutput(let o) = e { return o } else { return nil }
+    }
+    #expect(try JSONValue.parse(outputs[0].text)["error"]?["code"] == "unknown_tool")
+    #expect(outputs[1].text == "{\"sum\":3}")
+    // The transcript keeps the session's own instructions, and the next request offers every tool again.
+    guard case .instructions(let kept) = session.transcript.entries.first else {
+      Issue.record("no instructions kept")
+      return
+    }
+    #expect(kept.text == "Be brief.")
+    _ = try await session.respond(to: "again")
+    #expect(model.requests.last?.tools.map(\.name) == ["add", "sleepy"])
+  }
+
   @Test func inventedToolAndArgumentsAreRepaired() async throws {
     let model = ScriptedModel(turns: [
       calls(

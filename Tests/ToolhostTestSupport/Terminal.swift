@@ -1,3 +1,5 @@
+import Foundation
+
 /// Runs a program on a pseudo-terminal (python3's pty module), so that what it prints is what a terminal shows:
 /// stdout and stderr together, with `\r\n` line ends.
 public enum Terminal {
@@ -5,19 +7,26 @@ public enum Terminal {
   /// exits with its status (128 + the signal when a signal ended it); with `answer`, it types `answer.text` and a
   /// newline the first time `answer.after` appears. Run it with `/usr/bin/env` first.
   public static func command(_ command: [String], answer: (after: String, text: String)? = nil) -> [String] {
-    ["python3", "-c", script, answer?.after ?? "", answer?.text ?? ""] + command
+    self.command(command, typing: answer.map { [($0.after, $0.text + "\n")] } ?? [])
   }
 
-  /// argv[1] the prompt to wait for ("" for none), argv[2] the answer, argv[3:] the command.
+  /// Like ``command(_:answer:)``, typing each `text` as it is (no newline added) once its `after` appears in what
+  /// the program showed since the text before it was typed.
+  public static func command(_ command: [String], typing: [(after: String, text: String)]) -> [String] {
+    let steps = typing.map { [$0.after, $0.text] }
+    let json = String(decoding: (try? JSONSerialization.data(withJSONObject: steps)) ?? Data("[]".utf8), as: UTF8.self)
+    return ["python3", "-c", script, json] + command
+  }
+
+  /// argv[1] a JSON list of [text to wait for, text to type], argv[2:] the command.
   private static let script = #"""
-    import os, pty, sys
-    prompt = sys.argv[1].encode()
-    answer = sys.argv[2].encode() + b"\n"
+    import json, os, pty, sys
+    steps = [(a.encode(), t.encode()) for a, t in json.loads(sys.argv[1])]
     pid, fd = pty.fork()
     if pid == 0:
-        os.execv(sys.argv[3], sys.argv[3:])
+        os.execv(sys.argv[2], sys.argv[2:])
     seen = b""
-    answered = not prompt
+    since = 0
     while True:
         try:
             data = os.read(fd, 65536)
@@ -26,9 +35,10 @@ public enum Terminal {
         if not data:
             break
         seen += data
-        if not answered and prompt in seen:
-            os.write(fd, answer)
-            answered = True
+        while steps and steps[0][0] in seen[since:]:
+            since = seen.index(steps[0][0], since) + len(steps[0][0])
+            os.write(fd, steps[0][1])
+            steps.pop(0)
     _, status = os.waitpid(pid, 0)
     sys.stdout.buffer.write(seen)
     sys.stdout.flush()
