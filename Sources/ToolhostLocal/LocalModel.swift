@@ -223,13 +223,18 @@ public final class LocalModel: LanguageModel {
     }
   }
 
-  /// The request with the local defaults for temperature and length.
-  func prepared(_ request: ModelRequest) -> ModelRequest {
+  /// The request with the local defaults for temperature and length, and its transcript fitted to the context
+  /// window (``Transcript/fitted(toTokens:estimate:)``): what is left of the window once the reply's tokens and
+  /// the tool instructions are set aside. A conversation that fits is sent as it is.
+  public func prepared(_ request: ModelRequest) -> ModelRequest {
     var request = request
     if request.options.temperature == nil { request.options.temperature = configuration.defaultTemperature }
     if request.options.maximumResponseTokens == nil {
       request.options.maximumResponseTokens = configuration.defaultMaximumTokens
     }
+    let toolText = GuidedToolCalls.toolInstructions(tools: request.tools, choice: request.toolChoice)
+    let reserved = (request.options.maximumResponseTokens ?? 0) + toolText.count / 3 + 64
+    request.transcript = request.transcript.fitted(toTokens: max(256, configuration.server.contextSize - reserved))
     return request
   }
 

@@ -310,3 +310,34 @@ final class EventLog: Sendable {
   func append(_ event: LocalServerEvent) { events.withLock { $0.append(event) } }
   var all: [LocalServerEvent] { events.withLock { $0 } }
 }
+
+/// What the local model sends, without a server: defaults, and a long conversation fitted to the context.
+@Suite("local model requests")
+struct LocalModelRequestTests {
+  @Test func aLongConversationIsFittedToTheContextWindow() async {
+    let server = LocalServerConfiguration(
+      python: "/nonexistent/python", modelPath: "/nonexistent/model.gguf", contextSize: 4096, logPath: "/dev/null")
+    let model = LocalModel(configuration: LocalModelConfiguration(server: server))
+    var transcript = Transcript(entries: [.instructions(.init(text: "Be brief."))])
+    for i in 0..<300 {
+      transcript.append(.prompt(.init(text: "question \(i): " + String(repeating: "words ", count: 20))))
+      transcript.append(.response(.init(text: "answer \(i): " + String(repeating: "more ", count: 30))))
+    }
+    transcript.append(.prompt(.init(text: "last question")))
+    let tool = Transcript.ToolDefinition(
+      name: "getWeather", description: "Weather.",
+      parameters: ["type": "object", "properties": ["city": ["type": "string"]]])
+    let sent = model.prepared(ModelRequest(transcript: transcript, tools: [tool], toolChoice: .auto))
+    #expect(sent.options.maximumResponseTokens == 512)
+    #expect(sent.options.temperature == 0)
+    let tokens = sent.transcript.entries.map(Transcript.estimatedTokens).reduce(0, +)
+    #expect(tokens <= 4096 - 512, "\(tokens)")
+    #expect(sent.transcript.entries.count < transcript.entries.count)
+    #expect(sent.transcript.lastPrompt == "last question")
+    #expect(sent.transcript.entries.first?.type == "instructions")
+    // A short one is sent whole, so llama.cpp's cache of its start still holds.
+    let short = Transcript(entries: Array(transcript.entries.prefix(5)))
+    #expect(model.prepared(ModelRequest(transcript: short, tools: [tool], toolChoice: .auto)).transcript == short)
+    await model.shutdown()
+  }
+}
