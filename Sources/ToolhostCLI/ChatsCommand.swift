@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import Toolhost
 import ToolhostCommandLine
 import ToolhostHistory
 import ToolhostJSON
@@ -110,22 +111,32 @@ struct ChatsShow: ParsableCommand {
 struct ChatsExport: ParsableCommand {
   static let configuration = CommandConfiguration(
     commandName: "export",
-    abstract: "Write one chat's transcript as JSONL (which chat --resume FILE continues).")
+    abstract: "Write one chat as JSONL (its transcript, which chat --resume FILE continues) or as one HTML page.")
   @Argument(help: "The chat's id.") var id: Int64
-  @Flag(help: "As JSONL, one transcript entry per line (the only format so far).") var jsonl = false
+  @Flag(help: "As JSONL, one transcript entry per line (the default).") var jsonl = false
+  @Flag(
+    help: ArgumentHelp(
+      "As one self-contained HTML page: the chat and, per turn, its call graph with arguments and outputs that "
+        + "expand."))
+  var html = false
   @Option(name: .shortAndLong, help: ArgumentHelp("Write to this file (0600) instead of stdout.", valueName: "file"))
   var output: String?
+
+  func validate() throws {
+    if jsonl && html { throw ValidationError("--jsonl and --html cannot be combined: choose one format") }
+  }
 
   func run() throws {
     let printer = Printer(raw: true)
     let chat = try withHistory(printer) { history throws(HistoryError) in try history.chat(id) }
+    let text = html ? ChatHTML.page(chat) : chat.transcript.jsonl()
     if let output {
-      do { try chat.transcript.save(to: output) } catch {
-        printer.warn("Error: \(error.description)")
+      do { try FileSafety.writeSecretFile(output, Array(text.utf8)) } catch {
+        printer.warn("Error: cannot write \(output): \(error.localizedDescription)")
         throw ExitCode(ExitStatus.toolFailed)
       }
     } else {
-      try? FileHandle.standardOutput.write(contentsOf: Data(chat.transcript.jsonl().utf8))
+      try? FileHandle.standardOutput.write(contentsOf: Data(text.utf8))
     }
   }
 }

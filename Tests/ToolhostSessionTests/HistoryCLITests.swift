@@ -57,6 +57,14 @@ extension CLITests {
     #expect(entries.first { $0["kind"] == "toolOutput" }?["status"] == "ok")
     #expect(entries.first { $0["kind"] == "toolOutput" }?["durationMs"]?.doubleValue != nil)
 
+    let page = work.path + "/chat.html"
+    let html = try await toolhost(["chats", "export", String(id), "--html", "-o", page])
+    #expect(html.status == 0, "\(html.output)")
+    #expect(stat(page, &info) == 0 && info.st_mode & 0o777 == 0o600)
+    let text = try String(contentsOfFile: page, encoding: .utf8)
+    #expect(text.contains(#"<li class="call ok" data-tool="getWeather">"#), "\(text)")
+    #expect(text.contains("Content-Security-Policy"))
+
     let exported = try await toolhost(["chats", "export", String(id), "--jsonl"])
     #expect(exported.status == 0, "\(exported.output)")
     let lines = exported.stdout.split(separator: "\n")
