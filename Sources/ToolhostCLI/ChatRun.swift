@@ -29,6 +29,11 @@ final class ChatRun: Sendable {
   let recorder: RecorderSlot
   /// The history and what a new chat in it is, for `/clear`; `nil` when nothing is kept.
   private let newChat: (history: ChatHistory, chat: ChatHistory.NewChat)?
+  /// Whether the model titles new chats after their first answer (`chat` does; `ask` keeps its prompt's title, so
+  /// that nothing runs after its answer).
+  private let titlesByModel: Bool
+  /// The chats the model still has to title, and the running title request.
+  private let titling = Mutex<(untitled: Set<Int64>, task: Task<Void, Never>?)>(([], nil))
 
   /// The plugins; their persistent processes and MCP servers are stopped when the conversation ends.
   let catalog: PluginCatalog
@@ -123,12 +128,17 @@ final class ChatRun: Sendable {
     let newChat = ChatHistory.NewChat(
       command: command, model: chosen.model.displayName, settings: Self.settings(options, setup: setup))
     self.newChat = keep ? history.map { ($0, newChat) } : nil
+    titlesByModel = command == "chat"
     if keep, let history {
       if let continued {
         recorder.current = ChatRecorder(
           history: history, continuing: continued.summary.id, stored: continued.transcript)
       } else {
-        do { recorder.current = try ChatRecorder(history: history, chat: newChat) } catch {
+        do {
+          let started = try ChatRecorder(history: history, chat: newChat)
+          recorder.current = started
+          titling.withLock { $0.untitled.insert(started.chatID) }
+        } catch {
           printer.warn("toolhost: warning: \(error); this chat is not kept (--no-history stops this warning)")
         }
       }
@@ -173,6 +183,7 @@ final class ChatRun: Sendable {
     console.endTurn()
     let error = outcome.withLock { $0 }
     keep(prompt: prompt, error: error)
+    if error == nil { titleInBackground(prompt: prompt) }
     if error == nil, let savePath {
       do { try session.transcript.save(to: savePath) } catch { return error }
     }
@@ -290,7 +301,9 @@ final class ChatRun: Sendable {
     // Kept unless nothing is (--no-history) or the history failed earlier in this run.
     if let newChat, let previous = recorder.current?.chatID {
       do {
-        recorder.current = try ChatRecorder(history: newChat.history, chat: newChat.chat)
+        let started = try ChatRecorder(history: newChat.history, chat: newChat.chat)
+        recorder.current = started
+        titling.withLock { $0.untitled.insert(started.chatID) }
         kept = " (the last one is kept as chat \(previous))"
       } catch {
         recorder.current = nil
@@ -302,8 +315,42 @@ final class ChatRun: Sendable {
     Task { await session.prewarm() }
   }
 
+  /// After a new chat's first answer, asks the chat's model for a title in a task of its own (the answer is already
+  /// shown); the prompt's title stays when the model answers instead, fails, or is not done when the chat ends.
+  private func titleInBackground(prompt: String) {
+    guard titlesByModel, let recorder = recorder.current else { return }
+    let id = recorder.chatID
+    let model = self.model
+    let console = self.console
+    titling.withLock { state in
+      guard state.untitled.remove(id) != nil else { return }
+      let previous = state.task
+      state.task = Task {
+        await previous?.value
+        guard let title = try? await ChatTitler(model: model).title(for: prompt) else { return }
+        do { try recorder.history.setTitle(title, source: .model, for: id) } catch {
+          console.note("toolhost: warning: \(error); the chat keeps its first prompt as its title")
+        }
+      }
+    }
+  }
+
   /// Shuts down the HTTP client and the plugins' long-running processes.
   private func finish() async {
+    // A title still being made gets a moment, then is dropped (the chat keeps its prompt's title).
+    if let task = titling.withLock({ $0.task }) {
+      let done = OneShot<Void>()
+      Task {
+        await task.value
+        _ = done.complete(())
+      }
+      Task {
+        try? await Task.sleep(for: .seconds(3))
+        task.cancel()
+        _ = done.complete(())
+      }
+      await done.wait()
+    }
     await shutdownModel()
     await catalog.shutdown()
   }

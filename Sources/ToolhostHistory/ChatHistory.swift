@@ -35,13 +35,17 @@ public final class ChatHistory: Sendable {
   /// Opens the database at `path` (by default ``defaultPath(environment:)``), making it and its folder when they
   /// do not exist yet.
   ///
+  /// - Parameter lockWait: how long a read or write waits for another process's write to end before it fails.
   /// - Throws: ``HistoryError`` when the folder or file cannot be made, the file is not the user's own regular
-  ///   file, is not a toolhost history (a corrupted file, another program's database), or stays locked for 5 s.
-  ///   Nothing is changed in a file that is not a history.
-  public static func open(at path: String = defaultPath()) throws(HistoryError) -> ChatHistory {
+  ///   file, is not a toolhost history (a corrupted file, another program's database), or stays locked for
+  ///   `lockWait`. Nothing is changed in a file that is not a history.
+  public static func open(at path: String = defaultPath(), lockWait: Duration = .seconds(5)) throws(HistoryError)
+    -> ChatHistory
+  {
     try prepareFile(path)
     var configuration = Configuration()
-    configuration.busyMode = .timeout(5)
+    let wait = Double(lockWait.components.seconds) + Double(lockWait.components.attoseconds) / 1e18
+    configuration.busyMode = .timeout(wait)
     configuration.label = "toolhost.history"
     do {
       let database = try DatabaseQueue(path: path, configuration: configuration)
@@ -50,13 +54,17 @@ public final class ChatHistory: Sendable {
         _ = try String.fetchOne(db, sql: "PRAGMA journal_mode = WAL")
       }
       try Self.migrator.migrate(database)
-      return ChatHistory(path: path, database: database)
+      return ChatHistory(path: path, database: database, lockWait: lockWait)
     } catch {
-      throw HistoryError(path: path, error)
+      throw HistoryError(path: path, error, lockWait: lockWait)
     }
   }
 
-  private init(path: String, database: DatabaseQueue) {
+  /// How long an operation waits for another process's write.
+  private let lockWait: Duration
+
+  private init(path: String, database: DatabaseQueue, lockWait: Duration) {
+    self.lockWait = lockWait
     self.path = path
     self.database = database
   }
@@ -280,13 +288,13 @@ public final class ChatHistory: Sendable {
 
   private func write<T>(_ body: (Database) throws -> T) throws(HistoryError) -> T {
     do { return try database.write(body) } catch let error as HistoryError { throw error } catch {
-      throw HistoryError(path: path, error)
+      throw HistoryError(path: path, error, lockWait: lockWait)
     }
   }
 
   private func read<T>(_ body: (Database) throws -> T) throws(HistoryError) -> T {
     do { return try database.read(body) } catch let error as HistoryError { throw error } catch {
-      throw HistoryError(path: path, error)
+      throw HistoryError(path: path, error, lockWait: lockWait)
     }
   }
 }

@@ -232,14 +232,16 @@ public struct HistoryError: Error, Sendable, CustomStringConvertible {
     message = "no chat has the id \(id): \(hint)"
   }
 
-  init(path: String, _ error: any Error) {
+  init(path: String, _ error: any Error, lockWait: Duration) {
     self.path = path
     if let db = error as? DatabaseError {
       switch db.resultCode {
       case .SQLITE_NOTADB, .SQLITE_CORRUPT:
         message = "the file is damaged or not a toolhost history (move it away to start a new one)"
       case .SQLITE_BUSY, .SQLITE_LOCKED:
-        message = "another program has held it locked for 5 s"
+        message =
+          "another program kept it locked for \(lockWait.formatted(.units(allowed: [.seconds, .milliseconds]))); "
+          + "try again when it is done"
       case .SQLITE_READONLY, .SQLITE_CANTOPEN, .SQLITE_PERM:
         message = "it cannot be written: \(db.message ?? "\(db.resultCode)")"
       case .SQLITE_FULL:

@@ -210,7 +210,8 @@ struct CLITests {
     let saved = work.appendingPathComponent("chat.jsonl").path
     try await FakeLLM.with(rules: rules) { server in
       let chat = try await toolhost(
-        ["chat", "--no-tools", "--no-stream", "--save", saved, "--instructions", "Be terse."],
+        // No history here: the model's title request would be one more request to the server.
+        ["chat", "--no-tools", "--no-stream", "--no-history", "--save", saved, "--instructions", "Be terse."],
         server: server,
         stdin: "first question\n\nsecond question\n")
       #expect(chat.status == 0, "\(chat.output)")
@@ -219,7 +220,7 @@ struct CLITests {
       #expect(lines.count == 5)
 
       let resumed = try await toolhost(
-        ["chat", "--no-tools", "--resume", saved, "-p", "third question"], server: server)
+        ["chat", "--no-tools", "--no-history", "--resume", saved, "-p", "third question"], server: server)
       #expect(resumed.status == 0, "\(resumed.output)")
       #expect(resumed.stdout == "Third answer, with the history.\n")
       #expect(try String(contentsOfFile: saved, encoding: .utf8).split(separator: "\n").count == 7)

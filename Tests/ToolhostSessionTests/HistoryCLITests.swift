@@ -76,6 +76,9 @@ extension CLITests {
     defer { try? FileManager.default.removeItem(at: work) }
     let rules = """
       rules:
+        - name: title
+          when: {messages_contain: "You write titles"}
+          respond: {content: "Four Questions"}
         - name: one
           when: {turn: 1}
           respond: {content: "First answer."}
@@ -108,11 +111,12 @@ extension CLITests {
     let chats = try await chatsJSON()
     #expect(chats.count == 1)
     #expect(chats.first?["turns"] == 4)
-    #expect(chats.first?["title"] == "first question")
+    #expect(chats.first?["title"] == "Four Questions")
+    #expect(chats.first?["titleSource"] == "model")
     #expect(try await chatsJSON(["search", "THIRD answer"]).count == 1)
     #expect(try await chatsJSON(["search", "fifth"]).isEmpty)
     let listed = try await toolhost(["chats"])
-    #expect(listed.stdout.contains("first question"), "\(listed.stdout)")
+    #expect(listed.stdout.contains("Four Questions"), "\(listed.stdout)")
 
     let removed = try await toolhost(["chats", "rm", "1"])
     #expect(removed.status == 0, "\(removed.output)")
@@ -199,7 +203,8 @@ extension CLITests {
       #expect(chat.stderr.contains("write the message after the tool's name: @getWeather"), "\(chat.stderr)")
       #expect(chat.stderr.contains("a new conversation (the last one is kept as chat 1)"), "\(chat.stderr)")
 
-      let requests = try server.requests()
+      // The model's title requests for the two chats aside.
+      let requests = try server.requests().filter { !"\($0)".contains("You write titles") }
       #expect(requests.count == 3, "\(requests)")
       // The picked message: only that tool offered, and the model told to use it.
       let picked = try #require(requests.first)
@@ -239,8 +244,9 @@ extension CLITests {
             typing: [
               // "@getW" + Tab completes to "@getWeather "; the rest of the message, then Enter.
               ("you› ", "@getW\tWhat is Boston like in April?\r"),
-              // The answer, then Ctrl-D at the next prompt ends the chat.
-              ("you› ", "\u{04}"),
+              // The answer, then Ctrl-D at the next prompt ends the chat (the line's own redraws show the prompt
+              // too, so the answer is waited for first).
+              ("13 °C in April.", ""), ("you› ", "\u{04}"),
             ]),
         environment: env, stdin: "", timeout: 120)
       #expect(chat.status == 0, "\(chat.output)\nserver:\n\(server.log)")
@@ -252,6 +258,38 @@ extension CLITests {
       #expect(offered == ["getWeather"], "\(first)")
       let prompt = ((first["messages"] as? [[String: Any]])?.last?["content"] as? String) ?? ""
       #expect(prompt == "What is Boston like in April?")
+    }
+  }
+}
+
+/// Titles made by the chat's model after the first answer.
+extension CLITests {
+  @Test func chatIsTitledByItsModelUnlessTheModelAnswersInstead() async throws {
+    defer { try? FileManager.default.removeItem(at: work) }
+    for (reply, expected, source) in [
+      ("Boston Weather In April", "Boston Weather In April", "model"),
+      ("Boston is mild in April, around 13 °C, so pack a light jacket.", "What is Boston like in April?", "prompt"),
+    ] {
+      try? FileManager.default.removeItem(atPath: historyPath)
+      let rules = """
+        rules:
+          - name: title
+            when: {messages_contain: "You write titles"}
+            respond: {content: "\(reply)"}
+          - name: answer
+            respond: {content: "Mild."}
+        """
+      try await FakeLLM.with(rules: rules) { server in
+        let chat = try await toolhost(
+          ["chat", "--no-tools", "--no-stream"], server: server, stdin: "What is Boston like in April?\n")
+        #expect(chat.status == 0, "\(chat.output)")
+        #expect(chat.stdout == "Mild.\n")
+        let titleRequests = try server.requests().filter { "\($0)".contains("You write titles") }
+        #expect(titleRequests.count == (source == "model" ? 1 : 2))
+      }
+      let chats = try await chatsJSON()
+      #expect(chats.first?["title"]?.stringValue == expected)
+      #expect(chats.first?["titleSource"]?.stringValue == source)
     }
   }
 }
