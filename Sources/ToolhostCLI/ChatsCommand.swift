@@ -88,10 +88,17 @@ struct ChatsShow: ParsableCommand {
       "Draw each turn as a tree: prompt, rounds, the parallel tool calls with arguments, duration and status, "
         + "response."))
   var graph = false
+  @Flag(
+    help: ArgumentHelp(
+      "Print the chat as one self-contained HTML page, its call graph's arguments and outputs folding out (as "
+        + "chats export --html)."))
+  var html = false
   @Argument(help: "The chat's id (`toolhost chats` lists them).") var id: Int64
 
   func validate() throws {
-    if json && graph { throw ValidationError("--json and --graph cannot be combined") }
+    if [json, graph, html].filter({ $0 }).count > 1 {
+      throw ValidationError("--json, --graph and --html cannot be combined: choose one")
+    }
   }
 
   func run() throws {
@@ -99,6 +106,9 @@ struct ChatsShow: ParsableCommand {
     let chat = try withHistory(printer) { history throws(HistoryError) in try history.chat(id) }
     if json {
       printer.sayExactly(try chat.json.serialized(.pretty))
+    } else if html {
+      // The page's text is escaped HTML, written as it is (a terminal shows it as text).
+      try? FileHandle.standardOutput.write(contentsOf: Data(ChatHTML.page(chat).utf8))
     } else if graph {
       printer.say("chat \(chat.summary.id): \(chat.summary.displayTitle)")
       for line in CallGraph(chat).lines() { printer.say(line) }

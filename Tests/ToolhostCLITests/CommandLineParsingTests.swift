@@ -212,6 +212,8 @@ struct CommandLineParsingTests {
     (["trust", "--list", "plugins"], "--list takes no folder and no --revoke"),
     (["trust", "--list", "--revoke"], "--list takes no folder and no --revoke"),
     (["chat", "--continue", "--resume", "3"], "--continue and --resume cannot be combined"),
+    (["chats", "show", "3", "--graph", "--html"], "--json, --graph and --html cannot be combined: choose one"),
+    (["chats", "export", "3", "--jsonl", "--html"], "--jsonl and --html cannot be combined: choose one format"),
     (["chats", "rm"], "Missing expected argument '<ids> ...'"),
   ])
   func invalidCombinationsAreRefusedWithTheirMessage(arguments: [String], message: String) throws {

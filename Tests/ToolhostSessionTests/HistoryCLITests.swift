@@ -64,6 +64,7 @@ extension CLITests {
     let text = try String(contentsOfFile: page, encoding: .utf8)
     #expect(text.contains(#"<li class="call ok" data-tool="getWeather">"#), "\(text)")
     #expect(text.contains("Content-Security-Policy"))
+    #expect(try await toolhost(["chats", "show", String(id), "--html"]).stdout == text)
 
     let exported = try await toolhost(["chats", "export", String(id), "--jsonl"])
     #expect(exported.status == 0, "\(exported.output)")
