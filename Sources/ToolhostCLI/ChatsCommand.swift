@@ -19,9 +19,10 @@ struct ChatsCommand: ParsableCommand {
     defaultSubcommand: ChatsList.self)
 }
 
-/// Opens the history for a `chats` command: a history that cannot be opened is an error (exit 1).
+/// Opens the history for a `chats` command (an empty one when there is no file yet: looking makes none); a history
+/// that cannot be opened is an error (exit 1).
 private func openHistory(_ printer: Printer) throws -> ChatHistory {
-  do { return try ChatHistory.open() } catch {
+  do { return try ChatHistory.openIfPresent() } catch {
     printer.warn("Error: \(error.description)")
     throw ExitCode(ExitStatus.toolFailed)
   }

@@ -60,6 +60,23 @@ public final class ChatHistory: Sendable {
     }
   }
 
+  /// The database at `path` when there is a file there, else an empty history in memory that keeps nothing, so
+  /// that looking at the history (`toolhost chats`) does not make one.
+  ///
+  /// - Throws: what ``open(at:lockWait:)`` throws for a file that is there.
+  public static func openIfPresent(at path: String = defaultPath(), lockWait: Duration = .seconds(5))
+    throws(HistoryError) -> ChatHistory
+  {
+    if FileManager.default.fileExists(atPath: path) { return try open(at: path, lockWait: lockWait) }
+    do {
+      let database = try DatabaseQueue()
+      try Self.migrator.migrate(database)
+      return ChatHistory(path: path, database: database, lockWait: lockWait)
+    } catch {
+      throw HistoryError(path: path, error, lockWait: lockWait)
+    }
+  }
+
   /// How long an operation waits for another process's write.
   private let lockWait: Duration
 

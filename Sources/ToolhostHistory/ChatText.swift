@@ -11,9 +11,10 @@ public enum ChatText {
   public static func table(_ chats: [ChatSummary], now: Date = Date(), width: Int = 100) -> String {
     guard !chats.isEmpty else { return "No chats yet: `toolhost chat` and `toolhost ask` keep theirs here." }
     var rows = [["ID", "WHEN", "MODEL", "TURNS", "CALLS", "TITLE"]]
+    let when = When(now: now)
     for chat in chats {
       rows.append([
-        String(chat.id), when(chat.updated, now: now), chat.model, String(chat.turns), String(chat.toolCalls),
+        String(chat.id), when(chat.updated), chat.model, String(chat.turns), String(chat.toolCalls),
         oneLine(chat.displayTitle),
       ])
     }
@@ -82,17 +83,34 @@ public enum ChatText {
   }
 
   /// When, for the list: `14:02` today, `Nov 21 14:02` this year, `2025-11-21` before (in the local time zone).
-  static func when(_ date: Date, now: Date) -> String {
+  /// The formatters are made once per list (making one per row took most of the time of a 1,000-chat list).
+  struct When {
+    let now: Date
     let calendar = Calendar.current
-    let formatter = DateFormatter()
-    formatter.locale = Locale(identifier: "en_US_POSIX")
-    if calendar.isDate(date, inSameDayAs: now) {
-      formatter.dateFormat = "HH:mm"
-    } else if calendar.component(.year, from: date) == calendar.component(.year, from: now) {
-      formatter.dateFormat = "MMM d HH:mm"
-    } else {
-      formatter.dateFormat = "yyyy-MM-dd"
+    let today: DateFormatter
+    let thisYear: DateFormatter
+    let earlier: DateFormatter
+
+    init(now: Date) {
+      self.now = now
+      func formatter(_ format: String) -> DateFormatter {
+        let f = DateFormatter()
+        f.locale = Locale(identifier: "en_US_POSIX")
+        f.dateFormat = format
+        return f
+      }
+      today = formatter("HH:mm")
+      thisYear = formatter("MMM d HH:mm")
+      earlier = formatter("yyyy-MM-dd")
     }
-    return formatter.string(from: date)
+
+    func callAsFunction(_ date: Date) -> String {
+      if calendar.isDate(date, inSameDayAs: now) { return today.string(from: date) }
+      if calendar.component(.year, from: date) == calendar.component(.year, from: now) {
+        return thisYear.string(from: date)
+      }
+      return earlier.string(from: date)
+    }
   }
+
 }

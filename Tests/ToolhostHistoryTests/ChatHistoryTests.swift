@@ -158,6 +158,14 @@ struct ChatHistoryTests {
     #expect(chat.transcript.isEmpty)
   }
 
+  @Test func lookingAtAHistoryThatIsNotThereMakesNone() throws {
+    let history = try ChatHistory.openIfPresent(at: path)
+    #expect(try history.chats().isEmpty)
+    #expect(throws: HistoryError.self) { try history.chat(1) }
+    #expect(!FileManager.default.fileExists(atPath: path))
+    #expect(!FileManager.default.fileExists(atPath: (path as NSString).deletingLastPathComponent))
+  }
+
   @Test func anEmptyHistorySaysSo() throws {
     let history = try ChatHistory.open(at: path)
     let error = #expect(throws: HistoryError.self) { try history.chat(3) }
