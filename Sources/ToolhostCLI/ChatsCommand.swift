@@ -108,8 +108,10 @@ struct ChatsShow: ParsableCommand {
     if json {
       printer.sayExactly(try chat.json.serialized(.pretty))
     } else if html {
-      // The page's text is escaped HTML, written as it is (a terminal shows it as text).
-      try? FileHandle.standardOutput.write(contentsOf: Data(ChatHTML.page(chat).utf8))
+      // Escaped HTML, but chat text may hold control sequences: a terminal gets them made visible.
+      var page = ChatHTML.page(chat)
+      if page.hasSuffix("\n") { page.removeLast() }
+      printer.say(page)
     } else if graph {
       printer.say("chat \(chat.summary.id): \(chat.summary.displayTitle)")
       for line in CallGraph(chat).lines() { printer.say(line) }
@@ -147,7 +149,9 @@ struct ChatsExport: ParsableCommand {
         throw ExitCode(ExitStatus.toolFailed)
       }
     } else {
-      try? FileHandle.standardOutput.write(contentsOf: Data(text.utf8))
+      // A pipe gets the exact text; a terminal gets control sequences from the chat made visible.
+      let shown = isatty(1) != 0 ? TerminalText.visible(text) : text
+      try? FileHandle.standardOutput.write(contentsOf: Data(shown.utf8))
     }
   }
 }

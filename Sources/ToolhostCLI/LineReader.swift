@@ -70,18 +70,24 @@ final class LineReader: Sendable {
   /// terminal, the prompt is drawn and the line edited there (otherwise the caller shows its own prompt).
   func nextLine(prompt: String? = nil) async -> String? {
     let waiter = OneShot<String?>()
+    var plainReadGoesOn = false
     let ready: String?? = state.withLock { s in
       if !s.buffered.isEmpty { return .some(s.buffered.removeFirst()) }
       if s.eof || Task.isCancelled { return .some(nil) }
       s.waiter = waiter
-      s.prompt = prompt
       if !s.reading {
+        s.prompt = prompt
         s.reading = true
         wake.signal()
+      } else {
+        // A plain read (a confirmation whose request was cancelled) is still waiting for its line: this line comes
+        // from it, so its prompt is shown here.
+        plainReadGoesOn = prompt != nil && edits
       }
       return .none
     }
     if let ready { return ready }
+    if plainReadGoesOn, let prompt { try? FileHandle.standardError.write(contentsOf: Data(prompt.utf8)) }
     return await withTaskCancellationHandler {
       await waiter.wait()
     } onCancel: {
@@ -111,6 +117,9 @@ enum TerminalLine {
     withUnsafeMutableBytes(of: &raw.c_cc) { cc in
       cc[Int(VMIN)] = 1
       cc[Int(VTIME)] = 0
+      // Ctrl-\ would end the program without the exit handler that puts the terminal back: it is off while a
+      // line is edited (Ctrl-C still interrupts).
+      cc[Int(VQUIT)] = 0
     }
     saved.withLock { $0 = original }
     tcsetattr(0, TCSANOW, &raw)
@@ -119,6 +128,8 @@ enum TerminalLine {
       saved.withLock { $0 = nil }
     }
     var editor = LineEditor(prompt: prompt, history: history, complete: complete)
+    var size = winsize()
+    if ioctl(2, UInt(TIOCGWINSZ), &size) == 0, size.ws_col > 0 { editor.columns = Int(size.ws_col) }
     show(prompt)
     while true {
       var byte: UInt8 = 0

@@ -1,3 +1,5 @@
+import Toolhost
+
 /// The editing of one line typed on a terminal, as bytes arrive, without any I/O: the reader feeds it each byte
 /// and writes what it answers (redraws of the line, or a list of completions) to the terminal.
 ///
@@ -5,8 +7,9 @@
 /// empty line ends the input); Left, Right, Home, End, Ctrl-A, Ctrl-E move; Ctrl-U and Ctrl-K cut to the start or
 /// end; Ctrl-W cuts a word back; Up and Down walk through earlier lines; Tab completes the word before the cursor
 /// (a single candidate is inserted with a space, several are listed after their common start is inserted); Enter
-/// ends the line. Other control bytes and unknown escape sequences are ignored, so nothing typed reaches the
-/// terminal as a control sequence.
+/// ends the line. Other control bytes, control and bidi characters (``TerminalText/needsEscape(_:)``), broken UTF-8
+/// and unknown escape sequences are dropped, so nothing typed reaches the terminal as a control sequence. A line
+/// wider than ``columns`` scrolls sideways on one row around the cursor (one column per character is assumed).
 ///
 /// ```swift
 /// var editor = LineEditor(prompt: "you› ", complete: { word in ["@getWeather"].filter { $0.hasPrefix(word) } })
@@ -35,6 +38,8 @@ public struct LineEditor: Sendable {
 
   /// The prompt the line is drawn after.
   public let prompt: String
+  /// The terminal's width in columns (the reader sets it from the terminal; 80 when unknown).
+  public var columns = 80
   /// The candidates for a word (the text from the last space before the cursor to the cursor).
   public let complete: @Sendable (String) -> [String]
   /// The line so far.
@@ -45,6 +50,8 @@ public struct LineEditor: Sendable {
   private var historyIndex: Int
   private var pendingUTF8: [UInt8] = []
   private var escape: [UInt8]?
+  /// The first character of the text shown when the line is wider than the terminal.
+  private var scroll = 0
 
   /// An editor for one line, with earlier lines to walk through with Up and Down.
   public init(prompt: String, history: [String] = [], complete: @escaping @Sendable (String) -> [String] = { _ in [] })
@@ -72,6 +79,11 @@ public struct LineEditor: Sendable {
       escape = nil
       return handleEscape(sequence)
     }
+    if !pendingUTF8.isEmpty && !(0x80...0xBF).contains(byte) {
+      // A sequence cut short: what came so far is dropped, and this byte counts on its own.
+      pendingUTF8 = []
+      return feed(byte)
+    }
     if !pendingUTF8.isEmpty || byte >= 0x80 {
       pendingUTF8.append(byte)
       guard let expected = Self.utf8Length(pendingUTF8[0]) else {
@@ -81,7 +93,7 @@ public struct LineEditor: Sendable {
       guard pendingUTF8.count >= expected else { return .none }
       let decoded = String(decoding: pendingUTF8, as: UTF8.self)
       pendingUTF8 = []
-      return insert(decoded.filter { $0 != "\u{FFFD}" })
+      return insert(decoded)
     }
     switch byte {
     case 0x0D, 0x0A:
@@ -127,6 +139,10 @@ public struct LineEditor: Sendable {
   }
 
   private mutating func insert(_ string: String) -> Effect {
+    var clean = ""
+    clean.unicodeScalars.append(
+      contentsOf: string.unicodeScalars.filter { !TerminalText.needsEscape($0) && $0 != "\u{FFFD}" })
+    let string = clean
     guard !string.isEmpty else { return .none }
     text.insert(contentsOf: string, at: cursor)
     cursor += string.count
@@ -187,12 +203,37 @@ public struct LineEditor: Sendable {
   }
 
   /// The prompt and the line from the start of the terminal's line, the rest of that line cleared, and the cursor
-  /// moved back to its place.
-  private func drawing() -> String {
-    var out = "\r" + prompt + String(text) + "\u{1B}[K"
-    let back = text.count - cursor
+  /// moved back to its place. A line too wide for the terminal shows the part around the cursor.
+  private mutating func drawing() -> String {
+    let room = max(8, columns - Self.visibleWidth(prompt) - 1)
+    if text.count <= room {
+      scroll = 0
+    } else {
+      if cursor < scroll { scroll = cursor }
+      if cursor > scroll + room { scroll = cursor - room }
+      scroll = min(scroll, max(0, text.count - room))
+    }
+    let shown = text[scroll..<min(text.count, scroll + room)]
+    var out = "\r" + prompt + String(shown) + "\u{1B}[K"
+    let back = scroll + shown.count - cursor
     if back > 0 { out += "\u{1B}[\(back)D" }
     return out
+  }
+
+  /// How many columns `text` takes, its escape sequences (colours) left out.
+  static func visibleWidth(_ text: String) -> Int {
+    var width = 0
+    var inEscape = false
+    for scalar in text.unicodeScalars {
+      if inEscape {
+        if (0x40...0x7E).contains(scalar.value) && scalar != "[" { inEscape = false }
+      } else if scalar == "\u{1B}" {
+        inEscape = true
+      } else {
+        width += 1
+      }
+    }
+    return width
   }
 
   /// How many bytes a UTF-8 sequence that starts with `lead` has; `nil` for a byte that cannot start one.

@@ -87,18 +87,26 @@ public enum ChatHTML {
     return out + "</details></li>\n"
   }
 
-  /// `text` with `&`, `<`, `>`, `"` and `'` escaped.
+  /// `text` with `&`, `<`, `>`, `"` and `'` escaped, scalar by scalar (a character that joins one of them to
+  /// another scalar, such as U+0600, cannot hide it), and control characters other than tab and line breaks shown
+  /// as `U+XXXX`.
   static func escape(_ text: String) -> String {
     var out = ""
-    out.reserveCapacity(text.count)
-    for c in text {
-      switch c {
+    out.reserveCapacity(text.utf8.count)
+    for scalar in text.unicodeScalars {
+      switch scalar {
       case "&": out += "&amp;"
       case "<": out += "&lt;"
       case ">": out += "&gt;"
       case "\"": out += "&quot;"
       case "'": out += "&#39;"
-      default: out.append(c)
+      case "\t", "\n", "\r": out.unicodeScalars.append(scalar)
+      default:
+        if scalar.value < 0x20 || (0x7F...0x9F).contains(scalar.value) {
+          out += "U+" + String(scalar.value, radix: 16, uppercase: true)
+        } else {
+          out.unicodeScalars.append(scalar)
+        }
       }
     }
     return out

@@ -50,11 +50,23 @@ public final class ChatHistory: Sendable {
     do {
       let database = try DatabaseQueue(path: path, configuration: configuration)
       try database.writeWithoutTransaction { db in
+        // Another program's database is left as it is, and a newer toolhost's is not read with an older schema.
+        let tables = try String.fetchAll(db, sql: "SELECT name FROM sqlite_master WHERE type = 'table'")
+        if !tables.isEmpty && !tables.contains("grdb_migrations") {
+          throw HistoryError(
+            path: path, message: "it is another program's SQLite database (move it away to start a history)")
+        }
+        if try Self.migrator.hasBeenSuperseded(db) {
+          throw HistoryError(
+            path: path, message: "a newer toolhost made it; use that version, or move the file away to start anew")
+        }
         // Kept in the file: every later connection is in WAL mode too.
         _ = try String.fetchOne(db, sql: "PRAGMA journal_mode = WAL")
       }
       try Self.migrator.migrate(database)
       return ChatHistory(path: path, database: database, lockWait: lockWait)
+    } catch let error as HistoryError {
+      throw error
     } catch {
       throw HistoryError(path: path, error, lockWait: lockWait)
     }
@@ -185,6 +197,10 @@ public final class ChatHistory: Sendable {
   public func append(_ entries: [HistoryEntry], to chat: Int64) throws(HistoryError) {
     guard !entries.isEmpty else { return }
     try write { db in
+      guard try Bool.fetchOne(db, sql: "SELECT 1 FROM chat WHERE id = ?", arguments: [chat]) != nil else {
+        throw HistoryError(
+          path: path, message: "chat \(chat) was deleted while it was in use (`/clear` starts a new one)")
+      }
       for entry in entries {
         try db.execute(
           sql: """
@@ -199,7 +215,6 @@ public final class ChatHistory: Sendable {
       try db.execute(
         sql: "UPDATE chat SET updatedAt = ? WHERE id = ?",
         arguments: [entries.last!.date.timeIntervalSince1970, chat])
-      guard db.changesCount == 1 else { throw HistoryError(path: path, message: "chat \(chat) was deleted") }
     }
   }
 

@@ -51,6 +51,33 @@ struct LineEditorTests {
     #expect(type("\u{07}\u{1B}[99;5Z\u{1B}xa\r", into: &e).last == .line("a"))
   }
 
+  @Test func brokenUTF8AndControlCharactersNeverEnterTheLine() {
+    var e = editor()
+    // A lead byte without its continuation, then Enter: the lead byte is dropped and Enter still ends the line.
+    #expect(type("a\u{00}", into: &e).last != .line("a"))
+    var f = editor()
+    let bytes: [UInt8] = [0x61, 0xE2, 0x0D]
+    #expect(bytes.map { f.feed($0) }.last == .line("a"))
+    // A pasted C1 control or bidi override is dropped.
+    var g = editor()
+    #expect(type("x\u{9B}31m\u{202E}y\r", into: &g).last == .line("x31my"))
+  }
+
+  @Test func aLineWiderThanTheTerminalScrollsAroundTheCursor() {
+    var e = LineEditor(prompt: "\u{1B}[1myou› \u{1B}[0m")
+    e.columns = 20  // room for 20 - 5 - 1 = 14 characters
+    let typed = "abcdefghijklmnopqrstuvwxyz"
+    let last = type(typed, into: &e).last
+    // The last 14 characters, the cursor at the end.
+    #expect(last == .redraw("\r\u{1B}[1myou› \u{1B}[0mmnopqrstuvwxyz\u{1B}[K"))
+    _ = type("\u{01}", into: &e)  // Home: the start comes back into view
+    #expect(e.feed(0x05) != .none)  // End again
+    var h = LineEditor(prompt: "> ")
+    h.columns = 12
+    _ = type("abcdefghijklmnop", into: &h)
+    #expect(h.feed(0x01) == .redraw("\r> abcdefghi\u{1B}[K\u{1B}[9D"))
+  }
+
   @Test func ctrlDEndsAnEmptyLineOnly() {
     var e = editor()
     #expect(e.feed(0x04) == .endOfInput)

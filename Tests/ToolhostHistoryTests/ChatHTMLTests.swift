@@ -24,7 +24,9 @@ struct ChatHTMLTests {
     let transcript = Transcript(entries: [
       .prompt(.init(text: "Oslo or Bergen? <script>document.title='owned'</script>")),
       .toolCalls(.init(calls: [oslo, bergen])),
-      .toolOutput(.init(callID: "a", toolName: "getWeather", text: #"{"high": 4}"#)),
+      // U+0600 joins the "<" after it into one Character; the escaping must still see the "<".
+      .toolOutput(
+        .init(callID: "a", toolName: "getWeather", text: "{\"high\": 4} \u{0600}<i>joined</i> \u{1B}]52;c;x\u{07}")),
       .toolOutput(.init(callID: "b", toolName: "getWeather", text: "<img src=x onerror=alert(1)>", isError: true)),
       .response(.init(text: "Oslo: 4 °C.\nBergen: unknown.")),
     ])
@@ -48,6 +50,8 @@ struct ChatHTMLTests {
     #expect(html.contains("&lt;script&gt;document.title='owned'&lt;/script&gt;"), "\(html)")
     #expect(html.contains("&lt;img src=x onerror=alert(1)&gt;"), "\(html)")
     #expect(!html.contains("<script") && !html.contains("<img") && !html.contains("<b>Bergen"), "\(html)")
+    #expect(html.contains("\u{0600}&lt;i&gt;joined") && !html.contains("<i>"), "\(html)")
+    #expect(html.contains("U+1B]52;c;xU+7") && !html.contains("\u{1B}"), "\(html)")
     #expect(html.contains("<title>chat 1: Oslo or Bergen?"), "\(html)")
 
     let shot = folder.file("chat.png")

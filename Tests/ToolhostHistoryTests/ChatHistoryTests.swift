@@ -205,6 +205,32 @@ struct ChatHistoryTests {
     #expect(error?.description.contains("another program kept it locked for") == true, "\(String(describing: error))")
   }
 
+  @Test func anotherProgramsDatabaseIsLeftAsItIs() throws {
+    let other = folder.file("other.sqlite")
+    let made = Process()
+    made.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+    made.arguments = [
+      "python3", "-c",
+      "import sqlite3, sys; c = sqlite3.connect(sys.argv[1]); c.execute('CREATE TABLE notes (t)'); "
+        + "c.commit()", other,
+    ]
+    try Subprocess.withUnblockedSignals { try made.run() }
+    made.waitUntilExit()
+    chmod(other, 0o600)
+    let before = try Data(contentsOf: URL(fileURLWithPath: other))
+    let error = #expect(throws: HistoryError.self) { try ChatHistory.open(at: other) }
+    #expect(error?.description.contains("another program's SQLite database") == true, "\(String(describing: error))")
+    #expect(try Data(contentsOf: URL(fileURLWithPath: other)) == before)
+  }
+
+  @Test func aChatDeletedWhileInUseSaysSo() throws {
+    let history = try ChatHistory.open(at: path)
+    let recorder = try ChatRecorder(history: history, chat: .init(command: "chat", model: "m"))
+    try history.delete(recorder.chatID)
+    let error = #expect(throws: HistoryError.self) { try recorder.record(Self.sampleTranscript()) }
+    #expect(error?.description.contains("was deleted while it was in use (`/clear` starts a new one)") == true)
+  }
+
   @Test func aSymbolicLinkIsRefused() throws {
     let target = folder.write("elsewhere", "")
     try FileManager.default.createDirectory(
