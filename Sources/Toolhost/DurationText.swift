@@ -12,4 +12,12 @@ extension Duration {
     if s == s.rounded() { return "\(Int(s)) s" }
     return "\((s * 10).rounded() / 10) s"
   }
+
+  /// The duration as a tool call's is shown: `<1 ms`, `12 ms` below a second, else `1.5 s` (one decimal).
+  package var callText: String {
+    let ms = seconds * 1000
+    if ms < 1 { return "<1 ms" }
+    if ms < 1000 { return "\(Int(ms.rounded())) ms" }
+    return String(format: "%.1f s", ms / 1000)
+  }
 }

@@ -135,7 +135,7 @@ final class ChatConsole: Sendable {
       state.withLock { s in
         clearSpinner(&s)
         let mark = record.succeeded ? paint("✓", "32") : paint("✗", "31")
-        let took = record.ran ? " " + paint("(\(Self.format(record.duration)))", "2") : ""
+        let took = record.ran ? " " + paint("(\(record.duration.callText))", "2") : ""
         Self.err(
           "\(mark) \(visibleErr(record.call.toolName))\(took): \(visibleErr(record.summary(width: 110)))\n")
       }
@@ -238,13 +238,5 @@ final class ChatConsole: Sendable {
     case "a", "always": return .always
     default: return .no
     }
-  }
-
-  static func format(_ d: Duration) -> String {
-    let c = d.components
-    let ms = Double(c.seconds) * 1000 + Double(c.attoseconds) / 1e15
-    if ms < 1 { return "<1 ms" }
-    if ms < 1000 { return "\(Int(ms.rounded())) ms" }
-    return String(format: "%.1f s", ms / 1000)
   }
 }

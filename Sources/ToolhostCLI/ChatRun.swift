@@ -80,7 +80,7 @@ final class ChatRun: Sendable {
           printer.warn("Error: \(error.description)")
           throw ExitCode(ExitStatus.toolFailed)
         }
-        printer.warn("toolhost: warning: \(error.description); this chat is not kept (--no-history stops this warning)")
+        printer.warn(Self.notKept(error))
       }
     }
     if let continued { setup.resumedTranscript = continued.transcript }
@@ -139,7 +139,7 @@ final class ChatRun: Sendable {
           recorder.current = started
           titling.withLock { $0.untitled.insert(started.chatID) }
         } catch {
-          printer.warn("toolhost: warning: \(error); this chat is not kept (--no-history stops this warning)")
+          printer.warn(Self.notKept(error))
         }
       }
     }
@@ -199,6 +199,11 @@ final class ChatRun: Sendable {
       self.recorder.current = nil
       console.note("toolhost: warning: \(error.description); the rest of this chat is not kept")
     }
+  }
+
+  /// The warning for a chat the history cannot keep.
+  private static func notKept(_ error: HistoryError) -> String {
+    "toolhost: warning: \(error.description); this chat is not kept (--no-history stops this warning)"
   }
 
   /// What the history keeps of a new chat's settings.

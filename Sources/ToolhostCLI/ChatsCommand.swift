@@ -19,20 +19,10 @@ struct ChatsCommand: ParsableCommand {
     defaultSubcommand: ChatsList.self)
 }
 
-/// Opens the history for a `chats` command (an empty one when there is no file yet: looking makes none); a history
-/// that cannot be opened is an error (exit 1).
-private func openHistory(_ printer: Printer) throws -> ChatHistory {
-  do { return try ChatHistory.openIfPresent() } catch {
-    printer.warn("Error: \(error.description)")
-    throw ExitCode(ExitStatus.toolFailed)
-  }
-}
-
-/// Runs `body` on the history; an unknown chat id is a usage error naming the nearest ids, any other history
-/// failure an error (exit 1).
+/// Runs `body` on the history (an empty one when there is no file yet: looking makes none); an unknown chat id is a
+/// usage error naming the nearest ids, a history that cannot be opened or read an error (exit 1).
 private func withHistory<T>(_ printer: Printer, _ body: (ChatHistory) throws(HistoryError) -> T) throws -> T {
-  let history = try openHistory(printer)
-  do { return try body(history) } catch {
+  do { return try body(try ChatHistory.openIfPresent()) } catch {
     if error.unknownChat != nil { throw printer.usageError(error.description) }
     printer.warn("Error: \(error.description)")
     throw ExitCode(ExitStatus.toolFailed)
@@ -163,9 +153,11 @@ struct ChatsRemove: ParsableCommand {
 
   func run() throws {
     let printer = output.printer
-    for id in ids {
-      try withHistory(printer) { history throws(HistoryError) in try history.delete(id) }
-      printer.warn("toolhost: deleted chat \(id)")
+    try withHistory(printer) { history throws(HistoryError) in
+      for id in ids {
+        try history.delete(id)
+        printer.warn("toolhost: deleted chat \(id)")
+      }
     }
   }
 }

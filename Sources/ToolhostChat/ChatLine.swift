@@ -112,7 +112,7 @@ public enum ToolPicker {
     return matching.map { tool in
       let summary = tool.description.split(whereSeparator: \.isNewline).first.map(String.init) ?? ""
       let line = tool.name.padding(toLength: nameWidth, withPad: " ", startingAt: 0) + "  " + summary
-      return line.count > width ? String(line.prefix(width - 1)) + "…" : line
+      return line.cut(to: width)
     }
   }
 }

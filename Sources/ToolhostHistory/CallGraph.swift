@@ -1,4 +1,5 @@
 import Foundation
+import Toolhost
 import ToolhostJSON
 import ToolhostSession
 
@@ -105,33 +106,33 @@ public struct CallGraph: Sendable, Equatable {
     if let instructions {
       let n = instructions.toolDefinitions.count
       out.append(
-        "instructions, \(n) tool\(n == 1 ? "" : "s") offered: \(ChatText.cut(ChatText.oneLine(instructions.text), outputWidth))"
+        "instructions, \(n) tool\(n == 1 ? "" : "s") offered: \(instructions.text.oneLine.cut(to: outputWidth))"
       )
     }
     for (i, turn) in turns.enumerated() {
       if !out.isEmpty { out.append("") }
-      out.append("turn \(i + 1): > \(ChatText.oneLine(turn.prompt ?? "(no prompt)"))")
+      out.append("turn \(i + 1): > \((turn.prompt ?? "(no prompt)").oneLine)")
       var children: [(String, [String])] = []
       for (r, round) in turn.rounds.enumerated() {
         var calls: [String] = []
         if let text = round.text, !text.isEmpty {
-          calls.append("model: " + ChatText.cut(ChatText.oneLine(text), outputWidth))
+          calls.append("model: " + text.oneLine.cut(to: outputWidth))
         }
         for call in round.calls {
           let status = call.status?.rawValue ?? "no output"
           let duration = call.durationMs.map { ", " + ChatText.durationText($0) } ?? ""
           calls.append("\(call.call.toolName) \(call.call.argumentsJSON)  [\(status)\(duration)]")
           if let output = call.output {
-            calls.append("   └─ " + ChatText.cut(ChatText.oneLine(output.text), outputWidth))
+            calls.append("   └─ " + output.text.oneLine.cut(to: outputWidth))
           }
         }
         let parallel = round.calls.count > 1 ? ", \(round.calls.count) calls in parallel" : ""
         children.append(("round \(r + 1)\(parallel)", calls))
       }
       if let response = turn.response {
-        children.append(("response: " + ChatText.cut(ChatText.oneLine(response), outputWidth), []))
+        children.append(("response: " + response.oneLine.cut(to: outputWidth), []))
       }
-      if let error = turn.error { children.append(("error: " + ChatText.oneLine(error), [])) }
+      if let error = turn.error { children.append(("error: " + error.oneLine, [])) }
       for (c, child) in children.enumerated() {
         let last = c == children.count - 1
         out.append((last ? "└─ " : "├─ ") + child.0)

@@ -44,8 +44,7 @@ public final class ChatHistory: Sendable {
   {
     try prepareFile(path)
     var configuration = Configuration()
-    let wait = Double(lockWait.components.seconds) + Double(lockWait.components.attoseconds) / 1e18
-    configuration.busyMode = .timeout(wait)
+    configuration.busyMode = .timeout(lockWait.seconds)
     configuration.label = "toolhost.history"
     do {
       let database = try DatabaseQueue(path: path, configuration: configuration)

@@ -1,4 +1,5 @@
 import Foundation
+import Toolhost
 import ToolhostJSON
 import ToolhostSession
 
@@ -15,7 +16,7 @@ public enum ChatText {
     for chat in chats {
       rows.append([
         String(chat.id), when(chat.updated), chat.model, String(chat.turns), String(chat.toolCalls),
-        oneLine(chat.displayTitle),
+        chat.displayTitle.oneLine,
       ])
     }
     var widths = [Int](repeating: 0, count: 5)
@@ -24,7 +25,7 @@ public enum ChatText {
       var line = (0..<5).map { i in row[i].padding(toLength: widths[i], withPad: " ", startingAt: 0) }
         .joined(separator: "  ")
       line += "  " + row[5]
-      return line.count > width ? String(line.prefix(width - 1)) + "…" : line
+      return line.cut(to: width)
     }.joined(separator: "\n")
   }
 
@@ -34,7 +35,7 @@ public enum ChatText {
   public static func lines(_ chat: StoredChat, outputWidth: Int = 160) -> [String] {
     let s = chat.summary
     var out = [
-      "chat \(s.id): \(oneLine(s.displayTitle))",
+      "chat \(s.id): \(s.displayTitle.oneLine)",
       "  \(s.command) with \(s.model), started \(ChatSummary.timestamp(s.created)), \(s.turns) "
         + "turn\(s.turns == 1 ? "" : "s"), \(s.toolCalls) tool call\(s.toolCalls == 1 ? "" : "s")",
     ]
@@ -44,7 +45,7 @@ public enum ChatText {
         out.append("")
         out.append(
           "instructions (\(e.toolDefinitions.count) tool\(e.toolDefinitions.count == 1 ? "" : "s")): "
-            + cut(oneLine(e.text), outputWidth))
+            + e.text.oneLine.cut(to: outputWidth))
       case .transcript(.prompt(let e)):
         out.append("")
         out.append("> " + e.text)
@@ -54,7 +55,7 @@ public enum ChatText {
       case .transcript(.toolOutput(let e)):
         let status = entry.status?.rawValue ?? (e.isError ? "error" : "ok")
         let duration = entry.durationMs.map { " \(durationText($0))" } ?? ""
-        out.append("  ← \(e.toolName) \(status)\(duration): \(cut(oneLine(e.text), outputWidth))")
+        out.append("  ← \(e.toolName) \(status)\(duration): \(e.text.oneLine.cut(to: outputWidth))")
       case .transcript(.response(let e)):
         out.append(e.text)
       case .error(let message, let prompt):
@@ -68,19 +69,8 @@ public enum ChatText {
     return out
   }
 
-  /// `text` on one line: line breaks shown as `⏎`, runs of spaces kept.
-  static func oneLine(_ text: String) -> String {
-    text.split(whereSeparator: \.isNewline).map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }
-      .joined(separator: " ⏎ ")
-  }
-
-  static func cut(_ text: String, _ width: Int) -> String {
-    text.count <= width ? text : String(text.prefix(max(1, width - 1))) + "…"
-  }
-
-  static func durationText(_ ms: Double) -> String {
-    ms < 1000 ? "\(Int(ms.rounded())) ms" : String(format: "%.1f s", ms / 1000)
-  }
+  /// A call's duration as the chat showed it live (``Duration/callText``).
+  static func durationText(_ ms: Double) -> String { Duration.milliseconds(ms).callText }
 
   /// When, for the list: `14:02` today, `Nov 21 14:02` this year, `2025-11-21` before (in the local time zone).
   /// The formatters are made once per list (making one per row took most of the time of a 1,000-chat list).

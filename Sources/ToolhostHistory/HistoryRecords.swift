@@ -240,7 +240,7 @@ public struct HistoryError: Error, Sendable, CustomStringConvertible {
         message = "the file is damaged or not a toolhost history (move it away to start a new one)"
       case .SQLITE_BUSY, .SQLITE_LOCKED:
         message =
-          "another program kept it locked for \(lockWait.formatted(.units(allowed: [.seconds, .milliseconds]))); "
+          "another program kept it locked for \(lockWait.messageText); "
           + "try again when it is done"
       case .SQLITE_READONLY, .SQLITE_CANTOPEN, .SQLITE_PERM:
         message = "it cannot be written: \(db.message ?? "\(db.resultCode)")"

@@ -63,12 +63,7 @@ public struct ToolCallRecord: Sendable {
     case .failure(let error):
       text = error.failure?.description ?? String(describing: error.underlyingError)
     }
-    let flat = text.split(whereSeparator: \.isNewline).map {
-      $0.trimmingCharacters(in: .whitespaces)
-    }
-    .filter { !$0.isEmpty }.joined(separator: " ⏎ ")
-    if flat.count <= width { return flat }
-    return String(flat.prefix(max(1, width - 1))) + "…"
+    return text.oneLine.cut(to: width)
   }
 }
 

@@ -23,14 +23,28 @@ extension Transcript {
   /// ``SessionInstructions/preferring(tools:base:)``'s sentence (instructions are added at the start when there are
   /// none). Entries keep their ids.
   public func steering(toward tools: [String]) -> Transcript {
-    var copy = self
-    if let i = copy.entries.firstIndex(where: { if case .instructions = $0 { true } else { false } }),
-      case .instructions(var instructions) = copy.entries[i]
-    {
+    updatingInstructions { current in
+      guard var instructions = current else {
+        return SessionInstructions.preferring(tools: tools, base: nil).map { Transcript.Instructions(text: $0) }
+      }
       instructions.text = SessionInstructions.preferring(tools: tools, base: instructions.text) ?? instructions.text
-      copy.entries[i] = .instructions(instructions)
-    } else if let text = SessionInstructions.preferring(tools: tools, base: nil) {
-      copy.entries.insert(.instructions(Transcript.Instructions(text: text)), at: 0)
+      return instructions
+    }
+  }
+
+  /// This transcript with its instructions changed by `change`, which gets the first instructions entry (`nil` when
+  /// there is none) and returns what stands in its place; a new entry goes first, and `nil` leaves the transcript
+  /// as it is.
+  public func updatingInstructions(_ change: (Instructions?) -> Instructions?) -> Transcript {
+    var copy = self
+    let index = copy.entries.firstIndex { if case .instructions = $0 { true } else { false } }
+    var current: Instructions?
+    if let index, case .instructions(let existing) = copy.entries[index] { current = existing }
+    guard let updated = change(current) else { return copy }
+    if let index {
+      copy.entries[index] = .instructions(updated)
+    } else {
+      copy.entries.insert(.instructions(updated), at: 0)
     }
     return copy
   }
