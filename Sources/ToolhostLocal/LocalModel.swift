@@ -244,7 +244,7 @@ public final class LocalModel: LanguageModel {
     let configuration = OpenAIConfiguration(
       baseURL: endpoint.baseURL, model: modelName, apiKey: endpoint.key, connectTimeout: .seconds(5),
       readTimeout: self.configuration.readTimeout, maximumRetries: 1, toolCalling: self.configuration.toolCalling,
-      guidedResponseFormat: .jsonObjectWithSchema)
+      guidedResponseFormat: .jsonObjectWithSchema, guidedFollowUp: .answer)
     return try OpenAIModel(configuration: configuration, httpClient: client)
   }
 

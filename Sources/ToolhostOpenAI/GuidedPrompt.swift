@@ -119,9 +119,11 @@ extension GuidedToolCalls {
   /// message; prompts are `user` messages; answers are `assistant` messages holding `{"tool": "none", "answer": …}`
   /// and calls
   /// `assistant` messages holding `{"tool": …, "arguments": …}` (when `tools` is empty, answers stay plain text);
-  /// each tool output is a `user` message naming the tool, with the output and what to do next.
+  /// each tool output is a `user` message naming the tool, with the output and what to do next (with `followUp`
+  /// ``GuidedFollowUp/answer``, a successful one asks for the answer in plain words only).
   public static func messages(
-    from transcript: Transcript, tools: [Transcript.ToolDefinition], choice: ToolChoice
+    from transcript: Transcript, tools: [Transcript.ToolDefinition], choice: ToolChoice,
+    followUp: GuidedFollowUp = .answerOrCall
   ) -> [JSONValue] {
     let guided = !tools.isEmpty
     let extra = guided ? toolInstructions(tools: tools, choice: choice) : nil
@@ -154,7 +156,9 @@ extension GuidedToolCalls {
         let next =
           output.isError
           ? "Fix the call, or answer the user's request (\"\(question)\") without it."
-          : "Now answer the user's request (\"\(question)\") with this result, or call another tool if it needs more."
+          : followUp == .answer
+            ? "Now answer the user's request (\"\(question)\") with this result, in plain words."
+            : "Now answer the user's request (\"\(question)\") with this result, or call another tool if it needs more."
         messages.append(["role": "user", "content": .string("\(what):\n\(output.text)\n\n\(next)")])
       }
     }

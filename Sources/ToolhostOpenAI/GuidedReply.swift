@@ -48,6 +48,41 @@ extension GuidedToolCalls {
     }
   }
 
+  /// One guided request and its second tries: what the next request constrains the reply to.
+  ///
+  /// A reply that repeats a call already answered for this prompt (``repeatsEarlierCall(_:in:)``) is asked for
+  /// again as an answer only; a single call copied from its tool's description (``copiesDescription(_:of:in:)``)
+  /// is asked for again with that tool left out of the reply's schema, for at most ``maximumExclusions`` tools.
+  /// Each second try sends the same messages, so the server's prompt cache holds. Pure: no I/O.
+  public struct Attempt: Sendable, Equatable {
+    /// The most tools left out, one per second try.
+    public static let maximumExclusions = 2
+    /// Whether the reply is constrained to an answer.
+    public private(set) var answerOnly = false
+    /// The tools left out of the reply's schema.
+    public private(set) var excluded: Set<String> = []
+
+    /// The first try: nothing constrained beyond the request.
+    public init() {}
+
+    /// Whether `turn`, the reply to `request` under this attempt, is to be asked for again; if so, the attempt is
+    /// changed for the next try. An answer, or a reply already constrained to one, always stands.
+    public mutating func retries(after turn: ModelTurn, for request: ModelRequest) -> Bool {
+      guard !answerOnly, !turn.toolCalls.isEmpty else { return false }
+      if GuidedToolCalls.repeatsEarlierCall(turn, in: request.transcript) {
+        answerOnly = true
+        return true
+      }
+      guard excluded.count < Self.maximumExclusions, turn.toolCalls.count == 1, let call = turn.toolCalls.first,
+        !excluded.contains(call.toolName),
+        let tool = request.tools.first(where: { $0.name == call.toolName }),
+        GuidedToolCalls.copiesDescription(call, of: tool, in: request.transcript)
+      else { return false }
+      excluded.insert(call.toolName)
+      return true
+    }
+  }
+
   /// The JSON value of a reply, also inside a Markdown code fence; `nil` when it is not JSON.
   static func parseReply(_ text: String) -> JSONValue? {
     var body = text.trimmingCharacters(in: .whitespacesAndNewlines)

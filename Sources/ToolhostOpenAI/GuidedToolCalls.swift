@@ -21,20 +21,28 @@ public enum GuidedToolCalls {
   /// format is sent. Sampling options and additional parameters as in ``ChatCompletions/requestBody(for:model:stream:)``.
   ///
   /// With `answerOnly`, the reply is constrained to the answer object: for a second try after the model repeated a
-  /// call whose result it already has (see ``repeatsEarlierCall(_:in:)``). With more than ``shortlistThreshold``
-  /// tools, only the best ``shortlistSize`` for the last prompt are offered (see ``offeredTools(for:)``).
+  /// call whose result it already has (see ``repeatsEarlierCall(_:in:)``); with `followUp` ``GuidedFollowUp/answer``
+  /// it is too once the last round's results all succeeded (``answersResults(_:)``). The tools named in `excluding`
+  /// stay in the system message but not in the reply's schema: for a second try after a call copied from its
+  /// tool's description (``copiesDescription(_:of:in:)``). With more than ``shortlistThreshold`` tools, only the
+  /// best ``shortlistSize`` for the last prompt are offered (see ``offeredTools(for:)``).
   public static func requestBody(
     for request: ModelRequest, model: String, stream: Bool,
-    format: GuidedResponseFormat = .jsonObjectWithSchema, answerOnly: Bool = false
+    format: GuidedResponseFormat = .jsonObjectWithSchema, answerOnly: Bool = false,
+    followUp: GuidedFollowUp = .answerOrCall, excluding: Set<String> = []
   ) -> JSONValue {
     let constrained = isConstrained(request)
     let tools = constrained ? offeredTools(for: request) : []
+    let answerOnly = answerOnly || (followUp == .answer && answersResults(request.transcript))
     var body: JSONObject = [
       "model": .string(model),
-      "messages": .array(messages(from: request.transcript, tools: tools, choice: request.toolChoice)),
+      "messages": .array(
+        messages(from: request.transcript, tools: tools, choice: request.toolChoice, followUp: followUp)),
     ]
     if constrained {
-      let schema = replySchema(tools: answerOnly ? [] : tools, choice: answerOnly ? .auto : request.toolChoice)
+      let callable = tools.filter { !excluding.contains($0.name) }
+      let schema = replySchema(
+        tools: answerOnly ? [] : callable.isEmpty ? tools : callable, choice: answerOnly ? .auto : request.toolChoice)
       switch format {
       case .jsonObjectWithSchema:
         body["response_format"] = ["type": "json_object", "schema": schema]
@@ -60,6 +68,18 @@ public enum GuidedToolCalls {
     guard request.tools.count > shortlistThreshold else { return request.tools }
     let prompt = request.transcript.lastPrompt ?? ""
     return Array(ToolRanking.rank(request.tools, for: prompt).prefix(shortlistSize).map(\.tool))
+  }
+
+  /// Whether `transcript` ends with the results of a round of calls made for its last prompt, all of them
+  /// successful: where ``GuidedFollowUp/answer`` asks for the answer.
+  public static func answersResults(_ transcript: Transcript) -> Bool {
+    var sawOutput = false
+    for entry in transcript.entries.reversed() {
+      guard case .toolOutput(let output) = entry else { return sawOutput }
+      if output.isError { return false }
+      sawOutput = true
+    }
+    return sawOutput
   }
 
   /// Whether the reply of `request` is constrained: it has tools and may call them.

@@ -38,6 +38,8 @@ public struct OpenAIConfiguration: Sendable {
   public var toolCalling: ToolCallingStrategy
   /// How a guided request names its schema. Default ``GuidedResponseFormat/jsonObjectWithSchema``.
   public var guidedResponseFormat: GuidedResponseFormat
+  /// What a guided reply may be once the tools' results are in. Default ``GuidedFollowUp/answerOrCall``.
+  public var guidedFollowUp: GuidedFollowUp
 
   /// Makes a configuration.
   public init(
@@ -48,7 +50,7 @@ public struct OpenAIConfiguration: Sendable {
     maximumRetries: Int = 3,
     retryBaseDelay: Duration = .milliseconds(500), maximumRetryDelay: Duration = .seconds(30),
     retriesFailedConnections: Bool = false, toolCalling: ToolCallingStrategy = .native,
-    guidedResponseFormat: GuidedResponseFormat = .jsonObjectWithSchema
+    guidedResponseFormat: GuidedResponseFormat = .jsonObjectWithSchema, guidedFollowUp: GuidedFollowUp = .answerOrCall
   ) {
     self.baseURL = baseURL
     self.model = model
@@ -63,6 +65,7 @@ public struct OpenAIConfiguration: Sendable {
     self.retriesFailedConnections = retriesFailedConnections
     self.toolCalling = toolCalling
     self.guidedResponseFormat = guidedResponseFormat
+    self.guidedFollowUp = guidedFollowUp
   }
 
   /// A configuration from explicit values, else the environment, else the defaults.

@@ -79,19 +79,19 @@ public final class OpenAIModel: LanguageModel {
   /// Sends the request without streaming and reads the whole reply.
   ///
   /// With guided tool calling the reply is read as a guided reply (see ``GuidedToolCalls/turn(fromReply:base:callID:)``);
-  /// a reply that repeats a call already answered since the last prompt is asked for again, constrained to an answer.
+  /// a reply that repeats a call already answered since the last prompt is asked for again, constrained to an answer,
+  /// and one that copies its tool's description is asked for again without that tool (``GuidedToolCalls/Attempt``).
   /// - Throws: ``LanguageModelError``, or `CancellationError` when the task is cancelled.
   public func turn(for request: ModelRequest) async throws -> ModelTurn {
     guard isGuided(request) else {
       return try parseWhole(try await collect(try await send(body(for: request, stream: false))))
     }
-    var answerOnly = false
+    var attempt = GuidedToolCalls.Attempt()
     while true {
       let raw = try parseWhole(
-        try await collect(try await send(body(for: request, stream: false, answerOnly: answerOnly))))
+        try await collect(try await send(body(for: request, stream: false, attempt: attempt))))
       let turn = GuidedToolCalls.turn(fromReply: raw.text, base: raw, callID: Self.guidedCallID())
-      if answerOnly || !GuidedToolCalls.repeatsEarlierCall(turn, in: request.transcript) { return turn }
-      answerOnly = true
+      if !attempt.retries(after: turn, for: request) { return turn }
     }
   }
 
@@ -111,13 +111,13 @@ public final class OpenAIModel: LanguageModel {
             continuation.finish()
             return
           }
-          var answerOnly = false
+          var attempt = GuidedToolCalls.Attempt()
           var done = false
           while !done {
             var answer = GuidedAnswerStream()
             var streamed = ""
             var finished: ModelTurn?
-            try await self.stream(self.body(for: request, stream: true, answerOnly: answerOnly)) { event in
+            try await self.stream(self.body(for: request, stream: true, attempt: attempt)) { event in
               switch event {
               case .textDelta(let piece):
                 let text = answer.feed(piece)
@@ -130,10 +130,7 @@ public final class OpenAIModel: LanguageModel {
               }
             }
             guard let turn = finished else { break }
-            if !answerOnly && GuidedToolCalls.repeatsEarlierCall(turn, in: request.transcript) {
-              answerOnly = true
-              continue
-            }
+            if attempt.retries(after: turn, for: request) { continue }
             // A reply that was not the expected JSON was held back: show what has not been shown.
             if turn.toolCalls.isEmpty, turn.text.hasPrefix(streamed), turn.text.count > streamed.count {
               continuation.yield(.textDelta(String(turn.text.dropFirst(streamed.count))))
@@ -150,14 +147,16 @@ public final class OpenAIModel: LanguageModel {
     }
   }
 
-  private func body(for request: ModelRequest, stream: Bool, answerOnly: Bool = false) -> JSONValue {
+  private func body(
+    for request: ModelRequest, stream: Bool, attempt: GuidedToolCalls.Attempt = GuidedToolCalls.Attempt()
+  ) -> JSONValue {
     switch configuration.toolCalling {
     case .native:
       ChatCompletions.requestBody(for: request, model: configuration.model, stream: stream)
     case .guided:
       GuidedToolCalls.requestBody(
         for: request, model: configuration.model, stream: stream, format: configuration.guidedResponseFormat,
-        answerOnly: answerOnly)
+        answerOnly: attempt.answerOnly, followUp: configuration.guidedFollowUp, excluding: attempt.excluded)
     }
   }
 

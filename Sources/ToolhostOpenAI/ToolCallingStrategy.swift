@@ -16,3 +16,13 @@ public enum GuidedResponseFormat: String, Sendable, Equatable, Codable, CaseIter
   /// `{"type": "json_schema", "json_schema": {"name", "schema": S}}`: OpenAI, vLLM and `llama-server`.
   case jsonSchema
 }
+
+/// What a guided reply may be right after the tools' results for the current prompt came back.
+public enum GuidedFollowUp: String, Sendable, Equatable, Codable, CaseIterable {
+  /// An answer, or another tool call (a model that chains calls: list the to-dos, then mark one done).
+  case answerOrCall
+  /// An answer only, when every result of the last round succeeded; after a failed call the model may still fix it.
+  /// For small models, which given a result mostly call the same tool again (5 of 6 times for the default local
+  /// model, BENCHMARKS.md) or call an unrelated one, and so spend a request or a needless call before answering.
+  case answer
+}

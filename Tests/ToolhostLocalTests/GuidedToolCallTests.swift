@@ -332,3 +332,156 @@ import ToolhostSession
     #expect(turn.finishReason == "length")
   }
 }
+
+@Suite struct GuidedSecondTryTests {
+  let units = Transcript.ToolDefinition(
+    name: "convertUnits", description: "Converts a quantity between units, e.g. 5 mi to km, 350 °F to °C.",
+    parameters: [
+      "type": "object",
+      "properties": [
+        "value": ["type": "number"],
+        "from": ["type": "string", "description": "The unit of value, e.g. \"mi\" or \"celsius\"."],
+        "to": ["type": "string", "description": "The unit to convert to, e.g. \"km\" or \"fahrenheit\"."],
+      ],
+      "required": ["value", "from", "to"],
+    ])
+  let weather = Transcript.ToolDefinition(
+    name: "getWeather", description: "Typical weather for a city in a month, e.g. \"Boston\".",
+    parameters: [
+      "type": "object",
+      "properties": [
+        "city": ["type": "string"], "month": ["type": "integer", "minimum": 1, "maximum": 12],
+        "units": ["enum": ["celsius", "fahrenheit"]],
+      ],
+    ])
+  let time = Transcript.ToolDefinition(
+    name: "get_current_time", description: "Current time in an IANA timezone, such as Europe/London.",
+    parameters: ["type": "object", "properties": ["timezone": ["type": "string"]]])
+
+  func copies(_ tool: Transcript.ToolDefinition, _ arguments: JSONValue, after prompt: String) -> Bool {
+    GuidedToolCalls.copiesDescription(
+      .init(id: "c", toolName: tool.name, arguments: arguments), of: tool,
+      in: Transcript(entries: [.prompt(.init(text: prompt))]))
+  }
+
+  @Test func callsFilledWithTheDescriptionsExamplesAreCopies() {
+    // What the default local model did with weather questions.
+    #expect(copies(units, ["value": 25, "from": "celsius", "to": "fahrenheit"], after: "Temperature in Tokyo?"))
+    #expect(
+      copies(units, ["value": 350, "from": "Celsius", "to": "Fahrenheit"], after: "Lisbon in April, in Fahrenheit?"))
+  }
+
+  @Test func callsFromTheConversationAreNotCopies() {
+    // "mi" begins "miles"; "km" is nowhere, but two of three arguments are mentioned.
+    #expect(!copies(units, ["value": 5, "from": "mi", "to": "km"], after: "Convert 5 miles to kilometers."))
+    #expect(!copies(units, ["value": 100, "from": "fahrenheit", "to": "celsius"], after: "100 °F in Celsius?"))
+    // Listed and bounded values are choices: Sydney's month and units are not counted.
+    #expect(!copies(weather, ["city": "Sydney", "month": 12, "units": "celsius"], after: "Sydney in December?"))
+    // Unmentioned but not in the description: what the model knows, not a copy.
+    #expect(!copies(time, ["timezone": "America/New_York"], after: "What time is it in the Big Apple?"))
+    // An unmentioned value that the description holds, beside mentioned ones, is not enough.
+    #expect(!copies(weather, ["city": "Boston"], after: "Weather in Boston?"))
+    #expect(copies(weather, ["city": "Boston"], after: "How warm is it?"))
+    #expect(!copies(units, [:], after: "anything"))
+  }
+
+  @Test func toolOutputsAndInstructionsCountAsTheConversation() {
+    let call = Transcript.ToolCall(
+      id: "c2", toolName: "convertUnits", arguments: ["value": 350, "from": "mi", "to": "km"])
+    let transcript = Transcript(entries: [
+      .instructions(.init(text: "The user's car does 350 miles on a tank.")),
+      .prompt(.init(text: "How far is that in kilometres?")),
+    ])
+    #expect(!GuidedToolCalls.copiesDescription(call, of: units, in: transcript))
+  }
+
+  func request(_ prompt: String, tools: [Transcript.ToolDefinition], then entries: [Transcript.Entry] = [])
+    -> ModelRequest
+  {
+    ModelRequest(
+      transcript: Transcript(entries: [.prompt(.init(text: prompt))] + entries), tools: tools, toolChoice: .auto,
+      options: GenerationOptions())
+  }
+
+  func turn(_ tool: String, _ arguments: JSONValue) -> ModelTurn {
+    var turn = ModelTurn()
+    turn.toolCalls = [.init(id: "x", toolName: tool, arguments: arguments)]
+    return turn
+  }
+
+  @Test func aCopiedCallIsAskedAgainWithoutItsTool() throws {
+    let request = request("Tell me the temperature in Tokyo.", tools: [units, weather, time])
+    var attempt = GuidedToolCalls.Attempt()
+    let retry1 = attempt.retries(
+      after: turn("convertUnits", ["value": 25, "from": "celsius", "to": "fahrenheit"]), for: request)
+    #expect(retry1)
+    #expect(attempt.excluded == ["convertUnits"])
+    #expect(!attempt.answerOnly)
+    let body = GuidedToolCalls.requestBody(for: request, model: "m", stream: false, excluding: attempt.excluded)
+    let names = try #require(body["response_format"]?["schema"]?["anyOf"]?.arrayValue).compactMap {
+      $0["properties"]?["tool"]?["const"]?.stringValue
+    }
+    #expect(names == ["getWeather", "get_current_time", "none"])
+    // The messages stay the same, so the server's prompt cache holds.
+    #expect(body["messages"] == GuidedToolCalls.requestBody(for: request, model: "m", stream: false)["messages"])
+    // The right call stands; an answer always does.
+    let retry2 = attempt.retries(after: turn("getWeather", ["city": "Tokyo"]), for: request)
+    #expect(!retry2)
+    let retry3 = attempt.retries(after: ModelTurn(text: "It is mild."), for: request)
+    #expect(!retry3)
+  }
+
+  @Test func atMostTwoToolsAreLeftOut() {
+    let request = request("How warm is it?", tools: [units, weather, time])
+    var attempt = GuidedToolCalls.Attempt()
+    let retry4 = attempt.retries(after: turn("convertUnits", ["value": 5, "from": "mi", "to": "km"]), for: request)
+    #expect(retry4)
+    let retry5 = attempt.retries(after: turn("getWeather", ["city": "Boston"]), for: request)
+    #expect(retry5)
+    let retry6 = attempt.retries(after: turn("get_current_time", ["timezone": "Europe/London"]), for: request)
+    #expect(!retry6)
+    #expect(attempt.excluded == ["convertUnits", "getWeather"])
+  }
+
+  @Test func aRepeatedCallIsAskedAgainAsAnAnswer() {
+    let call = Transcript.ToolCall(id: "c1", toolName: "getWeather", arguments: ["city": "Oslo"])
+    let request = request(
+      "Weather in Oslo?", tools: [weather],
+      then: [.toolCalls(.init(calls: [call])), .toolOutput(.init(callID: "c1", toolName: "getWeather", text: "{}"))])
+    var attempt = GuidedToolCalls.Attempt()
+    let retry7 = attempt.retries(after: turn("getWeather", ["city": "Oslo"]), for: request)
+    #expect(retry7)
+    #expect(attempt.answerOnly)
+    let retry8 = attempt.retries(after: turn("getWeather", ["city": "Oslo"]), for: request)
+    #expect(!retry8)
+  }
+
+  @Test func answerFollowUpAsksForTheAnswerOnceResultsAreIn() throws {
+    let call = Transcript.ToolCall(id: "c1", toolName: "getWeather", arguments: ["city": "Oslo"])
+    let asked = request("Weather in Oslo?", tools: [weather], then: [.toolCalls(.init(calls: [call]))])
+    let answered = request(
+      "Weather in Oslo?", tools: [weather],
+      then: [.toolCalls(.init(calls: [call])), .toolOutput(.init(callID: "c1", toolName: "getWeather", text: "{}"))])
+    let failed = request(
+      "Weather in Oslo?", tools: [weather],
+      then: [
+        .toolCalls(.init(calls: [call])),
+        .toolOutput(.init(callID: "c1", toolName: "getWeather", text: "unknown city", isError: true)),
+      ])
+    #expect(!GuidedToolCalls.answersResults(asked.transcript))
+    #expect(GuidedToolCalls.answersResults(answered.transcript))
+    #expect(!GuidedToolCalls.answersResults(failed.transcript))
+    let answerSchema = GuidedToolCalls.replySchema(tools: [], choice: .auto)
+    func schema(_ r: ModelRequest, _ followUp: GuidedFollowUp) -> JSONValue? {
+      GuidedToolCalls.requestBody(for: r, model: "m", stream: false, followUp: followUp)["response_format"]?["schema"]
+    }
+    #expect(schema(answered, .answer) == answerSchema)
+    #expect(schema(answered, .answerOrCall) != answerSchema)
+    // After a failure the model may still fix the call.
+    #expect(schema(failed, .answer) != answerSchema)
+    let last = try #require(
+      GuidedToolCalls.requestBody(for: answered, model: "m", stream: false, followUp: .answer)["messages"]?
+        .arrayValue?.last?["content"]?.stringValue)
+    #expect(last.hasSuffix("Now answer the user's request (\"Weather in Oslo?\") with this result, in plain words."))
+  }
+}
