@@ -471,7 +471,8 @@ import ToolhostSession
     #expect(!GuidedToolCalls.answersResults(asked.transcript))
     #expect(GuidedToolCalls.answersResults(answered.transcript))
     #expect(!GuidedToolCalls.answersResults(failed.transcript))
-    let answerSchema = GuidedToolCalls.replySchema(tools: [], choice: .auto)
+    let answerSchema = GuidedToolCalls.answerSchema
+    #expect(answerSchema["required"] == ["tool", "answer"])
     func schema(_ r: ModelRequest, _ followUp: GuidedFollowUp) -> JSONValue? {
       GuidedToolCalls.requestBody(for: r, model: "m", stream: false, followUp: followUp)["response_format"]?["schema"]
     }
