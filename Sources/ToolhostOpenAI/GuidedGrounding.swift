@@ -17,7 +17,8 @@ extension GuidedToolCalls {
   /// number or a string that is not one of the schema's listed values (`enum`, `const`) and not a number the schema
   /// bounds on both sides (a month, a limit): those are choices, not copies. A number is mentioned when it appears as
   /// a number in the conversation; a string when one of its words (letters and digits) begins a word of the
-  /// conversation (`"mi"` for "miles"). A call with at least half of its counted arguments mentioned, or none
+  /// conversation (`"mi"` for "miles") or is begun by one of four letters or more (`"flatbreads"` for "flatbread").
+  /// A call with at least half of its counted arguments mentioned, or none
   /// counted, is never taken for a copy; nor is one whose unmentioned values the description does not hold (a model
   /// that knows "the Big Apple" is `America/New_York`).
   public static func copiesDescription(
@@ -104,7 +105,8 @@ private struct GroundingText {
       let valueWords = GroundingText.words(of: text.lowercased())
       if valueWords.isEmpty { return true }
       return valueWords.contains { word in
-        words.contains(word) || (word.count >= 2 && words.contains { $0.hasPrefix(word) })
+        words.contains(word)
+          || words.contains { (word.count >= 2 && $0.hasPrefix(word)) || ($0.count >= 4 && word.hasPrefix($0)) }
       }
     }
   }
