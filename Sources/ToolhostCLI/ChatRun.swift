@@ -137,7 +137,7 @@ final class ChatRun: Sendable {
         do {
           let started = try ChatRecorder(history: history, chat: newChat)
           recorder.current = started
-          titling.withLock { $0.untitled.insert(started.chatID) }
+          titling.withLock { _ = $0.untitled.insert(started.chatID) }
         } catch {
           printer.warn(Self.notKept(error))
         }
@@ -308,7 +308,7 @@ final class ChatRun: Sendable {
       do {
         let started = try ChatRecorder(history: newChat.history, chat: newChat.chat)
         recorder.current = started
-        titling.withLock { $0.untitled.insert(started.chatID) }
+        titling.withLock { _ = $0.untitled.insert(started.chatID) }
         kept = " (the last one is kept as chat \(previous))"
       } catch {
         recorder.current = nil
