@@ -1,4 +1,3 @@
-import Foundation
 import ToolhostJSON
 import ToolhostSchema
 import ToolhostSession
@@ -87,47 +86,31 @@ extension GuidedToolCalls {
     return type
   }
 
-  /// What the tool list says of a tool: the first sentence of its description, and the description's own advice
-  /// on when to use it (its first sentence that starts "Use it" or "Use this"), at most about 200 and 240 characters.
-  ///
-  /// The advice is the author's guidance for exactly the choice the model makes: with it, the default local model
-  /// picked the right tool for 36 of the eval's 41 prompts instead of 33 (BENCHMARKS.md), as "Use it whenever the
-  /// user gives you numbers to summarize … instead of doing the arithmetic yourself" stopped it computing averages.
+  /// The first sentence of a description, at most about 200 characters.
   static func summary(of description: String) -> String {
-    let sentences = sentences(of: description.split(whereSeparator: \.isNewline).joined(separator: " "))
-    guard let first = sentences.first else { return "" }
-    let advice = sentences.dropFirst().first { $0.hasPrefix("Use it ") || $0.hasPrefix("Use this ") }
-    return ([cut(first, to: 200)] + (advice.map { [cut($0, to: 240)] } ?? [])).joined(separator: " ")
-  }
-
-  /// A text's sentences: a sentence ends at a full stop followed by the end or by a space and a capital, except
-  /// after "e.g" and "i.e" ("e.g. km" and "e.g. Boston" go on).
-  private static func sentences(of text: String) -> [String] {
-    var sentences: [String] = []
-    var start = text.startIndex
-    var search = text.startIndex
-    while let dot = text[search...].firstIndex(of: ".") {
-      let next = text.index(after: dot)
+    let flat = description.split(whereSeparator: \.isNewline).joined(separator: " ")
+    var end = flat.endIndex
+    var search = flat.startIndex
+    // A sentence ends at a full stop followed by the end or by a space and a capital ("e.g. km" goes on).
+    while let dot = flat[search...].firstIndex(of: ".") {
+      let next = flat.index(after: dot)
+      if next == flat.endIndex { break }
+      if flat[next] == " " {
+        let after = flat.index(after: next)
+        if after == flat.endIndex || flat[after].isUppercase {
+          end = next
+          break
+        }
+      }
       search = next
-      guard next < text.endIndex, text[next] == " " else { continue }
-      let after = text.index(after: next)
-      guard after < text.endIndex, text[after].isUppercase else { continue }
-      let before = text[start..<dot]
-      if before.hasSuffix("e.g") || before.hasSuffix("i.e") { continue }
-      sentences.append(String(text[start..<next]))
-      start = after
     }
-    let rest = text[start...].trimmingCharacters(in: .whitespaces)
-    if !rest.isEmpty { sentences.append(rest) }
-    return sentences
-  }
-
-  /// `sentence` cut at a word to about `limit` characters, with an ellipsis when cut.
-  private static func cut(_ sentence: String, to limit: Int) -> String {
-    guard sentence.count > limit else { return sentence }
-    var cut = String(sentence.prefix(limit))
-    if let space = cut.lastIndex(of: " ") { cut = String(cut[..<space]) }
-    return cut + "…"
+    var sentence = String(flat[..<end])
+    if sentence.count > 200 {
+      sentence = String(sentence.prefix(200))
+      if let space = sentence.lastIndex(of: " ") { sentence = String(sentence[..<space]) }
+      sentence += "…"
+    }
+    return sentence
   }
 
   /// The transcript as chat messages for guided calling.

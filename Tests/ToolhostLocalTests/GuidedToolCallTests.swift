@@ -50,34 +50,6 @@ import ToolhostSession
     #expect(instructions.contains("A tool call is required now."))
   }
 
-  @Test func theToolListGivesTheFirstSentenceAndTheAdviceOnWhenToUseIt() {
-    let described = Transcript.ToolDefinition(
-      name: "getWeather",
-      description: """
-        Typical weather for a city, e.g. Boston in May. It is not a forecast.
-        Use it to plan a trip or packing. Use it for nothing else.
-        """,
-      parameters: ["type": "object", "properties": ["city": ["type": "string"]]])
-    let plain = Transcript.ToolDefinition(
-      name: "todoList", description: "Lists the to-dos. Call it first when you do not know the id.",
-      parameters: ["type": "object", "properties": [:]])
-    let long = Transcript.ToolDefinition(
-      name: "x",
-      description: String(repeating: "word ", count: 60) + "end. Use this when " + String(repeating: "y ", count: 120),
-      parameters: ["type": "object", "properties": [:]])
-    let lines = GuidedToolCalls.toolInstructions(tools: [described, plain, long], choice: .auto)
-      .split(separator: "\n").map(String.init)
-    #expect(
-      lines[1]
-        == "- getWeather(city?: string): Typical weather for a city, e.g. Boston in May. Use it to plan a trip or packing."
-    )
-    #expect(lines[2] == "- todoList(): Lists the to-dos.")
-    #expect(lines[3].hasPrefix("- x(): word word"))
-    #expect(lines[3].contains("… Use this when y y"))
-    #expect(lines[3].hasSuffix("…"))
-    #expect(lines[3].count < 420)
-  }
-
   @Test func toolsAreRankedAgainstTheRequest() {
     let todo = Transcript.ToolDefinition(
       name: "todoAdd", description: "Adds an item to the user's to-do list.",
