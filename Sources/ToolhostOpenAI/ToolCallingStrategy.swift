@@ -22,7 +22,8 @@ public enum GuidedFollowUp: String, Sendable, Equatable, Codable, CaseIterable {
   /// An answer, or another tool call (a model that chains calls: list the to-dos, then mark one done).
   case answerOrCall
   /// An answer only, when every result of the last round succeeded; after a failed call the model may still fix it.
-  /// For small models, which given a result mostly call the same tool again (5 of 6 times for the default local
-  /// model, BENCHMARKS.md) or call an unrelated one, and so spend a request or a needless call before answering.
+  /// For small models, which given a result mostly call the same tool again (the default local model did in 5 of 6
+  /// captured asks, BENCHMARKS.md) or call an unrelated one, and so spend a request or a needless call before
+  /// answering.
   case answer
 }
