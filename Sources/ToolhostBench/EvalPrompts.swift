@@ -11,8 +11,8 @@ struct EvalCase {
 }
 
 /// The prompts of both tool-calling evals (`toolcalls`, first turn only; `ask`, end to end): every example tool,
-/// and questions that need none. A city may be named in its local spelling, as `getWeather` accepts. In `ask`, the scratch to-do list holds three items (1 buy milk, 2 call the dentist,
-/// 3 water the plants) before each prompt.
+/// and questions that need none. A city may be named in its local spelling, as `getWeather` accepts. In `ask`, the
+/// scratch to-do list holds three items (1 buy milk, 2 call the dentist, 3 water the plants) before each prompt.
 let everydayPrompts: [EvalCase] = [
   // getWeather (8)
   EvalCase(prompt: "What's the weather like in Boston right now?", tool: "getWeather", expect: ["city": "Boston"]),

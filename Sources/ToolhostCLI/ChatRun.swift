@@ -134,13 +134,7 @@ final class ChatRun: Sendable {
         recorder.current = ChatRecorder(
           history: history, continuing: continued.summary.id, stored: continued.transcript)
       } else {
-        do {
-          let started = try ChatRecorder(history: history, chat: newChat)
-          recorder.current = started
-          titling.withLock { _ = $0.untitled.insert(started.chatID) }
-        } catch {
-          printer.warn(Self.notKept(error))
-        }
+        do { try startChat(in: history, newChat) } catch { printer.warn(Self.notKept(error)) }
       }
     }
     if catalog.hasErrors && !options.json {
@@ -199,6 +193,16 @@ final class ChatRun: Sendable {
       self.recorder.current = nil
       console.note("toolhost: warning: \(error.description); the rest of this chat is not kept")
     }
+  }
+
+  /// Starts keeping a new chat in `history`: it is recorded from now on, and the model titles it after its first
+  /// answer (``titleInBackground(prompt:)``).
+  ///
+  /// - Throws: ``HistoryError`` when the history cannot make the chat; nothing changes then.
+  private func startChat(in history: ChatHistory, _ chat: ChatHistory.NewChat) throws(HistoryError) {
+    let started = try ChatRecorder(history: history, chat: chat)
+    recorder.current = started
+    titling.withLock { _ = $0.untitled.insert(started.chatID) }
   }
 
   /// The warning for a chat the history cannot keep.
@@ -306,9 +310,7 @@ final class ChatRun: Sendable {
     // Kept unless nothing is (--no-history) or the history failed earlier in this run.
     if let newChat, let previous = recorder.current?.chatID {
       do {
-        let started = try ChatRecorder(history: newChat.history, chat: newChat.chat)
-        recorder.current = started
-        titling.withLock { _ = $0.untitled.insert(started.chatID) }
+        try startChat(in: newChat.history, newChat.chat)
         kept = " (the last one is kept as chat \(previous))"
       } catch {
         recorder.current = nil
