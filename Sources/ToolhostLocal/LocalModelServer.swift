@@ -185,7 +185,7 @@ public final class LocalModelServer: Sendable {
       [
         "-c", Self.launcher, "--model", c.modelPath, "--host", "127.0.0.1", "--port", String(port),
         "--n_ctx", String(c.contextSize), "--n_threads", String(c.threads),
-      ] + c.extraArguments
+      ] + c.launchArguments
     let started = ContinuousClock.now
     log.write(
       "\n=== \(Date()) toolhost (pid \(getpid())) starts: \(c.python) -m llama_cpp.server "

@@ -37,6 +37,14 @@ public struct LocalServerConfiguration: Sendable {
     self.promptCacheDirectory = promptCacheDirectory
   }
 
+  /// The arguments after the model, context and threads: ``extraArguments`` after the ones every server gets.
+  ///
+  /// Requests wait their turn: llama-cpp-python's `interrupt_requests` is on by default, and then a request that
+  /// arrives while another is streamed ends that stream at once with `[DONE]` and no finish reason, so `chat`'s
+  /// warm-up, its title request or a second program sharing the server would cut a user's answer short (or
+  /// leave it empty).
+  var launchArguments: [String] { ["--interrupt_requests", "false"] + extraArguments }
+
   /// The environment the server runs with: PATH, HOME, unbuffered UTF-8 output and the prompt cache's folder.
   func serverEnvironment() -> [String: String] {
     let host = ProcessInfo.processInfo.environment

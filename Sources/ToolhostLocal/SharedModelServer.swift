@@ -150,7 +150,7 @@ public final class SharedModelServer: Sendable {
     let settings: [String: Any] = [
       "model": c.modelPath, "n_ctx": c.contextSize, "n_threads": c.threads,
       "idle": Int(shared.keepAlive.components.seconds), "state": statePath, "lock": lockPath,
-      "extra": c.extraArguments,
+      "extra": c.launchArguments,
     ]
     let settingsJSON = String(
       decoding: (try? JSONSerialization.data(withJSONObject: settings, options: [.sortedKeys])) ?? Data(),
@@ -158,7 +158,7 @@ public final class SharedModelServer: Sendable {
     log.write(
       "\n=== \(Date()) toolhost (pid \(getpid())) starts a shared server (keep-alive "
         + "\(shared.keepAlive.components.seconds) s): \(c.python) -m llama_cpp.server --model \(c.modelPath) "
-        + "--n_ctx \(c.contextSize) --n_threads \(c.threads) \(c.extraArguments.joined(separator: " "))\n")
+        + "--n_ctx \(c.contextSize) --n_threads \(c.threads) \(c.launchArguments.joined(separator: " "))\n")
     var environment = c.serverEnvironment()
     environment["TOOLHOST_SERVER_KEY"] = key
     // stdout is a pipe on which the server reports its PID and port; stderr is the log.

@@ -174,6 +174,38 @@ struct LocalModelTests {
     }
   }
 
+  /// Two requests at once (a chat's warm-up and its first prompt, or two programs sharing a server) both get their
+  /// whole answer: the second waits instead of cutting the first short. With llama-cpp-python's default
+  /// `interrupt_requests`, the first stream ended with `[DONE]` and no finish reason as soon as the second arrived.
+  @Test func twoRequestsAtOnceBothFinish() async throws {
+    let model = LocalModel(configuration: try LocalModelConfiguration.named("local"))
+    let request = ModelRequest(
+      transcript: Transcript(entries: [.prompt(.init(text: "Count from 1 to 30, separated by commas."))]),
+      tools: [], toolChoice: .none, options: GenerationOptions(maximumResponseTokens: 40))
+    do {
+      try await model.start()
+      async let first = Self.finishedTurn(model.streamTurn(for: request))
+      try await Task.sleep(for: .milliseconds(400))
+      async let second = Self.finishedTurn(model.streamTurn(for: request))
+      let turns = try await [first, second]
+      for turn in turns {
+        #expect(turn.finishReason == "stop" || turn.finishReason == "length", "cut short: \(turn)")
+        #expect(turn.text.contains("5"), "\(turn.text)")
+      }
+      await model.shutdown()
+    } catch {
+      await model.shutdown()
+      throw error
+    }
+  }
+
+  static func finishedTurn(_ stream: ModelStream) async throws -> ModelTurn {
+    for try await event in stream {
+      if case .finished(let turn) = event { return turn }
+    }
+    throw LanguageModelError(kind: .malformedReply, message: "the stream ended without a turn")
+  }
+
   /// Starts `toolhost chat --model local` in `home` and waits for the server it starts while waiting for the first
   /// prompt; returns toolhost and the server's PID.
   func chatWithReadyServer(home: URL) async throws -> (HostProcess, Int32) {
