@@ -26,13 +26,14 @@ extension GuidedToolCalls {
           : "; otherwise \"tool\": \"none\" and \"answer\": your reply. After a tool's result, answer with it."))
     lines.append("")
     // Examples measurably help a 0.5B model (BENCHMARKS.md); their "need" phrases are specific on purpose: generic
-    // ones ("a fact about art") get copied ("a fact about weather") along with the decision that follows them.
+    // ones ("a fact about art") get copied ("a fact about weather") along with the decision that follows them. The
+    // one answer without a tool is a reply to thanks: answers to questions ("Who painted the Mona Lisa?") taught the
+    // model to answer conversions and averages from memory, and a short prompt ("ok") got an example's answer
+    // copied; a copied "You're welcome!" is a fitting reply to most prompts that short.
     lines.append("Examples (the tools in them are made up):")
     if choice != .required {
-      lines.append("User: Write a one-line greeting for Anna.")
-      lines.append(#"{"need": "a greeting for Anna", "tool": "none", "answer": "Hello Anna, lovely to see you!"}"#)
-      lines.append("User: Who painted the Mona Lisa?")
-      lines.append(#"{"need": "the painter of the Mona Lisa", "tool": "none", "answer": "Leonardo da Vinci."}"#)
+      lines.append("User: Thank you, that was helpful.")
+      lines.append(#"{"need": "a reply to thanks", "tool": "none", "answer": "You're welcome!"}"#)
     }
     lines.append("User: Send Bob an email saying I am late. (with a tool sendEmail)")
     lines.append(

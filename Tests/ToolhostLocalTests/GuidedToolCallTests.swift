@@ -50,6 +50,16 @@ import ToolhostSession
     #expect(instructions.contains("A tool call is required now."))
   }
 
+  /// The one example of an answer without a tool is a reply to thanks: no example answers a question from
+  /// knowledge (which taught the default model to answer conversions and averages from memory), and what a short
+  /// prompt copies from it still fits.
+  @Test func theOnlyExampleAnswerIsAReplyToThanks() {
+    let instructions = GuidedToolCalls.toolInstructions(tools: [weather], choice: .auto)
+    let answers = instructions.split(separator: "\n").filter { $0.hasPrefix("{") && $0.contains(#""tool": "none""#) }
+    #expect(answers == [#"{"need": "a reply to thanks", "tool": "none", "answer": "You're welcome!"}"#])
+    #expect(instructions.components(separatedBy: #""arguments": {"#).count - 1 == 2, "two example calls")
+  }
+
   @Test func toolsAreRankedAgainstTheRequest() {
     let todo = Transcript.ToolDefinition(
       name: "todoAdd", description: "Adds an item to the user's to-do list.",
