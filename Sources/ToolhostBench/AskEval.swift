@@ -64,20 +64,23 @@ private struct AskEvalSetup {
       toolhost: toolhost, plugins: plugins, model: host["TOOLHOST_BENCH_MODEL"] ?? "local", environment: environment)
   }
 
-  /// A fresh scratch folder: HOME, a copy of the example plugins, a to-do list with three items.
-  func scratch() throws -> URL {
+  /// A fresh scratch folder: HOME, with a to-do list of three items and, unless `kept` holds one, a copy of the
+  /// example plugins.
+  func scratch(kept: KeptFolders?) throws -> URL {
     let dir = FileManager.default.temporaryDirectory.appendingPathComponent("toolhost-eval-\(UUID().uuidString)")
     try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
-    try FileManager.default.copyItem(at: plugins, to: dir.appendingPathComponent("plugins"))
+    if kept == nil { try FileManager.default.copyItem(at: plugins, to: dir.appendingPathComponent("plugins")) }
     for item in ["buy milk", "call the dentist", "water the plants"] {
-      let seeded = try run(["call", "--plugins", "plugins", "todoAdd", "--text", item], in: dir, timeout: 30)
+      let seeded = try run(
+        ["call", "--plugins", kept?.plugins.path ?? "plugins", "todoAdd", "--text", item], in: dir, timeout: 30)
       guard seeded.status == 0 else { throw BenchFailure("seeding the to-do list failed: \(seeded.stderr)") }
     }
     return dir
   }
 
-  /// Runs toolhost in `dir` (HOME too) with no terminal; kills it after `timeout` seconds.
-  func run(_ arguments: [String], in dir: URL, timeout: Double) throws -> (
+  /// Runs toolhost in `dir` (HOME too, and the cache folder unless `cache` names another) with no terminal; kills it
+  /// after `timeout` seconds.
+  func run(_ arguments: [String], in dir: URL, cache: URL? = nil, timeout: Double) throws -> (
     status: Int32?, stdout: String, stderr: String, seconds: Double
   ) {
     let process = Process()
@@ -87,6 +90,7 @@ private struct AskEvalSetup {
     var env = environment
     env["HOME"] = dir.path
     env["XDG_CONFIG_HOME"] = dir.appendingPathComponent(".config").path
+    if let cache { env["XDG_CACHE_HOME"] = cache.path }
     process.environment = env
     let out = dir.appendingPathComponent(".out")
     let err = dir.appendingPathComponent(".err")
@@ -120,13 +124,14 @@ private struct AskEvalSetup {
     )
   }
 
-  /// `toolhost ask --json` for one prompt in a fresh scratch folder.
-  func ask(_ prompt: String, keepAlive: Bool) throws -> AskOutcome {
-    let dir = try scratch()
+  /// `toolhost ask --json` for one prompt in a fresh scratch folder, with `kept`'s plugins and cache folder when
+  /// given (else a fresh copy of the plugins and an empty cache folder).
+  func ask(_ prompt: String, keepAlive: Bool, kept: KeptFolders?) throws -> AskOutcome {
+    let dir = try scratch(kept: kept)
     defer { try? FileManager.default.removeItem(at: dir) }
-    var arguments = ["ask", "--json", "--yes", "--model", model, "--plugins", "plugins"]
+    var arguments = ["ask", "--json", "--yes", "--model", model, "--plugins", kept?.plugins.path ?? "plugins"]
     if keepAlive { arguments += ["--keep-alive", "10m"] }
-    let result = try run(arguments + [prompt], in: dir, timeout: 240)
+    let result = try run(arguments + [prompt], in: dir, cache: kept?.cache, timeout: 240)
     let events = result.stdout.split(separator: "\n").compactMap { try? JSONValue.parse(String($0)) }
     let calls = events.filter { $0["type"] == "tool_call_started" }.map {
       (tool: $0["tool"]?.stringValue ?? "?", arguments: $0["arguments"] ?? .null)
@@ -161,14 +166,36 @@ private struct AskScore {
   var needless = 0
 }
 
+/// A plugins folder and a cache folder that a run keeps from prompt to prompt, as a user's are.
+private struct KeptFolders {
+  var root: URL
+  var plugins: URL { root.appendingPathComponent("plugins") }
+  var cache: URL { root.appendingPathComponent("cache") }
+
+  /// A copy of `plugins` and an empty cache folder in a new temporary folder.
+  init(copying plugins: URL) throws {
+    root = FileManager.default.temporaryDirectory.appendingPathComponent("toolhost-eval-kept-\(UUID().uuidString)")
+    try FileManager.default.createDirectory(at: cache, withIntermediateDirectories: true)
+    try FileManager.default.copyItem(at: plugins, to: self.plugins)
+  }
+}
+
 /// Runs every prompt with `setup`'s toolhost, cold or warm, and scores it; per-prompt lines go to stderr.
+///
+/// Cold is a first use: no server running, and a fresh copy of the plugins with an empty cache folder for every
+/// prompt, so every ask starts the time MCP server to list its tools (about 0.9 s here; the list is cached per
+/// plugin folder). Warm is someone who has used toolhost before: the shared server running, and one plugins folder
+/// and one cache folder kept from prompt to prompt, so the list is read from the cache after the first prompt. HOME
+/// (with the to-do list), configuration and trust are fresh for every prompt either way.
 private func askRun(_ setup: AskEvalSetup, _ cases: [EvalCase], warm: Bool, label: String) throws -> AskScore {
   try setup.model("stop")
   if warm { try setup.model("start") }
   defer { if warm { try? setup.model("stop") } }
+  let kept = warm ? try KeptFolders(copying: setup.plugins) : nil
+  defer { if let kept { try? FileManager.default.removeItem(at: kept.root) } }
   var score = AskScore()
   for c in cases {
-    let outcome = try setup.ask(c.prompt, keepAlive: warm)
+    let outcome = try setup.ask(c.prompt, keepAlive: warm, kept: kept)
     let wrong = verdict(outcome, for: c)
     if wrong == nil { score.right += 1 }
     score.times.append(outcome.seconds)
