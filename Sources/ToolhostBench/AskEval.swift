@@ -64,15 +64,12 @@ private struct AskEvalSetup {
       toolhost: toolhost, plugins: plugins, model: host["TOOLHOST_BENCH_MODEL"] ?? "local", environment: environment)
   }
 
-  /// A fresh scratch folder: HOME, with a to-do list of three items and, unless `kept` holds one, a copy of the
-  /// example plugins.
-  func scratch(kept: KeptFolders?) throws -> URL {
+  /// A fresh scratch folder for HOME, with a to-do list of three items (added with the tools in `plugins`).
+  func scratch(plugins: URL) throws -> URL {
     let dir = FileManager.default.temporaryDirectory.appendingPathComponent("toolhost-eval-\(UUID().uuidString)")
     try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
-    if kept == nil { try FileManager.default.copyItem(at: plugins, to: dir.appendingPathComponent("plugins")) }
     for item in ["buy milk", "call the dentist", "water the plants"] {
-      let seeded = try run(
-        ["call", "--plugins", kept?.plugins.path ?? "plugins", "todoAdd", "--text", item], in: dir, timeout: 30)
+      let seeded = try run(["call", "--plugins", plugins.path, "todoAdd", "--text", item], in: dir, timeout: 30)
       guard seeded.status == 0 else { throw BenchFailure("seeding the to-do list failed: \(seeded.stderr)") }
     }
     return dir
@@ -124,14 +121,13 @@ private struct AskEvalSetup {
     )
   }
 
-  /// `toolhost ask --json` for one prompt in a fresh scratch folder, with `kept`'s plugins and cache folder when
-  /// given (else a fresh copy of the plugins and an empty cache folder).
-  func ask(_ prompt: String, keepAlive: Bool, kept: KeptFolders?) throws -> AskOutcome {
-    let dir = try scratch(kept: kept)
+  /// `toolhost ask --json` for one prompt in a fresh scratch folder, with `folders`' plugins and cache folder.
+  func ask(_ prompt: String, keepAlive: Bool, folders: UserFolders) throws -> AskOutcome {
+    let dir = try scratch(plugins: folders.plugins)
     defer { try? FileManager.default.removeItem(at: dir) }
-    var arguments = ["ask", "--json", "--yes", "--model", model, "--plugins", kept?.plugins.path ?? "plugins"]
+    var arguments = ["ask", "--json", "--yes", "--model", model, "--plugins", folders.plugins.path]
     if keepAlive { arguments += ["--keep-alive", "10m"] }
-    let result = try run(arguments + [prompt], in: dir, cache: kept?.cache, timeout: 240)
+    let result = try run(arguments + [prompt], in: dir, cache: folders.cache, timeout: 240)
     let events = result.stdout.split(separator: "\n").compactMap { try? JSONValue.parse(String($0)) }
     let calls = events.filter { $0["type"] == "tool_call_started" }.map {
       (tool: $0["tool"]?.stringValue ?? "?", arguments: $0["arguments"] ?? .null)
@@ -166,15 +162,15 @@ private struct AskScore {
   var needless = 0
 }
 
-/// A plugins folder and a cache folder that a run keeps from prompt to prompt, as a user's are.
-private struct KeptFolders {
+/// A copy of the example plugins and a cache folder: made for every prompt when cold, once for the run when warm.
+private struct UserFolders {
   var root: URL
   var plugins: URL { root.appendingPathComponent("plugins") }
   var cache: URL { root.appendingPathComponent("cache") }
 
   /// A copy of `plugins` and an empty cache folder in a new temporary folder.
   init(copying plugins: URL) throws {
-    root = FileManager.default.temporaryDirectory.appendingPathComponent("toolhost-eval-kept-\(UUID().uuidString)")
+    root = FileManager.default.temporaryDirectory.appendingPathComponent("toolhost-eval-user-\(UUID().uuidString)")
     try FileManager.default.createDirectory(at: cache, withIntermediateDirectories: true)
     try FileManager.default.copyItem(at: plugins, to: self.plugins)
   }
@@ -191,11 +187,13 @@ private func askRun(_ setup: AskEvalSetup, _ cases: [EvalCase], warm: Bool, labe
   try setup.model("stop")
   if warm { try setup.model("start") }
   defer { if warm { try? setup.model("stop") } }
-  let kept = warm ? try KeptFolders(copying: setup.plugins) : nil
+  let kept = warm ? try UserFolders(copying: setup.plugins) : nil
   defer { if let kept { try? FileManager.default.removeItem(at: kept.root) } }
   var score = AskScore()
   for c in cases {
-    let outcome = try setup.ask(c.prompt, keepAlive: warm, kept: kept)
+    let folders = try kept ?? UserFolders(copying: setup.plugins)
+    defer { if kept == nil { try? FileManager.default.removeItem(at: folders.root) } }
+    let outcome = try setup.ask(c.prompt, keepAlive: warm, folders: folders)
     let wrong = verdict(outcome, for: c)
     if wrong == nil { score.right += 1 }
     score.times.append(outcome.seconds)
