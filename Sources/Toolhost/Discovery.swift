@@ -176,7 +176,8 @@ public struct PluginCatalog: Sendable {
     @Sendable func load(_ path: String, in folder: PluginFolder) -> Loaded {
       do throws(ManifestError) {
         let bytes = try readManifest(path, in: folder, trust: trust, checker: checker)
-        let manifest = try PluginManifest.parse(bytes, path: path)
+        var manifest = try PluginManifest.parse(bytes, path: path)
+        if folder.origin == .project { manifest.projectDigest = TrustStore.digest(bytes) }
         // A remote MCP server runs nothing here: its "executable" is its URL.
         let remote = manifest.mcp?.url
         let executable: String
@@ -369,20 +370,24 @@ public struct PluginCatalog: Sendable {
     return bytes
   }
 
-  /// A note for each environment variable a manifest asks for that looks like a secret and that the user has not
-  /// approved for the plugin (`trust.configuration`'s `environment`). Does not throw.
+  /// A note for each environment variable a manifest asks for that looks like a secret, and for a remote MCP
+  /// server's `bearerTokenEnv` (always a secret: it is sent to the server), that the user has not approved for the
+  /// plugin (`trust.configuration`'s `environment`). Does not throw.
   public static func secretEnvironmentNotes(_ manifest: PluginManifest, trust: DiscoveryTrust) -> [PluginDiagnostic] {
-    let secret = trust.configuration.unapprovedSecrets(manifest.environment, plugin: manifest.name)
+    let secret = trust.configuration.unapprovedSecrets(of: manifest)
     guard !secret.isEmpty else { return [] }
     let file = trust.configuration.displayPath
+    let approve = { (name: String) in
+      "approve it with \"environment\": {\"\(manifest.folderName)\": [\"\(name)\"]} in \(file)"
+    }
     return secret.map { name in
-      PluginDiagnostic(
-        kind: .secretEnvironment, path: manifest.path,
-        message:
-          "asks for \(name), which looks like a secret; the plugin gets it on every call (approve it with "
-          + "\"environment\": {\"\(manifest.name)\": [\"\(name)\"]} in \(file), or remove it from the manifest's "
-          + "\"env\")",
-        isError: false)
+      let message =
+        name == manifest.mcp?.bearerTokenEnv && !manifest.environment.contains(name)
+        ? "sends the value of \(name) to \(manifest.mcp?.url ?? "its server") as its bearer token (\(approve(name)), "
+          + "or remove \"bearerTokenEnv\" from the manifest)"
+        : "asks for \(name), which looks like a secret; the plugin gets it on every call (\(approve(name)), or "
+          + "remove it from the manifest's \"env\")"
+      return PluginDiagnostic(kind: .secretEnvironment, path: manifest.path, message: message, isError: false)
     }
   }
 

@@ -64,6 +64,9 @@ public struct PluginManifest: Sendable {
   public var poolSize: Int = 1
   /// The MCP stdio server this manifest declares, if it declares one instead of tools.
   public var mcp: MCPServer?
+  /// The SHA-256 (hex) of the manifest's bytes when discovery found it in a project folder, whose trust pins it;
+  /// `nil` otherwise. An "always" answer for a project's tool is bound to it (``ToolSource/manifestDigest``).
+  public var projectDigest: String?
 
   /// The compiled manifest schema.
   static let schema: JSONSchema = {
@@ -98,8 +101,26 @@ public struct PluginManifest: Sendable {
   }
 
   /// The plugin's name: the MCP server's name, else its folder's name (or `NAME` of `NAME.toolhost.json`), with
-  /// characters outside `A-Z a-z 0-9 _ -` replaced by `_`. Approval and environment rules name plugins by it.
+  /// characters outside `A-Z a-z 0-9 _ -` replaced by `_`. A server's tools are prefixed with it when their names
+  /// collide.
   public var name: String { mcp?.name ?? Self.defaultServerName(path: path) }
+
+  /// The name approval and environment rules know the plugin by: its folder's name (or `NAME` of
+  /// `NAME.toolhost.json`), with characters outside `A-Z a-z 0-9 _ -` replaced by `_`. Never a name the manifest
+  /// chooses (an MCP server's `name` could claim another plugin's rules).
+  public var folderName: String { Self.defaultServerName(path: path) }
+
+  /// Where the plugin lives: its folder for `NAME/toolhost.json`, its manifest file for `NAME.toolhost.json`.
+  public var location: String {
+    path.hasSuffix("/toolhost.json") ? directory : path
+  }
+
+  /// Every host environment variable whose value leaves toolhost for this plugin: `env`, then a remote MCP
+  /// server's `bearerTokenEnv` (sent to its URL).
+  public var requestedVariables: [String] {
+    guard let token = mcp?.bearerTokenEnv, !environment.contains(token) else { return environment }
+    return environment + [token]
+  }
 
   /// Checks a manifest value against the manifest schema and reads it.
   ///

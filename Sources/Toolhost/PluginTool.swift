@@ -153,8 +153,13 @@ public struct PluginTool: PrecompiledTool, ExternalTool {
   public var outputSchema: JSONValue? { definition.outputSchema }
   /// The manifest's annotations.
   public var annotations: ToolAnnotations { definition.annotations }
-  /// The plugin's name (``PluginManifest/name``).
-  public var pluginName: String { manifest.name }
+  /// The name plugin rules know it by: its folder's name (``PluginManifest/folderName``), never a name the
+  /// manifest picks.
+  public var pluginName: String { manifest.folderName }
+  /// Its plugin's folder (or `NAME.toolhost.json`), with the manifest's digest when it is a project's.
+  public var source: ToolSource {
+    ToolSource(location: manifest.location, manifestDigest: manifest.projectDigest)
+  }
   /// Whether its annotations may set its default approval: a plugin's are, an MCP server's are not.
   public var annotationsAreTrusted: Bool { manifest.mcp == nil }
 

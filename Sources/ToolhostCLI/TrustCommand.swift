@@ -8,8 +8,9 @@ struct Trust: AsyncParsableCommand {
   static let configuration = CommandConfiguration(
     abstract: "Trust a project's plugin folder (./plugins by default), so toolhost uses it.",
     discussion: """
-      toolhost runs the plugins of ./plugins only once you trust the folder: this shows what each manifest runs and \
-      which environment variables it asks for, starts nothing, and records the SHA-256 of every manifest (in \
+      toolhost runs the plugins of ./plugins only once you trust the folder: this shows what each manifest runs (each \
+      tool's whole command line), whether each tool runs without asking when a model calls it, and which \
+      environment variables it asks for, starts nothing, and records the SHA-256 of every manifest (in \
       trust.json beside config.json, mode 0600). A manifest that changes, or is added, afterwards is not loaded \
       until you trust the folder again. The programs a manifest names are not pinned: a folder you trust runs as you.
       """)
@@ -91,7 +92,7 @@ struct Trust: AsyncParsableCommand {
         continue
       }
       contents.append((manifest, bytes))
-      for line in Self.summary(of: bytes, path: manifest, config: config) { printer.say("  " + line) }
+      for line in TrustSummary.lines(of: bytes, path: manifest, configuration: config) { printer.say("  " + line) }
     }
     guard contents.count == manifests.count else {
       let n = manifests.count - contents.count
@@ -106,40 +107,6 @@ struct Trust: AsyncParsableCommand {
     printer.say(
       "trusted \(path): \(n) manifest\(n == 1 ? "" : "s") pinned by SHA-256 in \(store.path); a manifest that "
         + "changes needs `toolhost trust` again")
-  }
-
-  /// What a manifest runs and asks for, in lines.
-  static func summary(of bytes: [UInt8], path: String, config: UserConfiguration) -> [String] {
-    let manifest: PluginManifest
-    do { manifest = try PluginManifest.parse(bytes, path: path) } catch {
-      return ["problem: \(error.message) (it is pinned as it is, and stays broken until fixed and trusted again)"]
-    }
-    var lines: [String] = []
-    // The program as it resolves now (a bare name is looked for in the plugin's folder before PATH).
-    let program =
-      (try? manifest.resolveExecutable(searchPath: ProcessInfo.processInfo.environment["PATH"])) ?? manifest.command
-    let command = ([program] + manifest.arguments).joined(separator: " ")
-    if let server = manifest.mcp, let url = server.url {
-      lines.append("remote MCP server \(server.name): runs nothing here; reached at \(url)")
-      if let token = server.bearerTokenEnv {
-        lines.append("sends the value of \(token) to \(url) as its bearer token")
-      }
-    } else if let server = manifest.mcp {
-      lines.append("MCP server \(server.name): runs \(command); its tools are listed when it starts")
-    } else {
-      lines.append("runs: \(command)\(manifest.persistent ? " (kept running)" : "")")
-      lines.append("tools: " + manifest.tools.map(\.name).joined(separator: ", "))
-    }
-    if !manifest.environment.isEmpty {
-      lines.append("environment: " + manifest.environment.joined(separator: ", "))
-      let secret = config.unapprovedSecrets(manifest.environment, plugin: manifest.name)
-      if !secret.isEmpty {
-        lines.append(
-          "warning: it asks for \(secret.joined(separator: ", ")), which look\(secret.count == 1 ? "s" : "") like "
-            + "\(secret.count == 1 ? "a secret" : "secrets")")
-      }
-    }
-    return lines
   }
 
   private func showList(_ store: TrustStore, printer: Printer) {

@@ -80,7 +80,7 @@ public enum Report {
       "name": .string(entry.tool.name), "description": .string(entry.tool.description),
       "manifest": .string(entry.tool.manifest.path), "folder": .string(entry.folder),
       "plugin": .string(entry.tool.pluginName),
-      "environment": .array(entry.tool.manifest.environment.map { .string($0) }),
+      "environment": .array(entry.tool.manifest.requestedVariables.map { .string($0) }),
       "approval": ["mode": .string(approval.mode.rawValue), "reason": .string(approval.reason)],
       "annotations": entry.tool.annotations.json, "inputSchema": entry.tool.parameters,
     ]

@@ -70,14 +70,17 @@ public enum SchemaSummary {
       ]
       out += "  approval: \(approval.mode.rawValue), \(words[approval.mode]!) (\(approval.reason))\n"
     }
-    if let plugin = tool as? PluginTool, !plugin.manifest.environment.isEmpty {
+    if let plugin = tool as? PluginTool, !plugin.manifest.requestedVariables.isEmpty {
       let rules = configuration ?? UserConfiguration(path: "")
-      let secret = rules.unapprovedSecrets(plugin.manifest.environment, plugin: plugin.pluginName)
-      out += "  environment: " + plugin.manifest.environment.joined(separator: ", ") + "\n"
+      let secret = rules.unapprovedSecrets(of: plugin.manifest)
+      out += "  environment: " + plugin.manifest.requestedVariables.joined(separator: ", ") + "\n"
+      if let token = plugin.manifest.mcp?.bearerTokenEnv, let url = plugin.manifest.mcp?.url {
+        out += "  sends the value of \(token) to \(url) as its bearer token\n"
+      }
       if !secret.isEmpty {
         out +=
-          "  warning: \(secret.joined(separator: ", ")) look\(secret.count == 1 ? "s" : "") like "
-          + "\(secret.count == 1 ? "a secret" : "secrets") and reach\(secret.count == 1 ? "es" : "") the plugin on every call\n"
+          "  warning: \(secret.joined(separator: ", ")) \(secret.count == 1 ? "is or looks" : "are or look") like "
+          + "\(secret.count == 1 ? "a secret" : "secrets") and leave\(secret.count == 1 ? "s" : "") toolhost on every call\n"
       }
     }
     out += "\nARGUMENTS:\n"

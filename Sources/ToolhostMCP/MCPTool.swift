@@ -48,8 +48,10 @@ public struct MCPTool: PrecompiledTool, ExternalTool {
     return a
   }
 
-  /// The server's name (``MCPServerConfiguration/name``).
+  /// The server's name (``MCPServerConfiguration/name``), which the program connecting it chose.
   public var pluginName: String { connection.configuration.name }
+  /// The server: its URL, or its command line.
+  public var source: ToolSource { ToolSource(location: connection.configuration.identity) }
   /// `false`: an MCP server's hints are its own claims, so its tools ask before they run unless the user says
   /// otherwise.
   public var annotationsAreTrusted: Bool { false }

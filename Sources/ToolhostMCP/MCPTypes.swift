@@ -48,6 +48,10 @@ public struct MCPServerConfiguration: Sendable {
   /// ``executable``.
   public var transport: MCPTransportOpener?
 
+  /// What tells this server from others for approvals: its executable (for a remote server, its URL) and
+  /// arguments, as one line.
+  public var identity: String { ([executable] + arguments).joined(separator: " ") }
+
   /// Makes a configuration: 10 s to start, 30 s per request, 2 s to exit, 2 s to answer a health check.
   public init(
     name: String, executable: String, arguments: [String] = [], environment: [String: String] = [:],

@@ -23,6 +23,7 @@ struct ApprovalTests {
   struct Fake: ExternalTool {
     var name: String
     var pluginName = "todo"
+    var source = ToolSource(location: "/p/todo")
     var annotationsAreTrusted = true
     var annotations = ToolAnnotations()
     var description: String { "fake" }
@@ -72,6 +73,78 @@ struct ApprovalTests {
     let p = try config(#"{"approvals": {"plugins": {"weath*": "auto"}}}"#)
     #expect(p.approval(for: Fake(name: "getWeather", pluginName: "weather")).mode == .auto)
     #expect(p.approval(for: Fake(name: "getWeather", pluginName: "weather")).isUserRule)
+  }
+
+  @Test func rememberedAnswersMatchTheirSourceOnly() throws {
+    let c = try config(
+      #"{"approvals": {"remembered": [{"tool": "cleanup", "from": "/p/cleaner", "mode": "auto"},"#
+        + #" {"tool": "build", "from": "/src/app/plugins/make", "manifestSHA256": "aa", "mode": "auto"}]}}"#)
+    let mine = Fake(name: "cleanup", source: ToolSource(location: "/p/cleaner"))
+    #expect(c.approval(for: mine).mode == .auto)
+    #expect(c.approval(for: mine).reason.contains("answered \"always\" for cleanup from /p/cleaner"))
+    // The same name from another plugin folder or server is not covered.
+    #expect(c.approval(for: Fake(name: "cleanup", source: ToolSource(location: "/p/other"))).mode == .ask)
+    #expect(c.approval(for: Fake(name: "cleanup", source: ToolSource(location: "https://x.example/mcp"))).mode == .ask)
+    // A project folder's answer holds for the manifest it was given for.
+    let pinned = ToolSource(location: "/src/app/plugins/make", manifestDigest: "aa")
+    #expect(c.approval(for: Fake(name: "build", source: pinned)).mode == .auto)
+    var changed = pinned
+    changed.manifestDigest = "bb"
+    #expect(c.approval(for: Fake(name: "build", source: changed)).mode == .ask)
+    // A rule of the user's that denies wins over a remembered answer.
+    let denied = try config(
+      #"{"approvals": {"tools": {"clean*": "deny"}, "remembered": [{"tool": "cleanup", "from": "/p/cleaner", "mode": "auto"}]}}"#
+    )
+    #expect(denied.approval(for: mine).mode == .deny)
+  }
+
+  @Test func pluginRulesNameTheFolderNotTheServer() throws {
+    // An MCP manifest in a folder "evil" whose server calls itself "time".
+    let manifest = try PluginManifest.parse(
+      Array(#"{"manifestVersion": 1, "mcp": {"name": "time", "command": "/bin/true"}}"#.utf8),
+      path: "/p/evil/toolhost.json")
+    #expect(manifest.name == "time")
+    #expect(manifest.folderName == "evil")
+    #expect(manifest.location == "/p/evil")
+    let single = try PluginManifest.parse(
+      Array(
+        #"{"manifestVersion": 1, "command": "run", "tools": [{"name": "hi", "description": "d", "inputSchema": {"type": "object"}}]}"#
+          .utf8), path: "/p/hello.toolhost.json")
+    #expect(single.folderName == "hello" && single.location == "/p/hello.toolhost.json")
+    let c = try config(#"{"approvals": {"plugins": {"time": "auto", "/p/ev*": "deny"}}}"#)
+    #expect(c.mode(forTool: "get_time", plugin: manifest.folderName, pluginLocation: manifest.location)?.mode == .deny)
+    #expect(c.mode(forTool: "get_time", plugin: "time", pluginLocation: "/q/time")?.mode == .auto)
+  }
+
+  @Test func rememberedRulesThatAreWrongSaySo() {
+    func problem(_ json: String) -> String? {
+      do {
+        _ = try config(json)
+        return nil
+      } catch {
+        return (error as? ConfigurationError)?.message
+      }
+    }
+    #expect(problem(#"{"approvals": {"remembered": {}}}"#)?.contains("must be a list") == true)
+    #expect(problem(#"{"approvals": {"remembered": [{"tool": "x"}]}}"#)?.contains("remembered[0] must be") == true)
+    #expect(
+      problem(#"{"approvals": {"remembered": [{"tool": "x", "from": "/p", "mode": "yes"}]}}"#)?.contains("mode must be")
+        == true)
+    #expect(
+      problem(#"{"approvals": {"remembered": [{"tool": "x", "from": "/p", "mode": "auto", "by": 1}]}}"#)?.contains(
+        "unknown key") == true)
+  }
+
+  @Test func aRemoteServersTokenIsAlwaysASecretToApprove() throws {
+    let manifest = try PluginManifest.parse(
+      Array(#"{"manifestVersion": 1, "mcp": {"url": "https://tools.example/mcp", "bearerTokenEnv": "MY_VAR"}}"#.utf8),
+      path: "/p/remote/toolhost.json")
+    #expect(manifest.requestedVariables == ["MY_VAR"])
+    #expect(try config("{}").unapprovedSecrets(of: manifest) == ["MY_VAR"])
+    #expect(try config(#"{"environment": {"remote": ["MY_VAR"]}}"#).unapprovedSecrets(of: manifest).isEmpty)
+    let notes = PluginCatalog.secretEnvironmentNotes(manifest, trust: DiscoveryTrust())
+    #expect(notes.count == 1)
+    #expect(notes.first?.message.contains("sends the value of MY_VAR to https://tools.example/mcp") == true, "\(notes)")
   }
 
   @Test func aRelativeConfigHomeIsIgnored() {

@@ -9,7 +9,8 @@ import ToolhostJSON
 /// {
 ///   "approvals": {
 ///     "tools": {"getWeather": "auto", "todo*": "ask", "rm*": "deny"},
-///     "plugins": {"time": "auto"}
+///     "plugins": {"time-mcp": "auto"},
+///     "remembered": [{"tool": "cleanup", "from": "/home/me/.config/toolhost/plugins/cleaner", "mode": "auto"}]
 ///   },
 ///   "environment": {"weather": ["OPENWEATHER_API_KEY"]},
 ///   "strictModes": true,
@@ -40,8 +41,11 @@ public struct UserConfiguration: Sendable {
   public var path: String
   /// `approvals.tools`, in file order.
   public var toolRules: [Rule<ApprovalMode>] = []
-  /// `approvals.plugins`, in file order.
+  /// `approvals.plugins`, in file order. A pattern names a plugin by its folder (``PluginManifest/folderName``), or,
+  /// when it holds a `/`, by the folder's whole path (``PluginManifest/location``).
   public var pluginRules: [Rule<ApprovalMode>] = []
+  /// `approvals.remembered`: the "always" answers, each bound to the tool's name and where it comes from.
+  public var rememberedRules: [RememberedRule] = []
   /// `environment`: plugin glob → variable names the user approved for those plugins.
   public var environmentRules: [Rule<[String]>] = []
   /// `strictModes` (default `true`): refuse plugin folders, manifests and commands others could change.
@@ -104,8 +108,8 @@ public struct UserConfiguration: Sendable {
     }
     if let approvals = o["approvals"] {
       guard let a = approvals.objectValue else { throw fail("\"approvals\" must be an object") }
-      for key in a.keys where key != "tools" && key != "plugins" {
-        throw fail("unknown key \"approvals.\(key)\" (approvals has tools and plugins)")
+      for key in a.keys where !["tools", "plugins", "remembered"].contains(key) {
+        throw fail("unknown key \"approvals.\(key)\" (approvals has tools, plugins and remembered)")
       }
       func modes(_ key: String) throws(ConfigurationError) -> [Rule<ApprovalMode>] {
         guard let v = a[key] else { return [] }
@@ -121,6 +125,9 @@ public struct UserConfiguration: Sendable {
       }
       config.toolRules = try modes("tools")
       config.pluginRules = try modes("plugins")
+      if let remembered = a["remembered"] {
+        config.rememberedRules = try RememberedRule.parseList(remembered, path: path)
+      }
     }
     if let environment = o["environment"] {
       guard let e = environment.objectValue else {
@@ -145,15 +152,27 @@ public struct UserConfiguration: Sendable {
   }
 
   /// The mode the user set for a tool: its own rule (an exact name before the longest matching glob), else its
-  /// plugin's, with where it was set; `nil` when no rule matches.
-  public func mode(forTool name: String, plugin: String?) -> (mode: ApprovalMode, rule: String)? {
+  /// plugin's (by folder name, or by path for a pattern with a `/`), with where it was set; `nil` when no rule
+  /// matches.
+  public func mode(forTool name: String, plugin: String?, pluginLocation: String? = nil)
+    -> (mode: ApprovalMode, rule: String)?
+  {
     if let rule = Self.bestMatch(name, toolRules) {
       return (rule.value, "approvals.tools \"\(rule.pattern)\" in \(path)")
     }
-    if let plugin, let rule = Self.bestMatch(plugin, pluginRules) {
-      return (rule.value, "approvals.plugins \"\(rule.pattern)\" in \(path)")
-    }
-    return nil
+    return mode(forPlugin: plugin, location: pluginLocation)
+  }
+
+  /// The mode a plugin rule sets for the plugin with this folder name (and location, for patterns with a `/`), with
+  /// where it was set; `nil` when no plugin rule matches.
+  public func mode(forPlugin folderName: String?, location: String?) -> (mode: ApprovalMode, rule: String)? {
+    guard let rule = Self.bestPluginMatch(folderName: folderName, location: location, pluginRules) else { return nil }
+    return (rule.value, "approvals.plugins \"\(rule.pattern)\" in \(path)")
+  }
+
+  /// The "always" answer remembered for the tool `name` from `source`, if any.
+  public func remembered(tool name: String, from source: ToolSource) -> RememberedRule? {
+    rememberedRules.last { $0.tool == name && source.matches($0.source) }
   }
 
   /// The environment variables the user approved for `plugin`.
@@ -161,37 +180,60 @@ public struct UserConfiguration: Sendable {
     Set(environmentRules.filter { glob($0.pattern, matches: plugin) }.flatMap(\.value))
   }
 
-  /// The names of `environment` that look like secrets (``SecretNames``) and that the user has not approved for
-  /// `plugin`, in order.
-  public func unapprovedSecrets(_ environment: [String], plugin: String) -> [String] {
-    let secret = environment.filter(SecretNames.looksSecret)
-    guard !secret.isEmpty else { return [] }
-    let approved = approvedEnvironment(plugin: plugin)
+  /// The variables whose values `manifest` sends out that the user has not approved for its plugin (by folder
+  /// name): the secret-looking names of its `env`, and a remote MCP server's `bearerTokenEnv` whatever its name,
+  /// since its value is always sent as a credential.
+  public func unapprovedSecrets(of manifest: PluginManifest) -> [String] {
+    let approved = approvedEnvironment(plugin: manifest.folderName)
+    var secret = manifest.environment.filter(SecretNames.looksSecret)
+    if let token = manifest.mcp?.bearerTokenEnv, !secret.contains(token) { secret.append(token) }
     return secret.filter { !approved.contains($0) }
   }
 
   /// The file's path for messages; "toolhost's config.json" for a configuration that names none.
   public var displayPath: String { path.isEmpty ? "toolhost's config.json" : path }
 
-  /// Sets `approvals.tools[name]` and writes the file (mode 0600 when new, its mode kept otherwise).
+  /// Remembers an "always" answer: `approvals.remembered` gets `{"tool", "from", "manifestSHA256"?, "mode"}` for
+  /// `name` from `source` (replacing one for the same tool and source), and the file is written (mode 0600 when
+  /// new, its mode kept otherwise). The rule matches only that tool from that source: a tool of the same name from
+  /// another plugin folder or server still asks.
   ///
   /// - Throws: ``ConfigurationError`` when the folder or file cannot be written.
-  public mutating func remember(tool name: String, mode: ApprovalMode) throws(ConfigurationError) {
+  public mutating func remember(tool name: String, from source: ToolSource, mode: ApprovalMode)
+    throws(ConfigurationError)
+  {
     // The file as it is now: another toolhost or an editor may have changed it since this one read it.
     if FileManager.default.fileExists(atPath: path) { self = try Self.read(path) }
-    toolRules.removeAll { $0.pattern == name }
-    toolRules.append(Rule(pattern: name, value: mode))
+    let rule = RememberedRule(tool: name, source: source, mode: mode)
+    rememberedRules.removeAll { $0.tool == name && $0.source == source }
+    rememberedRules.append(rule)
     var approvals = document["approvals"]?.objectValue ?? [:]
-    var tools = approvals["tools"]?.objectValue ?? [:]
-    tools[name] = .string(mode.rawValue)
-    approvals["tools"] = .object(tools)
+    approvals["remembered"] = .array(rememberedRules.map(\.json))
     document["approvals"] = .object(approvals)
+    try write()
+  }
+
+  private func write() throws(ConfigurationError) {
     do {
       try FileSafety.makePrivateFolder((path as NSString).deletingLastPathComponent)
       try FileSafety.writeSecretFile(path, Array((JSONValue.object(document).serialized(.pretty) + "\n").utf8))
     } catch {
       throw ConfigurationError(path: path, message: "cannot write the file: \(error.localizedDescription)")
     }
+  }
+
+  /// The plugin rule for a plugin: a pattern with a `/` against its location, the others against its folder name;
+  /// an exact pattern first, else the longest match, the strictest of equally long ones.
+  static func bestPluginMatch(folderName: String?, location: String?, _ rules: [Rule<ApprovalMode>])
+    -> Rule<ApprovalMode>?
+  {
+    let byName = rules.filter { !$0.pattern.contains("/") }
+    let byPath = rules.filter { $0.pattern.contains("/") }
+    let candidates = [
+      location.flatMap { bestMatch($0, byPath) }, folderName.flatMap { bestMatch($0, byName) },
+    ].compactMap { $0 }
+    let strictness: [ApprovalMode: Int] = [.auto: 0, .ask: 1, .deny: 2]
+    return candidates.max { ($0.pattern.count, strictness[$0.value]!) < ($1.pattern.count, strictness[$1.value]!) }
   }
 
   /// The rule for `name`: an exact one, else the longest matching glob; of equally long globs the strictest
@@ -266,19 +308,33 @@ public struct ApprovalDecision: Sendable, Equatable {
 
 /// A tool that comes from outside the program: a plugin or an MCP server. Approvals treat it by its origin.
 public protocol ExternalTool: Tool {
-  /// The plugin's name: its folder's name (or `NAME` of `NAME.toolhost.json`), or the MCP server's name.
+  /// The name plugin rules know it by: its plugin's folder name (or `NAME` of `NAME.toolhost.json`); for an MCP
+  /// server connected by the program, the name the program gave it.
   var pluginName: String { get }
+  /// Where it comes from, to which an "always" answer is bound.
+  var source: ToolSource { get }
   /// Whether the tool's annotations may set its default approval: `true` for plugins in folders the user trusts,
   /// `false` for tools an MCP server lists.
   var annotationsAreTrusted: Bool { get }
 }
 
 extension UserConfiguration {
-  /// The approval of `tool`: the user's rule when one matches; else, for a tool whose annotations are trusted,
+  /// The approval of `tool`: an "always" answer remembered for it from its source (unless a rule of the user's
+  /// denies it); else the user's rule by name, then by plugin; else, for a tool whose annotations are trusted,
   /// `auto` when they say read-only or not destructive and `ask` otherwise; `ask` for every MCP server's tool.
   public func approval(for tool: any Tool) -> ApprovalDecision {
     let external = tool as? any ExternalTool
-    if let (mode, rule) = mode(forTool: tool.name, plugin: external?.pluginName) {
+    let source = external?.source ?? .inProcess
+    let byRule = mode(
+      forTool: tool.name, plugin: external?.pluginName,
+      pluginLocation: external.map { _ in source.location })
+    if let remembered = remembered(tool: tool.name, from: source), byRule?.mode != .deny {
+      return ApprovalDecision(
+        mode: remembered.mode,
+        reason: "answered \"always\" for \(tool.name) from \(source.location) (approvals.remembered in \(path))",
+        isUserRule: true)
+    }
+    if let (mode, rule) = byRule {
       return ApprovalDecision(mode: mode, reason: "set by \(rule)", isUserRule: true)
     }
     if let external, !external.annotationsAreTrusted {
@@ -298,6 +354,63 @@ extension UserConfiguration {
     }
     return ApprovalDecision(
       mode: .ask, reason: "not marked read-only or non-destructive, so it may change things", isUserRule: false)
+  }
+}
+
+/// An "always" answer in `approvals.remembered`: the tool's name, where it comes from, and the mode.
+///
+/// ```json
+/// {"tool": "cleanup", "from": "/home/me/src/app/plugins/cleaner", "manifestSHA256": "9f86…", "mode": "auto"}
+/// ```
+public struct RememberedRule: Sendable, Equatable {
+  /// The tool's name.
+  public var tool: String
+  /// Where it comes from (``ToolSource/location``, and the manifest's digest for a project folder's plugin).
+  public var source: ToolSource
+  /// The mode answered.
+  public var mode: ApprovalMode
+
+  /// Makes a rule.
+  public init(tool: String, source: ToolSource, mode: ApprovalMode) {
+    self.tool = tool
+    self.source = source
+    self.mode = mode
+  }
+
+  /// The rule as it is written in `config.json`.
+  public var json: JSONValue {
+    var o: JSONObject = ["tool": .string(tool), "from": .string(source.location)]
+    if let digest = source.manifestDigest { o["manifestSHA256"] = .string(digest) }
+    o["mode"] = .string(mode.rawValue)
+    return .object(o)
+  }
+
+  /// Reads `approvals.remembered`.
+  ///
+  /// - Throws: ``ConfigurationError`` naming the entry and key that are wrong.
+  static func parseList(_ value: JSONValue, path: String) throws(ConfigurationError) -> [RememberedRule] {
+    func fail(_ message: String) -> ConfigurationError { ConfigurationError(path: path, message: message) }
+    let format = "{\"tool\": NAME, \"from\": PLUGIN FOLDER OR SERVER, \"mode\": \"auto\"}"
+    guard let list = value.arrayValue else { throw fail("\"approvals.remembered\" must be a list of \(format)") }
+    var out: [RememberedRule] = []
+    for (i, entry) in list.enumerated() {
+      guard let o = entry.objectValue, let tool = o["tool"]?.stringValue, let from = o["from"]?.stringValue,
+        let modeText = o["mode"]?.stringValue
+      else { throw fail("approvals.remembered[\(i)] must be \(format)") }
+      for key in o.keys where !["tool", "from", "manifestSHA256", "mode"].contains(key) {
+        throw fail("unknown key \"approvals.remembered[\(i)].\(key)\" (tool, from, manifestSHA256, mode)")
+      }
+      guard let mode = ApprovalMode(rawValue: modeText) else {
+        throw fail("approvals.remembered[\(i)].mode must be \"auto\", \"ask\" or \"deny\", not \"\(modeText)\"")
+      }
+      if let digest = o["manifestSHA256"], digest.stringValue == nil {
+        throw fail("approvals.remembered[\(i)].manifestSHA256 must be a string")
+      }
+      out.append(
+        RememberedRule(
+          tool: tool, source: ToolSource(location: from, manifestDigest: o["manifestSHA256"]?.stringValue), mode: mode))
+    }
+    return out
   }
 }
 
