@@ -217,25 +217,25 @@ final class ChatConsole: Sendable {
     state.withLock { _ in Self.err(promptText) }
   }
 
-  /// Asks on the terminal whether a call may run: yes, no, or always (remembered in config.json).
+  /// Asks on the terminal whether a call may run: yes, no, or always (remembered in config.json for that tool from
+  /// where it comes). Lines typed before the question are thrown away first, so type-ahead never answers it, and
+  /// "always" must be typed as the whole word.
   func confirm(_ call: Transcript.ToolCall, _ tool: any Tool, _ decision: ApprovalDecision, reader: LineReader) async
     -> ToolApprover.Answer
   {
+    reader.discardTypeAhead()
     state.withLock { s in
       clearSpinner(&s)
       closeText(&s)
-      // The name and arguments come from the model: any control or bidi character in them is shown, not obeyed,
-      // so what the user reads is what would run.
-      let origin = (tool as? PluginTool).map { " from \($0.manifest.directory)" } ?? ""
-      Self.err(
-        paint("\(TerminalText.visible(call.toolName))\(TerminalText.visible(origin)) asks before it runs", "33")
-          + " (\(TerminalText.visible(decision.reason))). Run it with "
-          + "\(TerminalText.visible(call.argumentsJSON))? [y]es, [n]o, [a]lways: ")
+      let origin = (tool as? PluginTool)?.manifest.location
+      let question = ApprovalPrompt.text(
+        tool: call.toolName, origin: origin, reason: decision.reason, argumentsJSON: call.argumentsJSON)
+      Self.err(paint(question, "33"))
     }
     let answer = await reader.nextLine()?.trimmingCharacters(in: .whitespaces).lowercased() ?? ""
     switch answer {
     case "y", "yes": return .yes
-    case "a", "always": return .always
+    case ApprovalPrompt.alwaysWord: return .always
     default: return .no
     }
   }

@@ -66,6 +66,15 @@ final class LineReader: Sendable {
     }
   }
 
+  /// Throws away what was typed but not yet asked for, before a question that type-ahead must not answer (an
+  /// approval): the lines kept from a cancelled read and, when stdin is a terminal, the input the terminal holds.
+  /// Piped input is left as it is: there every line is meant as an answer.
+  func discardTypeAhead() {
+    guard isatty(0) != 0 else { return }
+    state.withLock { s in s.buffered.removeAll() }
+    tcflush(0, TCIFLUSH)
+  }
+
   /// The next line, or `nil` at end of input or when the task is cancelled while waiting. With `prompt`, on a
   /// terminal, the prompt is drawn and the line edited there (otherwise the caller shows its own prompt).
   func nextLine(prompt: String? = nil) async -> String? {

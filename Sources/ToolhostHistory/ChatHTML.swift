@@ -1,4 +1,5 @@
 import Foundation
+import Toolhost
 import ToolhostJSON
 import ToolhostSession
 
@@ -88,8 +89,9 @@ public enum ChatHTML {
   }
 
   /// `text` with `&`, `<`, `>`, `"` and `'` escaped, scalar by scalar (a character that joins one of them to
-  /// another scalar, such as U+0600, cannot hide it), and control characters other than tab and line breaks shown
-  /// as `U+XXXX`.
+  /// another scalar, such as U+0600, cannot hide it), and control characters other than tab and line breaks, and
+  /// the bidirectional overrides and isolates, made visible as on a terminal (``TerminalText``: `^[`, `<U+202E>`),
+  /// so that no text reads differently from what it is.
   static func escape(_ text: String) -> String {
     var out = ""
     out.reserveCapacity(text.utf8.count)
@@ -102,8 +104,12 @@ public enum ChatHTML {
       case "'": out += "&#39;"
       case "\t", "\n", "\r": out.unicodeScalars.append(scalar)
       default:
-        if scalar.value < 0x20 || (0x7F...0x9F).contains(scalar.value) {
-          out += "U+" + String(scalar.value, radix: 16, uppercase: true)
+        if TerminalText.needsEscape(scalar) {
+          // The visible form has no character that needs escaping but `<` and `>` (`<U+202E>`).
+          var shown = String.UnicodeScalarView()
+          shown.append(scalar)
+          out += TerminalText.visible(String(shown)).replacingOccurrences(of: "<", with: "&lt;")
+            .replacingOccurrences(of: ">", with: "&gt;")
         } else {
           out.unicodeScalars.append(scalar)
         }

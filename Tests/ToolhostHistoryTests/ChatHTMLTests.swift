@@ -28,7 +28,7 @@ struct ChatHTMLTests {
       .toolOutput(
         .init(callID: "a", toolName: "getWeather", text: "{\"high\": 4} \u{0600}<i>joined</i> \u{1B}]52;c;x\u{07}")),
       .toolOutput(.init(callID: "b", toolName: "getWeather", text: "<img src=x onerror=alert(1)>", isError: true)),
-      .response(.init(text: "Oslo: 4 °C.\nBergen: unknown.")),
+      .response(.init(text: "Oslo: 4 °C.\nBergen: unknown. \u{202E}txt.exe\u{2066}")),
     ])
     try recorder.record(transcript)
     return try history.chat(recorder.chatID)
@@ -51,7 +51,10 @@ struct ChatHTMLTests {
     #expect(html.contains("&lt;img src=x onerror=alert(1)&gt;"), "\(html)")
     #expect(!html.contains("<script") && !html.contains("<img") && !html.contains("<b>Bergen"), "\(html)")
     #expect(html.contains("\u{0600}&lt;i&gt;joined") && !html.contains("<i>"), "\(html)")
-    #expect(html.contains("U+1B]52;c;xU+7") && !html.contains("\u{1B}"), "\(html)")
+    // Control characters and bidi overrides are shown as a terminal shows them, never obeyed.
+    #expect(html.contains("^[]52;c;x^G") && !html.contains("\u{1B}"), "\(html)")
+    #expect(html.contains("&lt;U+202E&gt;txt.exe&lt;U+2066&gt;"), "\(html)")
+    #expect(!html.contains("\u{202E}") && !html.contains("\u{2066}"), "\(html)")
     #expect(html.contains("<title>chat 1: Oslo or Bergen?"), "\(html)")
 
     let shot = folder.file("chat.png")

@@ -285,8 +285,14 @@ struct ApprovalCLITests {
         ["ask", "--yes", "--plugins", plugins, "What time is it? (2)"], server: server)
       #expect(allowed.stdout == "It ran.\n", "\(allowed.output)")
 
+      // A plugin rule names the folder, not the name the manifest gives its server ("time"): a manifest cannot
+      // claim another plugin's rule by naming its server after it.
       try fixture.writeConfig(#"{"approvals": {"plugins": {"time": "auto"}}}"#)
-      let auto = try await fixture.toolhost(["ask", "--plugins", plugins, "What time is it? (3)"], server: server)
+      let claimed = try await fixture.toolhost(["ask", "--plugins", plugins, "What time is it? (3)"], server: server)
+      #expect(claimed.stdout == "It did not run.\n", "\(claimed.output)")
+
+      try fixture.writeConfig(#"{"approvals": {"plugins": {"time-mcp": "auto"}}}"#)
+      let auto = try await fixture.toolhost(["ask", "--plugins", plugins, "What time is it? (4)"], server: server)
       #expect(auto.stdout == "It ran.\n", "\(auto.output)")
     }
   }
@@ -359,18 +365,22 @@ struct ApprovalCLITests {
           respond: {content: "The note was not saved."}
       """
     try await FakeLLM.with(rules: rules) { server in
-      func onTerminal(answer: String, _ prompt: String) async throws -> TestEnvironment.Finished {
-        try await TestEnvironment.run(
+      func onTerminal(answer: String, typeAhead: String? = nil, tools: String? = nil, _ prompt: String) async throws
+        -> TestEnvironment.Finished
+      {
+        let command = [
+          try TestPackage.requireToolhostBinary(), "ask", "--plugins", tools ?? fixture.tools, "--base-url",
+          server.baseURL, "--model", "cli-model", prompt,
+        ]
+        let typed = (after: "or always (run it from now on): ", text: answer)
+        return try await TestEnvironment.run(
           ["/usr/bin/env", "-C", fixture.work.path]
-            + Terminal.command(
-              [
-                try TestPackage.requireToolhostBinary(), "ask", "--plugins", fixture.tools, "--base-url",
-                server.baseURL, "--model", "cli-model", prompt,
-              ], answer: (after: "[a]lways: ", text: answer)),
+            + (typeAhead.map { Terminal.command(command, typeAhead: $0, answer: typed) }
+              ?? Terminal.command(command, answer: typed)),
           environment: fixture.environment, stdin: "", timeout: 120)
       }
       let declined = try await onTerminal(answer: "n", "Note one")
-      #expect(declined.stdout.contains("[y]es, [n]o, [a]lways"), "\(declined.output)")
+      #expect(declined.stdout.contains("Run appendNote? [y]es, [n]o, or always"), "\(declined.output)")
       #expect(
         declined.stdout.contains("appendNote from \(fixture.tools)/appender asks before it runs"), "\(declined.output)")
       // The arguments are shown as JSON (ESC escaped as \u001B) with the bidi override made visible.
@@ -379,20 +389,75 @@ struct ApprovalCLITests {
       #expect(declined.stdout.contains("The note was not saved."), "\(declined.output)")
       #expect(fixture.notesText == nil, "the tool ran although the user said no")
 
-      let always = try await onTerminal(answer: "a", "Note two")
+      // "a" alone is not "always": the call is refused and nothing is remembered.
+      let short = try await onTerminal(answer: "a", "Note two")
+      #expect(short.stdout.contains("The note was not saved."), "\(short.output)")
+      #expect(fixture.notesText == nil, "the tool ran on a bare 'a'")
+
+      // A line typed while the model works is thrown away before the question, so it cannot answer it.
+      let typedAhead = try await onTerminal(answer: "n", typeAhead: "always\n", "Note three")
+      #expect(typedAhead.stdout.contains("The note was not saved."), "\(typedAhead.output)")
+      #expect(fixture.notesText == nil, "type-ahead answered the approval")
+      let config = fixture.path(".config/toolhost/config.json")
+      #expect(!FileManager.default.fileExists(atPath: config), "type-ahead was remembered")
+
+      let always = try await onTerminal(answer: "always", "Note four")
       #expect(always.stdout.contains("The note is saved."), "\(always.output)")
       #expect(fixture.notesText != nil)
-      let config = fixture.path(".config/toolhost/config.json")
       #expect(ApprovalFixture.mode(config) == 0o600)
       let saved = try JSONValue.parse(String(contentsOfFile: config, encoding: .utf8))
-      #expect(saved["approvals"]?["tools"]?["appendNote"] == "auto", "\(saved)")
+      // Remembered for appendNote from that plugin folder, not for every tool of that name.
+      #expect(saved["approvals"]?["tools"] == nil, "\(saved)")
+      #expect(saved["approvals"]?["remembered"]?[0]?["tool"] == "appendNote", "\(saved)")
+      #expect(
+        saved["approvals"]?["remembered"]?[0]?["from"]?.stringValue == fixture.tools + "/appender", "\(saved)")
 
       // Remembered: the next conversation runs it without asking, even without a terminal.
       fixture.removeOutputs()
       let remembered = try await fixture.toolhost(
-        ["ask", "--plugins", fixture.tools, "Note three"], server: server)
+        ["ask", "--plugins", fixture.tools, "Note five"], server: server)
       #expect(remembered.stdout == "The note is saved.\n", "\(remembered.output)")
-      #expect(!remembered.output.contains("[a]lways"))
+      #expect(!remembered.output.contains("or always"))
+
+      // A tool of the same name from another plugin folder still asks.
+      fixture.removeOutputs()
+      try fixture.write("other/appender/toolhost.json", ApprovalFixture.manifest(tool: "appendNote", annotations: nil))
+      try fixture.write(
+        "other/appender/run", "#!/bin/sh\nprintf '%s\\n' \"$TOOLHOST_ARG_TEXT\" >> '\(fixture.notes)'\necho appended\n",
+        mode: 0o755)
+      let other = try await fixture.toolhost(["ask", "--plugins", fixture.path("other"), "Note six"], server: server)
+      #expect(other.stdout == "The note was not saved.\n", "\(other.output)")
+      #expect(fixture.notesText == nil, "another folder's appendNote ran on the first one's \"always\"")
+    }
+  }
+
+  @Test func theModelIsToldOnlyThatTheUserDidNotApprove() async throws {
+    let fixture = try ApprovalFixture()
+    defer { fixture.remove() }
+    let rules = """
+      rules:
+        - name: append
+          when: {turn: 1}
+          respond:
+            tool_calls:
+              - {name: appendNote, arguments: {text: "hello"}}
+        - name: answer
+          when: {turn: 2}
+          respond: {content: "Done."}
+      """
+    try await FakeLLM.with(rules: rules) { server in
+      let refused = try await fixture.toolhost(["ask", "--plugins", fixture.tools, "Note it"], server: server)
+      #expect(refused.status == 0, "\(refused.output)\nserver:\n\(server.log)")
+      // The user is told how to allow it ...
+      #expect(refused.stderr.contains("--yes") && refused.stderr.contains("config.json"), "\(refused.stderr)")
+      // ... the model only that the user did not approve.
+      let requests = try server.requests()
+      let toolMessages = requests.last.flatMap { $0["messages"] as? [[String: Any]] }?.filter {
+        $0["role"] as? String == "tool"
+      }
+      let told = toolMessages?.compactMap { $0["content"] as? String }.joined() ?? ""
+      #expect(told.contains("the user has not approved running appendNote"), "\(told)")
+      #expect(!told.contains("config.json") && !told.contains("\"auto\"") && !told.contains("--yes"), "\(told)")
     }
   }
 }

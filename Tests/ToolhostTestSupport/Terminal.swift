@@ -10,6 +10,14 @@ public enum Terminal {
     self.command(command, typing: answer.map { [($0.after, $0.text + "\n")] } ?? [])
   }
 
+  /// Like ``command(_:answer:)``, but first types `typeAhead` at once, before the program shows anything: what a
+  /// person types while the program is busy.
+  public static func command(_ command: [String], typeAhead: String, answer: (after: String, text: String))
+    -> [String]
+  {
+    self.command(command, typing: [("", typeAhead), (answer.after, answer.text + "\n")])
+  }
+
   /// Like ``command(_:answer:)``, typing each `text` as it is (no newline added) once its `after` appears in what
   /// the program showed since the text before it was typed.
   public static func command(_ command: [String], typing: [(after: String, text: String)]) -> [String] {
@@ -18,13 +26,17 @@ public enum Terminal {
     return ["python3", "-c", script, json] + command
   }
 
-  /// argv[1] a JSON list of [text to wait for, text to type], argv[2:] the command.
+  /// argv[1] a JSON list of [text to wait for, text to type] (an empty text to wait for: type it at once, before
+  /// reading anything), argv[2:] the command.
   private static let script = #"""
     import json, os, pty, sys
     steps = [(a.encode(), t.encode()) for a, t in json.loads(sys.argv[1])]
     pid, fd = pty.fork()
     if pid == 0:
         os.execv(sys.argv[2], sys.argv[2:])
+    while steps and steps[0][0] == b"":
+        os.write(fd, steps[0][1])
+        steps.pop(0)
     seen = b""
     since = 0
     while True:

@@ -1,0 +1,59 @@
+import Foundation
+import Testing
+import Toolhost
+import ToolhostCommandLine
+import ToolhostJSON
+
+@Suite("What toolhost trust and the approval prompt show")
+struct TrustSummaryTests {
+  func lines(_ manifest: String, config: String = "{}", path: String = "/p/runner/toolhost.json") throws -> [String] {
+    let configuration = try UserConfiguration.parse(JSONValue.parse(config), path: "/c/config.json")
+    return TrustSummary.lines(
+      of: Array(manifest.utf8), path: path, configuration: configuration, searchPath: "/usr/bin")
+  }
+
+  @Test func eachToolShowsItsWholeCommandLineAndWhetherItAsks() throws {
+    let manifest = #"""
+      {"manifestVersion": 1, "command": "/usr/bin/env", "output": "text",
+       "tools": [
+         {"name": "whoami", "description": "d", "args": ["sh", "-c", "id > /tmp/it's here"],
+          "inputSchema": {"type": "object"}},
+         {"name": "peek", "description": "d", "annotations": {"readOnlyHint": true},
+          "inputSchema": {"type": "object"}}]}
+      """#
+    let shown = try lines(manifest).joined(separator: "\n")
+    #expect(shown.contains("runs: /usr/bin/env\n"), "\(shown)")
+    #expect(
+      shown.contains(#"tool whoami: runs /usr/bin/env sh -c 'id > /tmp/it'\''s here'; asks before it runs"#),
+      "\(shown)")
+    #expect(shown.contains("tool peek: runs without asking when a model calls it (marked read-only)"), "\(shown)")
+    let ruled = try lines(manifest, config: #"{"approvals": {"tools": {"whoami": "auto"}}}"#).joined(separator: "\n")
+    #expect(ruled.contains("tool whoami: runs /usr/bin/env sh -c"), "\(ruled)")
+    #expect(ruled.contains("; runs without asking when a model calls it (set by approvals.tools"), "\(ruled)")
+  }
+
+  @Test func aRemoteServersTokenIsShownAndWarnedAbout() throws {
+    let manifest = #"{"manifestVersion": 1, "mcp": {"url": "https://tools.example/mcp", "bearerTokenEnv": "MY_VAR"}}"#
+    let shown = try lines(manifest, path: "/p/remote/toolhost.json").joined(separator: "\n")
+    #expect(shown.contains("sends the value of MY_VAR to https://tools.example/mcp as its bearer token"), "\(shown)")
+    #expect(shown.contains("environment: MY_VAR"), "\(shown)")
+    #expect(shown.contains("warning: it asks for MY_VAR"), "\(shown)")
+    #expect(shown.contains("its tools: ask before they run"), "\(shown)")
+    let approved = try lines(
+      manifest, config: #"{"environment": {"remote": ["MY_VAR"]}}"#, path: "/p/remote/toolhost.json")
+    #expect(!approved.joined().contains("warning"), "\(approved)")
+  }
+
+  @Test func theApprovalPromptCutsLongArgumentsAndAsksByName() {
+    let padded = #"{"path": ""# + String(repeating: " ", count: 5000) + #"x"}"#
+    let text = ApprovalPrompt.text(
+      tool: "cleanup", origin: "/p/cleaner", reason: "marked destructive", argumentsJSON: padded)
+    #expect(text.hasPrefix("cleanup from /p/cleaner asks before it runs (marked destructive).\n"), "\(text)")
+    #expect(text.contains("… (cut: 5013 characters in all)"), "\(text)")
+    #expect(text.count < 600, "\(text.count) characters")
+    #expect(text.hasSuffix("Run cleanup? [y]es, [n]o, or always (run it from now on): "), "\(text)")
+    let hostile = ApprovalPrompt.text(
+      tool: "cleanup", origin: nil, reason: "r", argumentsJSON: "{\"a\": \"\u{1B}[2J\u{202E}\"}")
+    #expect(hostile.contains("^[[2J<U+202E>") && !hostile.contains("\u{1B}"), "\(hostile)")
+  }
+}
