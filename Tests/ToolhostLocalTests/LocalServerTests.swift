@@ -73,4 +73,19 @@ import ToolhostTestSupport
     }
     #expect(model.server.pid == nil)
   }
+
+  /// The first line on the server's stdout must be its report of the port it bound; anything else is not trusted.
+  @Test func aServerThatPrintsSomethingBeforeItsPortIsRefused() async throws {
+    defer { try? FileManager.default.removeItem(at: work) }
+    let model = try model("chatty")
+    await #expect {
+      try await model.start()
+    } throws: { error in
+      guard let e = error as? LanguageModelError else { return false }
+      return e.kind == .configuration && e.message.contains("stub: a line before the port")
+        && e.message.contains("instead of its port")
+    }
+    #expect(model.server.pid == nil)
+    await model.shutdown()
+  }
 }
