@@ -18,7 +18,8 @@ import Foundation
 ///
 /// A server of toolhost's own also ends as soon as its stdin (a socket from toolhost that nothing is written to)
 /// closes, so it ends with toolhost even when toolhost is killed with SIGKILL. A shared server forks first (the first
-/// process exits, so it belongs to no toolhost) and stops by itself after `idle` seconds without a request.
+/// process exits, so it belongs to no toolhost) and stops by itself after `idle` seconds without an authorized
+/// request: requests without the key neither reach the app nor keep the server alive.
 enum ModelServerProgram {
   /// The environment variable that carries the server's key.
   static let keyVariable = "TOOLHOST_SERVER_KEY"
@@ -65,8 +66,8 @@ enum ModelServerProgram {
 
     """
 
-  /// Runs the app behind the key check; with `idle` in the settings, stops after that many seconds without a
-  /// request and removes the state file if it still names this process.
+  /// Runs the app behind the key check; with `idle` in the settings, stops after that many seconds without an
+  /// authorized request and removes the state file if it still names this process.
   private static let serve = """
     import argparse, fcntl, hmac, time, uvicorn
     from llama_cpp.server.app import create_app
@@ -81,23 +82,16 @@ enum ModelServerProgram {
     # llama-cpp-python checks it too, on its /v1 routes; the guard below checks it on every route.
     server_settings.api_key = key
     app = create_app(server_settings=server_settings, model_settings=[parse_model_from_args(ModelSettings, args)])
-    # Requests in flight, and when the last one ended.
+    # Authorized requests in flight, and when the last one ended.
     busy = [0, time.monotonic()]
     class Guard:
-        # Answers 401 to a request without the key before the app sees it.
+        # Answers 401 to a request without the key before the app sees it; only authorized requests are activity.
         def __init__(self, app, key):
             self.app = app
             self.expected = ("Bearer " + key).encode()
         async def __call__(self, scope, receive, send):
             if scope["type"] not in ("http", "websocket"):
                 return await self.app(scope, receive, send)
-            busy[0] += 1
-            try:
-                await self.checked(scope, receive, send)
-            finally:
-                busy[0] -= 1
-                busy[1] = time.monotonic()
-        async def checked(self, scope, receive, send):
             given = b""
             for name, value in scope.get("headers") or []:
                 if name.lower() == b"authorization":
@@ -111,7 +105,12 @@ enum ModelServerProgram {
                                         (b"content-length", str(len(body)).encode()),
                                         (b"www-authenticate", b"Bearer")]})
                 return await send({"type": "http.response.body", "body": body})
-            await self.app(scope, receive, send)
+            busy[0] += 1
+            try:
+                await self.app(scope, receive, send)
+            finally:
+                busy[0] -= 1
+                busy[1] = time.monotonic()
     server = uvicorn.Server(uvicorn.Config(Guard(app, key), log_level="warning", timeout_keep_alive=30))
     def forget():
         try:

@@ -12,8 +12,8 @@ import ToolhostSession
 /// lock file beside it, so concurrent invocations start one server and share it. The server process runs in a
 /// session of its own (Ctrl-C at a terminal does not reach it), answers only requests that carry the random key in
 /// the state file (it is ``ModelServerProgram/shared``: the port it reports is one it bound itself), and stops by
-/// itself once it has had no request for the keep-alive time, also when every toolhost was killed with SIGKILL.
-/// ``stop()`` stops it at once.
+/// itself once it has had no request with that key for the keep-alive time (requests without it are refused and do
+/// not count), also when every toolhost was killed with SIGKILL. ``stop()`` stops it at once.
 ///
 /// ```swift
 /// let installation = try LocalModelInstallation.locate()

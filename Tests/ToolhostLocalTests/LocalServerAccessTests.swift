@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 import Testing
 import ToolhostLocal
 import ToolhostSession
@@ -10,7 +11,7 @@ import ToolhostTestSupport
 
 /// The real local model's servers, a toolhost's own and a shared one, as another account on the machine meets them:
 /// the command line names neither port nor key, the socket is the server's own, every request without the key is
-/// refused (FastAPI's pages included).
+/// refused (FastAPI's pages included), and such requests do not keep a shared server alive.
 @Suite(
   "local model server access", .serialized,
   .enabled(if: LocalTestEnvironment.runsLocalModel, LocalTestEnvironment.skipReason))
@@ -109,9 +110,46 @@ struct LocalServerAccessTests {
     #expect(squatter.output == "watching\n", "the squatter got a port or requests:\n\(squatter.output)")
   }
 
+  /// A shared server with a keep-alive of 2 s stops on time although something without its key asks it for a page
+  /// every half second.
+  @Test func requestsWithoutTheKeyDoNotKeepASharedServerAlive() async throws {
+    defer { try? FileManager.default.removeItem(at: work) }
+    let model = LocalModel(configuration: try configuration(keepAlive: .seconds(2)))
+    var pid: Int32?
+    do {
+      let endpoint = try await model.start()
+      pid = endpoint.pid
+      let refused = Counter()
+      let knocking = Task.detached {
+        while !Task.isCancelled {
+          for path in ["/v1/models", "/docs"] where RawHTTP.status(port: endpoint.port, path: path) == 401 {
+            refused.add()
+          }
+          try? await Task.sleep(for: .milliseconds(500))
+        }
+      }
+      let ended = await ProcessProbe.waitForEnd(endpoint.pid, timeout: 60)
+      knocking.cancel()
+      await knocking.value
+      #expect(ended, "the shared server \(endpoint.pid) outlived its keep-alive while refused requests came in")
+      #expect(refused.value > 0, "no request reached the server")
+    } catch {
+      await stop(model, pid)
+      throw error
+    }
+    await stop(model, pid)
+  }
+
   static let sayHi = ModelRequest(
     transcript: Transcript(entries: [.prompt(.init(text: "Say hi."))]), tools: [], toolChoice: .none,
     options: GenerationOptions(maximumResponseTokens: 4))
+}
+
+/// A count kept across tasks.
+final class Counter: Sendable {
+  private let count = Mutex(0)
+  func add() { count.withLock { $0 += 1 } }
+  var value: Int { count.withLock { $0 } }
 }
 
 /// Support/port_squatter.py, running, with its output in a file.
