@@ -60,30 +60,20 @@ import ToolhostTestSupport
     await #expect(throws: LanguageModelError.self) { _ = try await model.turn(for: self.request) }
   }
 
-  @Test func aServerThatFailsToStartIsReportedWithItsLog() async throws {
+  /// A server that exits while starting, and one whose first line on stdout is not the report of the port it bound
+  /// (anything else is not trusted), are reported with what they printed.
+  @Test(arguments: [
+    ("die-at-start", ["exited with status 7 while starting", "stub: failing at start on purpose"]),
+    ("chatty", ["printed \"stub: a line before the port\" instead of its port while starting"]),
+  ])
+  func aServerThatFailsToStartIsReportedWithItsLog(mode: String, expected: [String]) async throws {
     defer { try? FileManager.default.removeItem(at: work) }
-    let model = try model("die-at-start")
-    defer { Task { await model.shutdown() } }
+    let model = try model(mode)
     await #expect {
       try await model.start()
     } throws: { error in
       guard let e = error as? LanguageModelError else { return false }
-      return e.kind == .configuration && e.message.contains("exited with status 7 while starting")
-        && e.message.contains("stub: failing at start on purpose")
-    }
-    #expect(model.server.pid == nil)
-  }
-
-  /// The first line on the server's stdout must be its report of the port it bound; anything else is not trusted.
-  @Test func aServerThatPrintsSomethingBeforeItsPortIsRefused() async throws {
-    defer { try? FileManager.default.removeItem(at: work) }
-    let model = try model("chatty")
-    await #expect {
-      try await model.start()
-    } throws: { error in
-      guard let e = error as? LanguageModelError else { return false }
-      return e.kind == .configuration && e.message.contains("stub: a line before the port")
-        && e.message.contains("instead of its port")
+      return e.kind == .configuration && expected.allSatisfy { e.message.contains($0) }
     }
     #expect(model.server.pid == nil)
     await model.shutdown()
