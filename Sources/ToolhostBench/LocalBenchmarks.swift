@@ -85,6 +85,7 @@ private func measureSpeed(model: LocalModel, endpoint: LocalModelServer.Endpoint
     var post = HTTPClientRequest(url: endpoint.baseURL + "/chat/completions")
     post.method = .POST
     post.headers.add(name: "Content-Type", value: "application/json")
+    post.headers.add(name: "Authorization", value: "Bearer \(endpoint.key)")
     post.body = .bytes(Array(body.serialized().utf8))
     let t0 = now()
     let response = try await raw.execute(post, timeout: .seconds(300))

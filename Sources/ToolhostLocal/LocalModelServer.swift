@@ -4,11 +4,15 @@ import Synchronization
 import Toolhost
 import ToolhostSession
 
-/// Runs llama.cpp's server on 127.0.0.1 and keeps it running: started on first use on a free port, reused across
-/// requests, started again if it dies, stopped by PID.
+/// Runs llama.cpp's server on 127.0.0.1 and keeps it running: started on first use, reused across requests, started
+/// again if it dies, stopped by PID.
+///
+/// The server is ``ModelServerProgram/own``: it binds its own socket on a port the kernel picks and reports the port
+/// on its stdout, which only toolhost reads, and it answers only requests that carry the random key it was given in
+/// its environment (``Endpoint/key``), so another account on the machine can neither take its place nor use it.
 ///
 /// The server runs as a ``PersistentProcess`` in its own process group (so Ctrl-C at a terminal reaches toolhost,
-/// not the server). Its stdin is a socket from toolhost that nothing is written to: a small launcher exits the server
+/// not the server). Its stdin is a socket from toolhost that nothing is written to: the server program exits
 /// as soon as that socket closes, so the server ends with toolhost even when toolhost is killed with SIGKILL. On a
 /// normal exit ``stop()`` (or the process-wide `atexit` clean-up) closes it and, after a grace period, sends SIGTERM
 /// and SIGKILL to its process group. Everything the server prints is appended to ``LocalServerConfiguration/logPath``.
@@ -23,11 +27,11 @@ public final class LocalModelServer: Sendable {
     public var baseURL: String { "http://127.0.0.1:\(port)/v1" }
     /// From starting the process to the first answer of `/v1/models` (zero for a shared server found running).
     public var startup: Duration
-    /// The bearer key requests must carry (a shared server's), or `nil`.
-    public var key: String?
+    /// The bearer key every request must carry (`Authorization: Bearer KEY`); the server answers 401 without it.
+    public var key: String
 
     /// Makes an endpoint.
-    public init(pid: Int32, port: Int, startup: Duration, key: String? = nil) {
+    public init(pid: Int32, port: Int, startup: Duration, key: String) {
       self.pid = pid
       self.port = port
       self.startup = startup
@@ -117,8 +121,8 @@ public final class LocalModelServer: Sendable {
     }
   }
 
-  /// Stops the server: closes its stdin (the launcher then exits at once) and waits; SIGTERM then SIGKILL to its
-  /// process group if it is still there after `grace`. Later requests fail. Does not throw.
+  /// Stops the server: closes its stdin (the server program then exits at once) and waits; SIGTERM then SIGKILL to
+  /// its process group if it is still there after `grace`. Later requests fail. Does not throw.
   public func stop(grace: Duration = .seconds(3)) async {
     let (process, starting) = state.withLock { s in
       s.stopped = true
@@ -143,63 +147,31 @@ public final class LocalModelServer: Sendable {
 
   // MARK: - Starting
 
-  /// The launcher: exits when stdin closes (toolhost has gone), then runs `python -m llama_cpp.server` with the
-  /// arguments after `-c CODE`, with ``LlamaServerPatches`` applied. It reads descriptor 0 with `os.read`, not
-  /// through `sys.stdin`: a daemon thread blocked inside the buffered reader makes Python abort (SIGABRT) when the
-  /// server exits by itself.
-  static let launcher =
-    LlamaServerPatches.source + "\n" + """
-      import os, runpy, sys, threading
-      def watch():
-          try:
-              while os.read(0, 65536):
-                  pass
-          except Exception:
-              pass
-          os._exit(0)
-      threading.Thread(target=watch, daemon=True).start()
-      sys.argv = ["llama_cpp.server"] + sys.argv[1:]
-      runpy.run_module("llama_cpp.server", run_name="__main__", alter_sys=True)
-      """
-
   private func launch() async throws -> Endpoint {
-    var lastError: LanguageModelError?
-    // A port found free can be taken before the server binds it: then try once more with another.
-    for _ in 0..<2 {
-      do {
-        return try await launchOnce()
-      } catch let error as LanguageModelError where error.message.contains("address already in use") {
-        lastError = error
-      }
-    }
-    throw lastError!
-  }
-
-  private func launchOnce() async throws -> Endpoint {
     let c = configuration
-    let port = try Self.freePort()
     let log = try LogFile(path: c.logPath)
     onEvent(.starting(logPath: c.logPath))
-    let environment = c.serverEnvironment()
-    let arguments =
-      [
-        "-c", Self.launcher, "--model", c.modelPath, "--host", "127.0.0.1", "--port", String(port),
-        "--n_ctx", String(c.contextSize), "--n_threads", String(c.threads),
-      ] + c.launchArguments
+    let key = ModelServerProgram.makeKey()
+    var environment = c.serverEnvironment()
+    environment[ModelServerProgram.keyVariable] = key
+    let arguments = ["-c", ModelServerProgram.own, ModelServerProgram.settings(c)]
     let started = ContinuousClock.now
     log.write(
-      "\n=== \(Date()) toolhost (pid \(getpid())) starts: \(c.python) -m llama_cpp.server "
-        + arguments.dropFirst(2).joined(separator: " ") + "\n")
+      "\n=== \(Date()) toolhost (pid \(getpid())) starts: \(ModelServerProgram.summary(c))\n")
     let spec = PersistentProcessSpec(
       executable: c.python, arguments: arguments, environment: environment,
       workingDirectory: URL(fileURLWithPath: c.logPath).deletingLastPathComponent().path,
       stderrTailLimit: 4 << 10, killGrace: .seconds(3))
+    // The first line on stdout is the program's report of its port; it then sends stdout to the log.
+    let firstLine = FirstLine()
     let process: PersistentProcess
     do {
       process = try PersistentProcess.launch(
         spec,
         handlers: .init(
-          onLine: { line in log.write(line + [10]) }, onStderr: { log.write($0) },
+          onLine: { line in
+            if !firstLine.keep(line) { log.write(line + [10]) }
+          }, onStderr: { log.write($0) },
           onExit: { exit in
             log.write("=== server exited: \(exit.termination)\n")
             log.close()
@@ -215,14 +187,15 @@ public final class LocalModelServer: Sendable {
       s.process = process
       s.starts += 1
     }
+    let port: Int
     do {
-      try await waitUntilReady(process, port: port, started: started)
+      port = try await waitUntilReady(process, key: key, firstLine: firstLine, started: started)
     } catch {
       await process.shutdown(grace: .milliseconds(500))
       state.withLock { s in if s.process === process { s.process = nil } }
       throw error
     }
-    let endpoint = Endpoint(pid: process.pid, port: port, startup: ContinuousClock.now - started)
+    let endpoint = Endpoint(pid: process.pid, port: port, startup: ContinuousClock.now - started, key: key)
     let stopped = state.withLock { s in
       if s.process === process { s.endpoint = endpoint }
       return s.stopped
@@ -235,34 +208,40 @@ public final class LocalModelServer: Sendable {
     return endpoint
   }
 
-  private func waitUntilReady(_ process: PersistentProcess, port: Int, started: ContinuousClock.Instant)
-    async throws
-  {
+  /// Waits for the program's report of its port, then for the server to answer there with `key`.
+  ///
+  /// - Returns: the port.
+  private func waitUntilReady(
+    _ process: PersistentProcess, key: String, firstLine: FirstLine, started: ContinuousClock.Instant
+  ) async throws -> Int {
     try await Self.waitUntilAnswering(
-      port: port, key: nil, started: started, configuration: configuration, client: client
-    ) {
-      guard let exit = process.exit else { return nil }
-      let hint =
-        exit.termination == .signaled(SIGILL)
-        ? " (an illegal instruction: llama.cpp was built for another CPU; delete the llama_cpp_python wheel in "
-          + "~/.cache/toolhost/wheels and run `\(LocalModelInstallation.setupCommand)` again)"
-        : ""
-      return "\(exit.termination)\(hint)"
-    }
+      key: key, started: started, configuration: configuration, client: client,
+      port: { firstLine.line.flatMap { ModelServerProgram.report($0)?.port } },
+      ended: {
+        if let line = firstLine.line, ModelServerProgram.report(line) == nil {
+          return "printed \(String(decoding: line.prefix(200), as: UTF8.self).debugDescription) instead of its port"
+        }
+        guard let exit = process.exit else { return nil }
+        let hint =
+          exit.termination == .signaled(SIGILL)
+          ? " (an illegal instruction: llama.cpp was built for another CPU; delete the llama_cpp_python wheel in "
+            + "~/.cache/toolhost/wheels and run `\(LocalModelInstallation.setupCommand)` again)"
+          : ""
+        return "\(exit.termination)\(hint)"
+      })
   }
 
-  /// Polls `http://127.0.0.1:PORT/v1/models` (with `key` as bearer key) every 100 ms until it answers.
+  /// Polls `http://127.0.0.1:PORT/v1/models` with `key` as bearer key every 100 ms until it answers, once `port`
+  /// knows the port (the server reported it).
   ///
-  /// `ended` says how the server process ended (`nil` while it runs).
+  /// `ended` says how the server process ended, or what else went wrong (`nil` while it runs and all is well).
+  /// - Returns: the port.
   /// - Throws: ``LanguageModelError`` of kind `.configuration` when it ended (with the end of its log), `.timedOut`
   ///   after ``LocalServerConfiguration/startupTimeout`` from `started`; `CancellationError`.
   static func waitUntilAnswering(
-    port: Int, key: String?, started: ContinuousClock.Instant, configuration: LocalServerConfiguration,
-    client: HTTPClient, ended: () -> String?
-  ) async throws {
-    var request = HTTPClientRequest(url: "http://127.0.0.1:\(port)/v1/models")
-    request.method = .GET
-    if let key { request.headers.add(name: "Authorization", value: "Bearer \(key)") }
+    key: String, started: ContinuousClock.Instant, configuration: LocalServerConfiguration, client: HTTPClient,
+    port: () -> Int?, ended: () -> String?
+  ) async throws -> Int {
     let deadline = started + configuration.startupTimeout
     while true {
       try Task.checkCancellation()
@@ -277,40 +256,20 @@ public final class LocalModelServer: Sendable {
         throw LanguageModelError(
           kind: .timedOut,
           message:
-            "the llama.cpp server did not answer on 127.0.0.1:\(port) within "
+            "the llama.cpp server did not answer on 127.0.0.1:\(port().map(String.init) ?? "(no port yet)") within "
             + "\(configuration.startupTimeout.components.seconds) s; see its log \(configuration.logPath)")
       }
-      if let response = try? await client.execute(request, timeout: .seconds(2)), response.status == .ok {
-        _ = try? await response.body.collect(upTo: 1 << 20)
-        return
+      if let port = port() {
+        var request = HTTPClientRequest(url: "http://127.0.0.1:\(port)/v1/models")
+        request.method = .GET
+        request.headers.add(name: "Authorization", value: "Bearer \(key)")
+        if let response = try? await client.execute(request, timeout: .seconds(2)), response.status == .ok {
+          _ = try? await response.body.collect(upTo: 1 << 20)
+          return port
+        }
       }
-      try await Task.sleep(for: .milliseconds(100))
+      try await Task.sleep(for: .milliseconds(port() == nil ? 20 : 100))
     }
-  }
-
-  /// A port on 127.0.0.1 that nothing listens on right now.
-  static func freePort() throws(LanguageModelError) -> Int {
-    let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-    guard fd >= 0 else {
-      throw LanguageModelError(kind: .configuration, message: "cannot make a socket to find a free port")
-    }
-    defer { close(fd) }
-    var address = sockaddr_in()
-    address.sin_family = sa_family_t(AF_INET)
-    address.sin_port = 0
-    address.sin_addr.s_addr = inet_addr("127.0.0.1")
-    var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-    let ok = withUnsafeMutablePointer(to: &address) { pointer in
-      pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { a in
-        bind(fd, a, length) == 0 && getsockname(fd, a, &length) == 0
-      }
-    }
-    guard ok else {
-      throw LanguageModelError(
-        kind: .configuration,
-        message: "cannot find a free port on 127.0.0.1: \(String(cString: strerror(errno)))")
-    }
-    return Int(UInt16(bigEndian: address.sin_port))
   }
 
   /// The last lines of the log, for error messages.
@@ -319,5 +278,22 @@ public final class LocalModelServer: Sendable {
     let text = String(decoding: data.suffix(8 << 10), as: UTF8.self)
     return text.split(separator: "\n", omittingEmptySubsequences: true).suffix(lines).map { "  " + $0 }
       .joined(separator: "\n")
+  }
+}
+
+/// The first line a server printed on stdout: its report of its port.
+private final class FirstLine: Sendable {
+  private let first = Mutex<[UInt8]?>(nil)
+
+  /// The line, once printed.
+  var line: [UInt8]? { first.withLock { $0 } }
+
+  /// Keeps `line` if it is the first; whether it was.
+  func keep(_ line: [UInt8]) -> Bool {
+    first.withLock { first in
+      guard first == nil else { return false }
+      first = line
+      return true
+    }
   }
 }

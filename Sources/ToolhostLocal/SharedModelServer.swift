@@ -11,8 +11,9 @@ import ToolhostSession
 /// the user's own; a file anyone else could have written is not trusted) and started under an exclusive lock on a
 /// lock file beside it, so concurrent invocations start one server and share it. The server process runs in a
 /// session of its own (Ctrl-C at a terminal does not reach it), answers only requests that carry the random key in
-/// the state file, and stops by itself once it has had no request for the keep-alive time, also when every toolhost
-/// was killed with SIGKILL. ``stop()`` stops it at once.
+/// the state file (it is ``ModelServerProgram/shared``: the port it reports is one it bound itself), and stops by
+/// itself once it has had no request with that key for the keep-alive time (requests without it are refused and do
+/// not count), also when every toolhost was killed with SIGKILL. ``stop()`` stops it at once.
 ///
 /// ```swift
 /// let installation = try LocalModelInstallation.locate()
@@ -144,23 +145,14 @@ public final class SharedModelServer: Sendable {
     let log = try LogFile(path: c.logPath)
     defer { log.close() }
     onEvent(.starting(logPath: c.logPath))
-    var keyBytes = [UInt8](repeating: 0, count: 24)
-    for i in keyBytes.indices { keyBytes[i] = UInt8.random(in: 0...255) }
-    let key = keyBytes.map { String(format: "%02x", $0) }.joined()
-    let settings: [String: Any] = [
-      "model": c.modelPath, "n_ctx": c.contextSize, "n_threads": c.threads,
-      "idle": Int(shared.keepAlive.components.seconds), "state": statePath, "lock": lockPath,
-      "extra": c.launchArguments,
-    ]
-    let settingsJSON = String(
-      decoding: (try? JSONSerialization.data(withJSONObject: settings, options: [.sortedKeys])) ?? Data(),
-      as: UTF8.self)
+    let key = ModelServerProgram.makeKey()
+    let settings = ModelServerProgram.settings(
+      c, idle: Int(shared.keepAlive.components.seconds), statePath: statePath, lockPath: lockPath)
     log.write(
       "\n=== \(Date()) toolhost (pid \(getpid())) starts a shared server (keep-alive "
-        + "\(shared.keepAlive.components.seconds) s): \(c.python) -m llama_cpp.server --model \(c.modelPath) "
-        + "--n_ctx \(c.contextSize) --n_threads \(c.threads) \(c.launchArguments.joined(separator: " "))\n")
+        + "\(shared.keepAlive.components.seconds) s): \(ModelServerProgram.summary(c))\n")
     var environment = c.serverEnvironment()
-    environment["TOOLHOST_SERVER_KEY"] = key
+    environment[ModelServerProgram.keyVariable] = key
     // stdout is a pipe on which the server reports its PID and port; stderr is the log.
     var pipe: [Int32] = [-1, -1]
     let nullFD = open("/dev/null", O_RDONLY | O_CLOEXEC)
@@ -177,7 +169,7 @@ public final class SharedModelServer: Sendable {
     let first: ProcessOutcome.Termination
     do {
       first = try await runDaemonizing(
-        executable: c.python, arguments: ["-c", Self.daemon, settingsJSON], environment: environment,
+        executable: c.python, arguments: ["-c", ModelServerProgram.shared, settings], environment: environment,
         workingDirectory: shared.runDirectory, stdio: (nullFD, pipe[1], log.descriptor))
     } catch {
       throw LanguageModelError(
@@ -202,9 +194,7 @@ public final class SharedModelServer: Sendable {
         continuation.resume(returning: data)
       }
     }
-    guard let info = try? JSONSerialization.jsonObject(with: Data(line)) as? [String: Any],
-      let pid = (info["pid"] as? NSNumber)?.int32Value, let port = (info["port"] as? NSNumber)?.intValue
-    else {
+    guard let (pid, port) = ModelServerProgram.report(line) else {
       throw LanguageModelError(
         kind: .configuration,
         message: "the llama.cpp server did not start (its first process \(first)); the end of its log "
@@ -214,9 +204,9 @@ public final class SharedModelServer: Sendable {
       pid: pid, port: port, key: key, model: c.modelPath, keepAliveSeconds: Int(shared.keepAlive.components.seconds),
       started: Date().timeIntervalSince1970)
     do {
-      try await LocalModelServer.waitUntilAnswering(
-        port: port, key: key, started: started, configuration: c, client: client
-      ) { Self.isAlive(pid) ? nil : "exited" }
+      _ = try await LocalModelServer.waitUntilAnswering(
+        key: key, started: started, configuration: c, client: client, port: { port },
+        ended: { Self.isAlive(pid) ? nil : "exited" })
     } catch {
       await Self.terminate(pid, grace: .milliseconds(500))
       throw error
@@ -273,72 +263,4 @@ public final class SharedModelServer: Sendable {
     if isOurs(pid) { kill(pid, SIGKILL) }
     for _ in 0..<40 where isOurs(pid) { try? await Task.sleep(for: .milliseconds(25)) }
   }
-
-  /// The server program: binds a port, forks (the first process exits, so the server belongs to no toolhost),
-  /// reports its PID and port on stdout, then runs llama-cpp-python's app (with ``LlamaServerPatches`` applied) with
-  /// a bearer key and an idle timer. It removes its state file when it stops by itself.
-  static let daemon = daemonStart + LlamaServerPatches.source + "\n" + daemonServe
-
-  private static let daemonStart = """
-    # toolhost-model-server
-    import fcntl, json, os, signal, socket, sys, threading, time
-    cfg = json.loads(sys.argv[1])
-    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-    sock.bind(("127.0.0.1", 0))
-    sock.listen(64)
-    sock.set_inheritable(True)
-    if os.fork() > 0:
-        os._exit(0)
-    os.setsid()
-    os.write(1, (json.dumps({"pid": os.getpid(), "port": sock.getsockname()[1]}) + "\\n").encode())
-    os.dup2(2, 1)
-
-    """
-
-  private static let daemonServe = """
-    import argparse, uvicorn
-    from llama_cpp.server.app import create_app
-    from llama_cpp.server.settings import Settings, ServerSettings, ModelSettings
-    from llama_cpp.server.cli import add_args_from_model, parse_model_from_args
-    parser = argparse.ArgumentParser()
-    add_args_from_model(parser, Settings)
-    args = parser.parse_args(["--model", cfg["model"], "--n_ctx", str(cfg["n_ctx"]),
-                              "--n_threads", str(cfg["n_threads"])] + cfg["extra"])
-    server_settings = parse_model_from_args(ServerSettings, args)
-    server_settings.api_key = os.environ.pop("TOOLHOST_SERVER_KEY")
-    app = create_app(server_settings=server_settings, model_settings=[parse_model_from_args(ModelSettings, args)])
-    busy = [0, time.monotonic()]
-    class Idle:
-        def __init__(self, app):
-            self.app = app
-        async def __call__(self, scope, receive, send):
-            if scope["type"] != "http":
-                return await self.app(scope, receive, send)
-            busy[0] += 1
-            try:
-                await self.app(scope, receive, send)
-            finally:
-                busy[0] -= 1
-                busy[1] = time.monotonic()
-    server = uvicorn.Server(uvicorn.Config(Idle(app), log_level="warning", timeout_keep_alive=30))
-    def forget():
-        try:
-            with open(cfg["lock"], "a") as lock:
-                fcntl.flock(lock, fcntl.LOCK_EX)
-                with open(cfg["state"]) as f:
-                    if json.load(f).get("pid") == os.getpid():
-                        os.unlink(cfg["state"])
-        except Exception:
-            pass
-    def watch():
-        while not server.should_exit:
-            time.sleep(1)
-            if busy[0] == 0 and time.monotonic() - busy[1] > cfg["idle"]:
-                print("=== idle for %d s: stopping" % cfg["idle"], file=sys.stderr)
-                forget()
-                server.should_exit = True
-    threading.Thread(target=watch, daemon=True).start()
-    server.run(sockets=[sock])
-    """
 }

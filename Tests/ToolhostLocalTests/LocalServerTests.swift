@@ -60,17 +60,22 @@ import ToolhostTestSupport
     await #expect(throws: LanguageModelError.self) { _ = try await model.turn(for: self.request) }
   }
 
-  @Test func aServerThatFailsToStartIsReportedWithItsLog() async throws {
+  /// A server that exits while starting, and one whose first line on stdout is not the report of the port it bound
+  /// (anything else is not trusted), are reported with what they printed.
+  @Test(arguments: [
+    ("die-at-start", ["exited with status 7 while starting", "stub: failing at start on purpose"]),
+    ("chatty", ["printed \"stub: a line before the port\" instead of its port while starting"]),
+  ])
+  func aServerThatFailsToStartIsReportedWithItsLog(mode: String, expected: [String]) async throws {
     defer { try? FileManager.default.removeItem(at: work) }
-    let model = try model("die-at-start")
-    defer { Task { await model.shutdown() } }
+    let model = try model(mode)
     await #expect {
       try await model.start()
     } throws: { error in
       guard let e = error as? LanguageModelError else { return false }
-      return e.kind == .configuration && e.message.contains("exited with status 7 while starting")
-        && e.message.contains("stub: failing at start on purpose")
+      return e.kind == .configuration && expected.allSatisfy { e.message.contains($0) }
     }
     #expect(model.server.pid == nil)
+    await model.shutdown()
   }
 }
