@@ -3,7 +3,7 @@
 
   python3 scripts/mcp_load.py --url http://127.0.0.1:8080/mcp [--calls 10000] [--clients 16]
                               [--tool convertUnits --arguments '{"value":5,"from":"mi","to":"km"}']
-                              [--mode auto|legacy|2026-07-28] [--kill-group-at-half PGID]
+                              [--mode auto|legacy|2026-07-28] [--kill-group-at-half PGID] [--token-env NAME]
 
 C concurrent workers share N `tools/call` requests. Each worker holds one SDK `Client` (default mode "auto": it
 probes `server/discover` once, then every call is a self-contained 2026-07-28 POST). A call is tried up to 3
@@ -12,6 +12,9 @@ into a JSON-RPC INTERNAL_ERROR) or a client-side timeout; a result with isError,
 a failure and not retried (it would fail the same way again). Prints one JSON object on stdout:
 {"calls", "ok", "lost", "retried", "reconnects", "seconds", "calls_per_s", "p50_ms", "p99_ms", ...};
 "lost" = calls that did not succeed (failed after retries, or failed for good). Progress notes go to stderr.
+
+--token-env NAME sends the bearer token in the environment variable NAME with every request (`toolhost serve
+--mcp --http` wants one unless started with --no-auth).
 
 --kill-group-at-half PGID sends SIGKILL to process group PGID once half the calls have finished, to show what a
 replica dying under load costs (scripts/mcp-replicas uses it).
@@ -51,6 +54,10 @@ class Run:
         self.errors: dict[str, int] = {}  # why calls were lost
         self.retry_causes: dict[str, int] = {}  # why attempts were repeated
         self.killed_at = None
+        token = os.environ.get(a.token_env) if a.token_env else None
+        if a.token_env and not token:
+            sys.exit(f"mcp_load: --token-env {a.token_env}: that environment variable is not set or empty")
+        self.headers = {"Authorization": f"Bearer {token}"} if token else {}
 
     def take(self):
         """The next call for a worker: [attempts made, time of the first attempt], or None when all are handed out."""
@@ -91,7 +98,7 @@ def describe(e: BaseException) -> str:
 async def worker(run: Run) -> None:
     # One HTTP connection pool per worker, kept across reconnects: building an httpx client costs ~40 ms of CPU
     # (mostly its TLS context), which would otherwise be paid again for every session rebuilt after a failure.
-    async with httpx2.AsyncClient(timeout=httpx2.Timeout(30.0)) as http:
+    async with httpx2.AsyncClient(timeout=httpx2.Timeout(30.0), headers=run.headers) as http:
         call = run.take()
         while call is not None:
             call = await session(run, http, call)
@@ -167,6 +174,7 @@ async def main() -> None:
                    help="the SDK's connect mode: auto probes server/discover and falls back to initialize; legacy "
                    "is the 2025-11-25 initialize handshake; 2026-07-28 skips the probe")
     p.add_argument("--kill-group-at-half", type=int, metavar="PGID")
+    p.add_argument("--token-env", metavar="NAME", help="the environment variable holding the server's bearer token")
     run = Run(p.parse_args())
     start = time.perf_counter()
     async with anyio.create_task_group() as tg:

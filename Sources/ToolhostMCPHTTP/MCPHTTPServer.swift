@@ -12,14 +12,20 @@ import ToolhostMCP
 /// Hummingbird.
 ///
 /// `POST /mcp` takes one JSON-RPC message (see ``MCPHTTPExchange`` for the rules); `GET /health` answers
-/// `{"status": "ok", "tools": N, …}` for load balancers. Nothing is kept between requests, so any number of
-/// replicas behind a load balancer serve the same tools, and any of them can answer any request. Request ids are
-/// the client's own, so two clients that use the same id at once do not meet: each request is handed to the server
-/// under an id of the connection's own and answered under the client's.
+/// `{"status": "ok", "tools": N, …}` for load balancers (only `{"status": "ok"}` to a request without the bearer
+/// token, when one is set). Nothing is kept between requests, so any number of replicas behind a load balancer serve
+/// the same tools, and any of them can answer any request. Request ids are the client's own, so two clients that use
+/// the same id at once do not meet: each request is handed to the server under an id of the connection's own and
+/// answered under the client's.
+///
+/// Without a bearer token it serves only a loopback address.
 ///
 /// ```swift
-/// let http = MCPHTTPServer(server: MCPServer(registry: registry), options: .init(port: 8080))
-/// try await http.run { address in print("listening on", address) }  // until the task is cancelled
+/// let token = MCPHTTPToken.generate()
+/// let http = MCPHTTPServer(
+///   server: MCPServer(registry: registry),
+///   options: .init(port: 8080, exchange: MCPHTTPExchange(bearerToken: token), tokenFolder: MCPHTTPToken.defaultFolder()))
+/// try await http.run { listening in print("listening on", listening.address, "token in", listening.tokenFile ?? "-") }
 /// ```
 public final class MCPHTTPServer: Sendable {
   /// Where to listen and whom to answer.
@@ -28,15 +34,37 @@ public final class MCPHTTPServer: Sendable {
     public var host: String
     /// The port; 0 picks a free one (``run(onListening:)`` says which).
     public var port: Int
-    /// Who may ask, and the largest body.
+    /// Who may ask, and the largest body. Without a bearer token only a loopback `host` is served.
     public var exchange: MCPHTTPExchange
+    /// A folder to write the bearer token to, for the user to read: once the server listens, `serve-PORT.token`
+    /// there (see ``MCPHTTPToken/write(_:port:in:)``), removed when ``run(onListening:)`` returns. `nil` for none.
+    public var tokenFolder: String?
 
     /// Makes options.
-    public init(host: String = "127.0.0.1", port: Int, exchange: MCPHTTPExchange = MCPHTTPExchange()) {
+    public init(
+      host: String = "127.0.0.1", port: Int, exchange: MCPHTTPExchange = MCPHTTPExchange(), tokenFolder: String? = nil
+    ) {
       self.host = host
       self.port = port
       self.exchange = exchange
+      self.tokenFolder = tokenFolder
     }
+  }
+
+  /// Where the server listens, once it does.
+  public struct Listening: Sendable {
+    /// `HOST:PORT` (`[HOST]:PORT` for IPv6).
+    public var address: String
+    /// The bound port.
+    public var port: Int
+    /// The token file written (``Options/tokenFolder``), if any.
+    public var tokenFile: String?
+  }
+
+  /// Options the server will not run with.
+  public struct ConfigurationError: Error, Sendable, CustomStringConvertible {
+    /// What is wrong and what to do.
+    public var description: String
   }
 
   /// The MCP endpoint's path.
@@ -57,12 +85,64 @@ public final class MCPHTTPServer: Sendable {
   }
 
   /// Listens and answers until the calling task is cancelled, then stops taking connections and lets the requests
-  /// in flight finish.
+  /// in flight finish; removes the token file it wrote.
   ///
-  /// - Parameter onListening: called once the socket is bound, with the address (`127.0.0.1:PORT`), so a port of 0
-  ///   can be reported.
-  /// - Throws: when the address cannot be bound (in use, not an address of this machine, no permission).
-  public func run(onListening: @escaping @Sendable (String) -> Void = { _ in }) async throws {
+  /// - Parameter onListening: called once the socket is bound (and the token file written), so a port of 0 can be
+  ///   reported.
+  /// - Throws: ``ConfigurationError`` without a bearer token on an address that is not a loopback one (or with a
+  ///   token folder but no token); ``MCPHTTPToken/FileError`` when the token file cannot be written; or why the
+  ///   address cannot be bound (in use, not an address of this machine, no permission).
+  public func run(onListening: @escaping @Sendable (Listening) -> Void = { _ in }) async throws {
+    let token = options.exchange.bearerToken
+    if token == nil, !MCPHTTPToken.isLoopback(options.host) {
+      throw ConfigurationError(
+        description: "\(options.host) is not a loopback address, and a server other machines can reach needs a bearer "
+          + "token: set one (serve --token-env NAME, or leave out --no-auth for a generated one), or bind 127.0.0.1")
+    }
+    if options.tokenFolder != nil, token == nil {
+      throw ConfigurationError(description: "a token folder needs a bearer token to write there")
+    }
+    // The token file once written (or why it could not be).
+    let startup = OneShot<Result<String?, MCPHTTPToken.FileError>>()
+    let app = Application(
+      router: router(),
+      configuration: .init(address: .hostname(options.host, port: options.port), serverName: nil),
+      onServerRunning: { [options] channel in
+        let port = channel.localAddress?.port ?? options.port
+        var file: String?
+        if let folder = options.tokenFolder, let token {
+          do throws(MCPHTTPToken.FileError) { file = try MCPHTTPToken.write(token, port: port, in: folder) } catch {
+            startup.complete(.failure(error))
+            return
+          }
+        }
+        startup.complete(.success(file))
+        let host = options.host.contains(":") ? "[\(options.host)]" : options.host
+        onListening(Listening(address: "\(host):\(port)", port: port, tokenFile: file))
+      },
+      // Hummingbird's own log lines (a start banner, a cancelled child channel on shutdown) go nowhere: toolhost
+      // says what matters itself, and stdout is never written to.
+      logger: Logger(label: "toolhost.http", factory: { _ in SwiftLogNoOpLogHandler() }))
+    defer {
+      if case .success(let file?) = startup.value, let token { MCPHTTPToken.remove(file, token: token) }
+    }
+    // Serving ends when the application does; a token file that cannot be written ends it too (nobody could use it).
+    try await withThrowingTaskGroup(of: Bool.self) { group in
+      group.addTask {
+        try await app.run()
+        return true
+      }
+      group.addTask {
+        if case .failure(let error) = await startup.waitUnlessCancelled() { throw error }
+        return false
+      }
+      while let applicationEnded = try await group.next(), !applicationEnded {}
+      group.cancelAll()
+    }
+  }
+
+  /// The routes: the endpoint, 405 for its other methods, and the health check.
+  private func router() -> Router<BasicRequestContext> {
     let router = Router()
     router.post(RouterPath(stringLiteral: Self.endpoint)) { request, _ in try await self.answer(request) }
     for method in [HTTPRequest.Method.get, .delete, .put, .patch] {
@@ -76,28 +156,23 @@ public final class MCPHTTPServer: Sendable {
               headers: ["allow": "POST"]))
       }
     }
-    router.get(RouterPath(stringLiteral: Self.healthPath)) { _, _ in
-      let body: JSONValue = [
-        "status": "ok", "tools": .integer(Int64(self.server.servedToolNames.count)),
-        "complete": .bool(!self.server.expectsMoreTools),
-        "server": .string(self.server.options.name), "version": .string(self.server.options.version),
-      ]
+    router.get(RouterPath(stringLiteral: Self.healthPath)) { request, _ in
+      var body: JSONValue = ["status": "ok"]
+      switch self.options.exchange.healthAccess(headers: Self.headers(of: request)) {
+      case .refused(let answer): return Self.response(answer)
+      case .bare: break
+      case .full:
+        body = [
+          "status": "ok", "tools": .integer(Int64(self.server.servedToolNames.count)),
+          "complete": .bool(!self.server.expectsMoreTools),
+          "server": .string(self.server.options.name), "version": .string(self.server.options.version),
+        ]
+      }
       return Self.response(
         MCPHTTPExchange.Answer(
           status: 200, headers: ["content-type": "application/json"], body: Array(body.serialized().utf8)))
     }
-    let app = Application(
-      router: router,
-      configuration: .init(address: .hostname(options.host, port: options.port), serverName: nil),
-      onServerRunning: { [options] channel in
-        let port = channel.localAddress?.port ?? options.port
-        let host = options.host.contains(":") ? "[\(options.host)]" : options.host
-        onListening("\(host):\(port)")
-      },
-      // Hummingbird's own log lines (a start banner, a cancelled child channel on shutdown) go nowhere: toolhost
-      // says what matters itself, and stdout is never written to.
-      logger: Logger(label: "toolhost.http", factory: { _ in SwiftLogNoOpLogHandler() }))
-    try await app.run()
+    return router
   }
 
   /// Answers one POST to the endpoint.

@@ -24,38 +24,39 @@ struct HTTPServeTests {
     let endpoint: String
 
     /// With `slow`, also `slowAnswer`, which answers after 3 seconds; with `trace`, also `showTrace`, which
-    /// answers with its TRACEPARENT.
+    /// answers with its TRACEPARENT. It serves with `--no-auth` unless `extra` gives `--token-env` or `generatedToken`
+    /// is set.
     static func start(
       extra: [String] = [], environment extraEnvironment: [String: String] = [:], slow: Bool = false,
-      trace: Bool = false
+      trace: Bool = false, generatedToken: Bool = false
     ) async throws -> Served {
       let binary = try #require(TestPackage.toolhostBinary)
       let folder = TemporaryFolder(prefix: "toolhost-http-test")
       try ExamplePlugins.link(["weather", "units"], into: folder.url)
-      if slow {
+      /// A plugin of one read-only tool, `name`, that runs `script` (a shell script's body).
+      func plugin(_ name: String, _ description: String, timeout: Int = 10, script: String) {
         folder.plugin(
-          "slow",
+          name,
           manifest: """
-            {"manifestVersion": 1, "command": "run", "timeout": 10,
-             "tools": [{"name": "slowAnswer", "description": "Answers after 3 seconds.",
+            {"manifestVersion": 1, "command": "run", "timeout": \(timeout),
+             "tools": [{"name": "\(name)", "description": "\(description)",
                         "inputSchema": {"type": "object"}, "annotations": {"readOnlyHint": true}}]}
             """,
-          script: "#!/bin/sh\nsleep 3\necho '{\"result\": {\"done\": true}}'\n")
+          script: "#!/bin/sh\n" + script + "\n")
+      }
+      if slow {
+        plugin("slowAnswer", "Answers after 3 seconds.", script: "sleep 3\necho '{\"result\": {\"done\": true}}'")
       }
       if trace {
-        folder.plugin(
-          "trace",
-          manifest: """
-            {"manifestVersion": 1, "command": "run",
-             "tools": [{"name": "showTrace", "description": "Answers with its TRACEPARENT.",
-                        "inputSchema": {"type": "object"}, "annotations": {"readOnlyHint": true}}]}
-            """,
-          script: "#!/bin/sh\nprintf '{\"result\": {\"traceparent\": \"%s\"}}\\n' \"${TRACEPARENT:-none}\"\n")
+        plugin(
+          "showTrace", "Answers with its TRACEPARENT.",
+          script: "printf '{\"result\": {\"traceparent\": \"%s\"}}\\n' \"${TRACEPARENT:-none}\"")
       }
       var environment = folder.userEnvironment(hostEnvironment)
       environment.merge(extraEnvironment) { $1 }
+      let auth = generatedToken || extra.contains("--token-env") ? [] : ["--no-auth"]
       let server = try MCPServeProcess(
-        binary: binary, arguments: ["serve", "--mcp", "--http", "0", "--plugins", folder.path] + extra,
+        binary: binary, arguments: ["serve", "--mcp", "--http", "0", "--plugins", folder.path] + auth + extra,
         environment: environment, workingDirectory: folder.url, logPath: folder.file("serve.log"))
       guard let endpoint = await server.httpEndpoint() else {
         await server.stop(signal: SIGTERM)
@@ -63,6 +64,9 @@ struct HTTPServeTests {
       }
       return Served(folder: folder, server: server, endpoint: endpoint)
     }
+
+    /// The port the server listens on.
+    var port: Int { Int(endpoint.split(separator: ":").last?.split(separator: "/").first ?? "") ?? 0 }
 
     /// Stops the server with SIGTERM, expects a clean exit, and that none of its plugins' processes is left.
     func stop(sourceLocation: SourceLocation = #_sourceLocation) async {
@@ -203,5 +207,61 @@ struct HTTPServeTests {
     #expect(second.stderrText.contains("cannot listen on 127.0.0.1:\(port)"), "\(second.stderrText)")
     #expect(second.stderrText.contains("in use"), "\(second.stderrText)")
     await served.stop()
+  }
+
+  /// Without --token-env or --no-auth, a token is made and written 0600 to `serve-PORT.token` (under
+  /// `~/.local/state/toolhost` here); the log says where it is and how to send it, never the token. Without it a
+  /// request is 401 and `/health` says only "ok"; with it both are answered in full; the file is gone once serve
+  /// stops.
+  @Test func aGeneratedTokenGuardsTheEndpoint() async throws {
+    let served = try await Served.start(
+      environment: ["XDG_RUNTIME_DIR": "", "XDG_STATE_HOME": ""], generatedToken: true)
+    let folder = served.folder.file(".local/state/toolhost")
+    let file = folder + "/serve-\(served.port).token"
+    let mode = { (path: String) in
+      (try? FileManager.default.attributesOfItem(atPath: path)[.posixPermissions] as? Int) ?? -1
+    }
+    #expect(mode(file) == 0o600 && mode(folder) == 0o700, "log: \(served.server.log)")
+    let token = try String(contentsOfFile: file, encoding: .utf8).trimmingCharacters(in: .whitespacesAndNewlines)
+    #expect(token.count == 64)
+    let log = served.server.log
+    #expect(log.contains(file) && log.contains("Authorization: Bearer $(cat '\(file)')"), "\(log)")
+    #expect(!log.contains(token))
+
+    let list = #"{"jsonrpc": "2.0", "id": 1, "method": "tools/list"}"#
+    let without = try await Self.send(served.endpoint, body: list)
+    #expect(without.status == 401 && without.headers["www-authenticate"] == "Bearer")
+    let with = try await Self.send(
+      served.endpoint, headers: ["content-type": "application/json", "authorization": "Bearer \(token)"], body: list)
+    #expect(with.status == 200 && with.json?[path: "result", "tools"]?.arrayValue?.count == 2, "\(with.text)")
+
+    let health = served.endpoint.replacingOccurrences(of: "/mcp", with: "/health")
+    let bare = try await Self.send(health, method: "GET", headers: [:])
+    #expect(bare.status == 200 && bare.json == ["status": "ok"], "\(bare.text)")
+    let full = try await Self.send(health, method: "GET", headers: ["authorization": "Bearer \(token)"])
+    #expect(full.json?["tools"] == 2, "\(full.text)")
+    let evil = try await Self.send(
+      health, method: "GET", headers: ["authorization": "Bearer \(token)", "origin": "http://evil.example"])
+    #expect(evil.status == 403)
+
+    await served.stop()
+    #expect(!FileManager.default.fileExists(atPath: file))
+  }
+
+  /// --no-auth is refused on an address other machines can reach, and beside --token-env (exit 64).
+  @Test func noAuthOnlyOnLoopback() async throws {
+    let binary = try #require(TestPackage.toolhostBinary)
+    let folder = TemporaryFolder(prefix: "toolhost-http-test")
+    var environment = folder.userEnvironment(hostEnvironment)
+    environment["SOME_TOKEN"] = "x"
+    for (address, extra) in [("0.0.0.0:0", [String]()), ("[::]:0", []), ("0", ["--token-env", "SOME_TOKEN"])] {
+      let outcome = try await ProcessRunner.shared.run(
+        ProcessSpec(
+          executable: binary,
+          arguments: ["serve", "--mcp", "--http", address, "--no-auth", "--plugins", folder.path] + extra,
+          environment: environment, workingDirectory: folder.path, timeout: .seconds(60)))
+      #expect(outcome.termination == .exited(64), "\(address): \(outcome.stderrText)")
+      #expect(outcome.stderrText.contains(extra.isEmpty ? "loopback" : "contradict"), "\(outcome.stderrText)")
+    }
   }
 }
