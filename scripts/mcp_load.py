@@ -14,7 +14,8 @@ a failure and not retried (it would fail the same way again). Prints one JSON ob
 "lost" = calls that did not succeed (failed after retries, or failed for good). Progress notes go to stderr.
 
 --token-env NAME sends the bearer token in the environment variable NAME with every request (`toolhost serve
---mcp --http` wants one unless started with --no-auth).
+--mcp --http` wants one unless started with --no-auth). A server that is busy (HTTP 503, toolhost's JSON-RPC error
+-32010: it runs as many calls as it may) is retried like a transport failure.
 
 --kill-group-at-half PGID sends SIGKILL to process group PGID once half the calls have finished, to show what a
 replica dying under load costs (scripts/mcp-replicas uses it).
@@ -39,7 +40,8 @@ ATTEMPTS = 3
 # The SDK reports an HTTP error status without a JSON-RPC body (HAProxy's 502/503/504 pages) as INTERNAL_ERROR,
 # a dropped connection it noticed as CONNECTION_CLOSED, and its own read timeout as REQUEST_TIMEOUT. A server's
 # real JSON-RPC errors (bad params, unknown tool, ...) are deterministic and not worth retrying.
-RETRYABLE = {INTERNAL_ERROR, CONNECTION_CLOSED, REQUEST_TIMEOUT}
+SERVER_BUSY = -32010  # toolhost's answer (HTTP 503) to a call over its --max-calls
+RETRYABLE = {INTERNAL_ERROR, CONNECTION_CLOSED, REQUEST_TIMEOUT, SERVER_BUSY}
 
 
 def backoff(attempt: int) -> float:

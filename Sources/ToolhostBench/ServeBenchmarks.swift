@@ -41,12 +41,13 @@ func serveBenchmarks() async throws -> [BenchRow] {
     MCPServerConfiguration(
       name: "serve", executable: binary, arguments: ["serve", "--mcp", "--plugins", root], environment: environment,
       startupTimeout: .seconds(30)))
-  // Over HTTP: a `serve --mcp --http 127.0.0.1:0` with a bearer token, and toolhost's MCP client over HTTP.
+  // Over HTTP: a `serve --mcp --http 127.0.0.1:0` with its default limits but for the calls in flight (raised to the
+  // 64 measured here) and a bearer token, and toolhost's MCP client over HTTP.
   let token = MCPHTTPToken.generate()
   let server = Process()
   server.executableURL = URL(fileURLWithPath: binary)
   server.arguments = [
-    "serve", "--mcp", "--http", "127.0.0.1:0", "--plugins", root, "--token-env", "BENCH_TOKEN",
+    "serve", "--mcp", "--http", "127.0.0.1:0", "--plugins", root, "--token-env", "BENCH_TOKEN", "--max-calls", "64",
   ]
   var serverEnvironment = environment
   serverEnvironment["BENCH_TOKEN"] = token

@@ -44,6 +44,22 @@ struct Serve: AsyncParsableCommand {
         + "local user and program can call the tools."))
   var noAuth = false
   @Option(
+    name: .customLong("idle-timeout"),
+    help: ArgumentHelp(
+      "With --http: seconds a connection may take to send a request's head, or stay idle, before it is closed.",
+      valueName: "seconds"))
+  var idleTimeout = Double(MCPHTTPServer.Limits.defaultIdleTimeout.components.seconds)
+  @Option(
+    name: .customLong("max-connections"),
+    help: ArgumentHelp("With --http: the most connections open at once; more wait to be accepted.", valueName: "n"))
+  var maxConnections = MCPHTTPServer.Limits.defaultMaxConnections
+  @Option(
+    name: .customLong("max-calls"),
+    help: ArgumentHelp(
+      "With --http: the most tool calls running at once; more are answered HTTP 503 with a JSON-RPC error.",
+      valueName: "n"))
+  var maxCalls = MCPHTTPServer.Limits.defaultMaxCallsInFlight
+  @Option(
     name: .customLong("allow-origin"),
     help: ArgumentHelp(
       "With --http: a browser origin allowed to call the server besides localhost ones (repeatable; * for any).",
@@ -68,6 +84,9 @@ struct Serve: AsyncParsableCommand {
     if http == nil, tokenEnv != nil || !allowOrigin.isEmpty || noAuth {
       throw ValidationError("--token-env, --no-auth and --allow-origin go with --http")
     }
+    if idleTimeout <= 0 { throw ValidationError("--idle-timeout must be more than 0 seconds") }
+    if maxConnections <= 0 { throw ValidationError("--max-connections must be at least 1") }
+    if maxCalls <= 0 { throw ValidationError("--max-calls must be at least 1") }
     if let http {
       let (host, _) = try Self.address(http)
       if noAuth, tokenEnv != nil {
@@ -174,13 +193,16 @@ struct Serve: AsyncParsableCommand {
     }
   }
 
-  /// The HTTP server's options: the token (the environment's, a new one written to a file, or none with --no-auth)
-  /// and the origins.
+  /// The HTTP server's options: the token (the environment's, a new one written to a file, or none with --no-auth),
+  /// the origins and the limits.
   func httpOptions(host: String, port: Int) -> MCPHTTPServer.Options {
     let given = tokenEnv.flatMap { ProcessInfo.processInfo.environment[$0] }
     let token = noAuth ? nil : given ?? MCPHTTPToken.generate()
     return MCPHTTPServer.Options(
       host: host, port: port, exchange: MCPHTTPExchange(bearerToken: token, allowedOrigins: allowOrigin),
+      limits: MCPHTTPServer.Limits(
+        idleTimeout: .milliseconds(Int64((idleTimeout * 1000).rounded())), maxConnections: maxConnections,
+        maxCallsInFlight: maxCalls),
       tokenFolder: noAuth || given != nil ? nil : MCPHTTPToken.defaultFolder())
   }
 

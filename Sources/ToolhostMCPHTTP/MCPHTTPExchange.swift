@@ -64,6 +64,8 @@ public struct MCPHTTPExchange: Sendable {
   public static let nameHeader = "mcp-name"
   /// JSON-RPC error code HeaderMismatch: an `Mcp-*` header disagrees with the body, or a required one is missing.
   public static let headerMismatch = -32020
+  /// JSON-RPC error code of a `tools/call` refused because the server runs as many calls as it may (HTTP 503).
+  public static let serverBusy = -32010
 
   /// Makes the rules.
   public init(bearerToken: String? = nil, allowedOrigins: [String] = [], maxBodyBytes: Int = 16 << 20) {
@@ -116,6 +118,21 @@ public struct MCPHTTPExchange: Sendable {
     if let origin = headers["origin"], !originAllowed(origin) { return .refused(Self.originRefusal(origin)) }
     guard let token = bearerToken else { return .full }
     return bearer(in: headers).map { Self.constantTimeEqual($0, token) } == true ? .full : .bare
+  }
+
+  /// The answer to a `tools/call` (request `id`) refused because `limit` calls already run: HTTP 503 with
+  /// `Retry-After: 1` and a JSON-RPC error (``serverBusy``) that says so.
+  public static func busy(id: JSONRPCID, limit: Int) -> Answer {
+    var answer = Answer.message(
+      .errorResponse(
+        id: id,
+        error: JSONRPCError(
+          code: serverBusy,
+          message: "the server is busy: it runs at most \(limit) tool calls at once (serve --max-calls); try again "
+            + "in a moment")),
+      headers: ["retry-after": "1"])
+    answer.status = 503
+    return answer
   }
 
   /// The 403 answer to a browser page of an origin that is not allowed.

@@ -1,6 +1,7 @@
 import Foundation
 import HTTPTypes
 import Hummingbird
+import HummingbirdCore
 import Logging
 import NIOCore
 import Synchronization
@@ -18,7 +19,10 @@ import ToolhostMCP
 /// the same id at once do not meet: each request is handed to the server under an id of the connection's own and
 /// answered under the client's.
 ///
-/// Without a bearer token it serves only a loopback address.
+/// The server protects itself (``Limits``): a connection that sends no complete request head, or stays idle, for the
+/// idle timeout is closed; at most so many connections are open (more wait to be accepted); at most so many
+/// `tools/call` run at once (more are answered 503 with a JSON-RPC error). Without a bearer token it serves only a
+/// loopback address.
 ///
 /// ```swift
 /// let token = MCPHTTPToken.generate()
@@ -28,6 +32,35 @@ import ToolhostMCP
 /// try await http.run { listening in print("listening on", listening.address, "token in", listening.tokenFile ?? "-") }
 /// ```
 public final class MCPHTTPServer: Sendable {
+  /// How much the server takes on at once, and for how long.
+  public struct Limits: Sendable {
+    /// How long a connection may take to send a request's head, or stay idle between requests (or between the
+    /// parts of a request's body), before it is closed; `nil` for no limit. A call being answered is never idle.
+    public var idleTimeout: Duration?
+    /// The most connections open at once; more wait (in the kernel's queue) until one closes. `nil` for no limit.
+    public var maxConnections: Int?
+    /// The most `tools/call` requests being answered at once; one more is answered HTTP 503 with `Retry-After` and
+    /// the JSON-RPC error ``MCPHTTPExchange/serverBusy``. `nil` for no limit.
+    public var maxCallsInFlight: Int?
+
+    /// The default ``idleTimeout``: 30 s.
+    public static let defaultIdleTimeout: Duration = .seconds(30)
+    /// The default ``maxConnections``: 256.
+    public static let defaultMaxConnections = 256
+    /// The default ``maxCallsInFlight``: 32 (each may be a process).
+    public static let defaultMaxCallsInFlight = 32
+
+    /// Makes limits; the defaults suit one machine's tools.
+    public init(
+      idleTimeout: Duration? = defaultIdleTimeout, maxConnections: Int? = defaultMaxConnections,
+      maxCallsInFlight: Int? = defaultMaxCallsInFlight
+    ) {
+      self.idleTimeout = idleTimeout
+      self.maxConnections = maxConnections
+      self.maxCallsInFlight = maxCallsInFlight
+    }
+  }
+
   /// Where to listen and whom to answer.
   public struct Options: Sendable {
     /// The address to bind: `127.0.0.1` unless told otherwise.
@@ -36,17 +69,21 @@ public final class MCPHTTPServer: Sendable {
     public var port: Int
     /// Who may ask, and the largest body. Without a bearer token only a loopback `host` is served.
     public var exchange: MCPHTTPExchange
+    /// How much the server takes on at once.
+    public var limits: Limits
     /// A folder to write the bearer token to, for the user to read: once the server listens, `serve-PORT.token`
     /// there (see ``MCPHTTPToken/write(_:port:in:)``), removed when ``run(onListening:)`` returns. `nil` for none.
     public var tokenFolder: String?
 
     /// Makes options.
     public init(
-      host: String = "127.0.0.1", port: Int, exchange: MCPHTTPExchange = MCPHTTPExchange(), tokenFolder: String? = nil
+      host: String = "127.0.0.1", port: Int, exchange: MCPHTTPExchange = MCPHTTPExchange(), limits: Limits = Limits(),
+      tokenFolder: String? = nil
     ) {
       self.host = host
       self.port = port
       self.exchange = exchange
+      self.limits = limits
       self.tokenFolder = tokenFolder
     }
   }
@@ -77,6 +114,7 @@ public final class MCPHTTPServer: Sendable {
   /// The options.
   public let options: Options
   private let ids = Atomic<Int64>(0)
+  private let callsInFlight = Atomic<Int>(0)
 
   /// Makes an HTTP front for `server`.
   public init(server: MCPServer, options: Options) {
@@ -102,11 +140,16 @@ public final class MCPHTTPServer: Sendable {
     if options.tokenFolder != nil, token == nil {
       throw ConfigurationError(description: "a token folder needs a bearer token to write there")
     }
+    let limits = options.limits
     // The token file once written (or why it could not be).
     let startup = OneShot<Result<String?, MCPHTTPToken.FileError>>()
     let app = Application(
       router: router(),
-      configuration: .init(address: .hostname(options.host, port: options.port), serverName: nil),
+      server: .http1(
+        configuration: HTTP1Channel.Configuration(idleTimeout: limits.idleTimeout.map(Self.timeAmount))),
+      configuration: .init(
+        address: .hostname(options.host, port: options.port), serverName: nil,
+        availableConnectionsDelegate: limits.maxConnections.map { MaximumAvailableConnections($0) }),
       onServerRunning: { [options] channel in
         let port = channel.localAddress?.port ?? options.port
         var file: String?
@@ -199,9 +242,19 @@ public final class MCPHTTPServer: Sendable {
     case .request(let message):
       guard case .request(let id, let method, let params) = message else { return Self.response(.init(status: 500)) }
       let local = JSONRPCID.string("http-\(ids.add(1, ordering: .relaxed).newValue)")
-      if params?["_meta"]?["progressToken"] != nil, headers["accept"]?.contains("text/event-stream") ?? false {
-        return streamed(local: local, id: id, method: method, params: params)
+      // A tools/call takes a place among the calls in flight until it is answered, or is refused.
+      var release: @Sendable () -> Void = {}
+      if method == "tools/call", let limit = options.limits.maxCallsInFlight {
+        guard callsInFlight.wrappingAdd(1, ordering: .relaxed).newValue <= limit else {
+          callsInFlight.wrappingSubtract(1, ordering: .relaxed)
+          return Self.response(MCPHTTPExchange.busy(id: id, limit: limit))
+        }
+        release = { [self] in callsInFlight.wrappingSubtract(1, ordering: .relaxed) }
       }
+      if params?["_meta"]?["progressToken"] != nil, headers["accept"]?.contains("text/event-stream") ?? false {
+        return streamed(local: local, id: id, method: method, params: params, release: release)
+      }
+      defer { release() }
       let reply = OneShot<JSONRPCMessage>()
       server.handle(.request(id: local, method: method, params: params)) { message in
         // Without a stream there is nowhere for progress to go before the answer.
@@ -218,9 +271,12 @@ public final class MCPHTTPServer: Sendable {
   }
 
   /// A request that asked for progress, answered as server-sent events: each `notifications/progress` as it comes,
-  /// then the response, which ends the stream.
-  private func streamed(local: JSONRPCID, id: JSONRPCID, method: String, params: JSONValue?) -> Response {
+  /// then the response, which ends the stream (and calls `release`).
+  private func streamed(
+    local: JSONRPCID, id: JSONRPCID, method: String, params: JSONValue?, release: @escaping @Sendable () -> Void
+  ) -> Response {
     let (events, continuation) = AsyncStream<ByteBuffer>.makeStream()
+    continuation.onTermination = { _ in release() }
     @Sendable func event(_ message: JSONRPCMessage) -> ByteBuffer {
       ByteBuffer(string: "event: message\ndata: \(message.json.serialized())\n\n")
     }
@@ -237,6 +293,12 @@ public final class MCPHTTPServer: Sendable {
     fields[.cacheControl] = "no-cache, no-transform"
     if let buffering = HTTPField.Name("x-accel-buffering") { fields[buffering] = "no" }
     return Response(status: .ok, headers: fields, body: ResponseBody(asyncSequence: events))
+  }
+
+  /// A duration as NIO's time amount.
+  static func timeAmount(_ duration: Duration) -> TimeAmount {
+    let (seconds, attoseconds) = duration.components
+    return .nanoseconds(seconds * 1_000_000_000 + attoseconds / 1_000_000_000)
   }
 
   /// `message` answered under the client's own id.

@@ -46,6 +46,14 @@ struct HTTPExchangeTests {
     #expect(answer.status == 403)
   }
 
+  @Test func aBusyAnswerIs503WithAJSONRPCError() throws {
+    let answer = MCPHTTPExchange.busy(id: .number(9), limit: 4)
+    #expect(answer.status == 503 && answer.headers["retry-after"] == "1")
+    let body = try JSONValue.parse(String(decoding: answer.body, as: UTF8.self))
+    #expect(body["id"] == 9 && body[path: "error", "code"]?.integerValue == Int64(MCPHTTPExchange.serverBusy))
+    #expect(body[path: "error", "message"]?.stringValue?.contains("at most 4") == true)
+  }
+
   @Test func browsersFromOtherOriginsAreRefused() {
     let exchange = MCPHTTPExchange(allowedOrigins: ["https://tools.example"])
     #expect(exchange.refusal(method: "POST", headers: ["origin": "http://evil.example:8080"])?.status == 403)

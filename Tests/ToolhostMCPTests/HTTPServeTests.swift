@@ -24,11 +24,11 @@ struct HTTPServeTests {
     let endpoint: String
 
     /// With `slow`, also `slowAnswer`, which answers after 3 seconds; with `trace`, also `showTrace`, which
-    /// answers with its TRACEPARENT. It serves with `--no-auth` unless `extra` gives `--token-env` or `generatedToken`
-    /// is set.
+    /// answers with its TRACEPARENT; with `gate`, also `gated`, which answers once the file ``gate`` exists. It
+    /// serves with `--no-auth` unless `extra` gives `--token-env` or `generatedToken` is set.
     static func start(
       extra: [String] = [], environment extraEnvironment: [String: String] = [:], slow: Bool = false,
-      trace: Bool = false, generatedToken: Bool = false
+      trace: Bool = false, gate: Bool = false, generatedToken: Bool = false
     ) async throws -> Served {
       let binary = try #require(TestPackage.toolhostBinary)
       let folder = TemporaryFolder(prefix: "toolhost-http-test")
@@ -52,6 +52,11 @@ struct HTTPServeTests {
           "showTrace", "Answers with its TRACEPARENT.",
           script: "printf '{\"result\": {\"traceparent\": \"%s\"}}\\n' \"${TRACEPARENT:-none}\"")
       }
+      if gate {
+        plugin(
+          "gated", "Answers once its gate is open.", timeout: 120,
+          script: "while [ ! -e '\(folder.file("gate"))' ]; do sleep 0.05; done\necho '{\"result\": {\"done\": true}}'")
+      }
       var environment = folder.userEnvironment(hostEnvironment)
       environment.merge(extraEnvironment) { $1 }
       let auth = generatedToken || extra.contains("--token-env") ? [] : ["--no-auth"]
@@ -64,6 +69,9 @@ struct HTTPServeTests {
       }
       return Served(folder: folder, server: server, endpoint: endpoint)
     }
+
+    /// The file whose existence opens the `gated` tool's gate.
+    var gate: String { folder.file("gate") }
 
     /// The port the server listens on.
     var port: Int { Int(endpoint.split(separator: ":").last?.split(separator: "/").first ?? "") ?? 0 }
@@ -263,5 +271,74 @@ struct HTTPServeTests {
       #expect(outcome.termination == .exited(64), "\(address): \(outcome.stderrText)")
       #expect(outcome.stderrText.contains(extra.isEmpty ? "loopback" : "contradict"), "\(outcome.stderrText)")
     }
+  }
+
+  /// Requests whose head never ends (more of them than connections are allowed) do not keep a normal request from
+  /// being answered, and are closed after the idle timeout.
+  @Test func halfOpenRequestsAreClosed() async throws {
+    let served = try await Served.start(extra: ["--idle-timeout", "1", "--max-connections", "4"])
+    var stalled: [RawConnection] = []
+    for _ in 0..<8 {
+      let connection = try RawConnection(port: served.port)
+      try connection.send("POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: applica")
+      stalled.append(connection)
+    }
+    let list = try await Self.send(served.endpoint, body: #"{"jsonrpc": "2.0", "id": 1, "method": "tools/list"}"#)
+    #expect(list.status == 200, "\(list.text)")
+    for connection in stalled {
+      #expect(await connection.readToEnd(within: 60) != nil, "a request without its end was never closed")
+    }
+    await served.stop()
+  }
+
+  /// Over --max-connections, a new connection waits to be accepted until an open one closes.
+  @Test func connectionsOverTheLimitWait() async throws {
+    let served = try await Served.start(extra: ["--max-connections", "2", "--idle-timeout", "120"])
+    let pid = served.server.process.processIdentifier
+    func sockets() -> Int {
+      let fds = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/\(pid)/fd")) ?? []
+      return fds.filter {
+        ((try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/\(pid)/fd/\($0)")) ?? "")
+          .hasPrefix("socket:")
+      }.count
+    }
+    let listening = sockets()
+    let first = try RawConnection(port: served.port)
+    let second = try RawConnection(port: served.port)
+    let deadline = ContinuousClock.now + .seconds(30)
+    while sockets() < listening + 2, ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(20)) }
+    let third = try RawConnection(port: served.port)
+    try third.post("/mcp", body: #"{"jsonrpc": "2.0", "id": 1, "method": "tools/list"}"#)
+    #expect(await third.read(within: 1) == nil, "a third connection was served while two were open")
+    first.hangUp()
+    let answer = await third.read(until: "\r\n\r\n", within: 30)
+    #expect(answer.hasPrefix("HTTP/1.1 200"), "\(answer)")
+    _ = second
+    await served.stop()
+  }
+
+  /// Over --max-calls, a tools/call is answered 503 with a JSON-RPC error and Retry-After while the others run; once
+  /// they end, calls are taken again.
+  @Test func callsOverTheLimitAreRefused() async throws {
+    let served = try await Served.start(extra: ["--max-calls", "2"], gate: true)
+    let script = served.folder.file("gated/run")
+    async let first = Self.send(served.endpoint, body: Self.call(1, "gated", "{}"))
+    async let second = Self.send(served.endpoint, body: Self.call(2, "gated", "{}"))
+    let deadline = ContinuousClock.now + .seconds(30)
+    while ProcessProbe.processes(whoseCommandLine: { $0.contains(script) }).count < 2, ContinuousClock.now < deadline {
+      try await Task.sleep(for: .milliseconds(20))
+    }
+    let third = try await Self.send(served.endpoint, body: Self.call(3, "gated", "{}"))
+    #expect(third.status == 503 && third.headers["retry-after"] == "1", "\(third.status) \(third.text)")
+    #expect(third.json?["id"] == 3 && third.json?[path: "error", "code"] == -32010, "\(third.text)")
+    #expect(ProcessProbe.processes(whoseCommandLine: { $0.contains(script) }).count == 2)
+    #expect(FileManager.default.createFile(atPath: served.gate, contents: nil))
+    let (a, b) = try await (first, second)
+    for reply in [a, b] {
+      #expect(reply.status == 200 && reply.json?[path: "result", "structuredContent", "done"] == true, "\(reply.text)")
+    }
+    let fourth = try await Self.send(served.endpoint, body: Self.call(4, "gated", "{}"))
+    #expect(fourth.status == 200 && fourth.json?[path: "result", "isError"] == false, "\(fourth.text)")
+    await served.stop()
   }
 }
