@@ -21,7 +21,9 @@ import ToolhostMCP
 ///
 /// The server protects itself (``Limits``): a connection that sends no complete request head, or stays idle, for the
 /// idle timeout is closed; at most so many connections are open (more wait to be accepted); at most so many
-/// `tools/call` run at once (more are answered 503 with a JSON-RPC error). Without a bearer token it serves only a
+/// `tools/call` run at once (more are answered 503 with a JSON-RPC error); a call whose client goes away (closes its
+/// side of the connection) is cancelled; and a client that reads a progress stream slowly loses the oldest progress
+/// events, never the answer, instead of making the server keep them all. Without a bearer token it serves only a
 /// loopback address.
 ///
 /// ```swift
@@ -42,6 +44,9 @@ public final class MCPHTTPServer: Sendable {
     /// The most `tools/call` requests being answered at once; one more is answered HTTP 503 with `Retry-After` and
     /// the JSON-RPC error ``MCPHTTPExchange/serverBusy``. `nil` for no limit.
     public var maxCallsInFlight: Int?
+    /// The most server-sent events a progress stream keeps for a client that reads slowly; beyond it the oldest
+    /// progress events are dropped (the answer never is).
+    public var maxPendingEvents: Int
 
     /// The default ``idleTimeout``: 30 s.
     public static let defaultIdleTimeout: Duration = .seconds(30)
@@ -49,15 +54,18 @@ public final class MCPHTTPServer: Sendable {
     public static let defaultMaxConnections = 256
     /// The default ``maxCallsInFlight``: 32 (each may be a process).
     public static let defaultMaxCallsInFlight = 32
+    /// The default ``maxPendingEvents``: 64.
+    public static let defaultMaxPendingEvents = 64
 
     /// Makes limits; the defaults suit one machine's tools.
     public init(
       idleTimeout: Duration? = defaultIdleTimeout, maxConnections: Int? = defaultMaxConnections,
-      maxCallsInFlight: Int? = defaultMaxCallsInFlight
+      maxCallsInFlight: Int? = defaultMaxCallsInFlight, maxPendingEvents: Int = defaultMaxPendingEvents
     ) {
       self.idleTimeout = idleTimeout
       self.maxConnections = maxConnections
       self.maxCallsInFlight = maxCallsInFlight
+      self.maxPendingEvents = maxPendingEvents
     }
   }
 
@@ -115,6 +123,7 @@ public final class MCPHTTPServer: Sendable {
   public let options: Options
   private let ids = Atomic<Int64>(0)
   private let callsInFlight = Atomic<Int>(0)
+  private let connections = Connections()
 
   /// Makes an HTTP front for `server`.
   public init(server: MCPServer, options: Options) {
@@ -141,12 +150,15 @@ public final class MCPHTTPServer: Sendable {
       throw ConfigurationError(description: "a token folder needs a bearer token to write there")
     }
     let limits = options.limits
+    let connections = connections
     // The token file once written (or why it could not be).
     let startup = OneShot<Result<String?, MCPHTTPToken.FileError>>()
     let app = Application(
       router: router(),
       server: .http1(
-        configuration: HTTP1Channel.Configuration(idleTimeout: limits.idleTimeout.map(Self.timeAmount))),
+        configuration: HTTP1Channel.Configuration(
+          additionalChannelHandlers: [ClientPresenceHandler(connections: connections)],
+          idleTimeout: limits.idleTimeout.map(Self.timeAmount))),
       configuration: .init(
         address: .hostname(options.host, port: options.port), serverName: nil,
         availableConnectionsDelegate: limits.maxConnections.map { MaximumAvailableConnections($0) }),
@@ -185,9 +197,11 @@ public final class MCPHTTPServer: Sendable {
   }
 
   /// The routes: the endpoint, 405 for its other methods, and the health check.
-  private func router() -> Router<BasicRequestContext> {
-    let router = Router()
-    router.post(RouterPath(stringLiteral: Self.endpoint)) { request, _ in try await self.answer(request) }
+  private func router() -> Router<MCPRequestContext> {
+    let router = Router(context: MCPRequestContext.self)
+    router.post(RouterPath(stringLiteral: Self.endpoint)) { request, context in
+      try await self.answer(request, connection: context.connection)
+    }
     for method in [HTTPRequest.Method.get, .delete, .put, .patch] {
       router.on(RouterPath(stringLiteral: Self.endpoint), method: method) { request, _ in
         Self.response(
@@ -219,7 +233,7 @@ public final class MCPHTTPServer: Sendable {
   }
 
   /// Answers one POST to the endpoint.
-  private func answer(_ request: Request) async throws -> Response {
+  private func answer(_ request: Request, connection: ObjectIdentifier) async throws -> Response {
     let headers = Self.headers(of: request)
     let exchange = options.exchange
     if let refusal = exchange.refusal(method: "POST", headers: headers) { return Self.response(refusal) }
@@ -242,45 +256,69 @@ public final class MCPHTTPServer: Sendable {
     case .request(let message):
       guard case .request(let id, let method, let params) = message else { return Self.response(.init(status: 500)) }
       let local = JSONRPCID.string("http-\(ids.add(1, ordering: .relaxed).newValue)")
-      // A tools/call takes a place among the calls in flight until it is answered, or is refused.
-      var release: @Sendable () -> Void = {}
-      if method == "tools/call", let limit = options.limits.maxCallsInFlight {
-        guard callsInFlight.wrappingAdd(1, ordering: .relaxed).newValue <= limit else {
-          callsInFlight.wrappingSubtract(1, ordering: .relaxed)
-          return Self.response(MCPHTTPExchange.busy(id: id, limit: limit))
+      guard method == "tools/call" else {
+        // Answered at once: nothing to count or watch.
+        let reply = OneShot<JSONRPCMessage>()
+        server.handle(.request(id: local, method: method, params: params)) { message in
+          if case .notification = message { return }
+          reply.complete(message)
         }
-        release = { [self] in callsInFlight.wrappingSubtract(1, ordering: .relaxed) }
+        guard let answered = await reply.waitUnlessCancelled() else { return Self.response(.init(status: 499)) }
+        return Self.response(.message(Self.restoringID(answered, id)))
       }
+      if let limit = options.limits.maxCallsInFlight,
+        callsInFlight.wrappingAdd(1, ordering: .relaxed).newValue > limit
+      {
+        callsInFlight.wrappingSubtract(1, ordering: .relaxed)
+        return Self.response(MCPHTTPExchange.busy(id: id, limit: limit))
+      }
+      let call = RunningCall(
+        local: local, server: server, presence: connections.presence(of: connection),
+        release: { [self] in
+          if options.limits.maxCallsInFlight != nil { callsInFlight.wrappingSubtract(1, ordering: .relaxed) }
+        })
       if params?["_meta"]?["progressToken"] != nil, headers["accept"]?.contains("text/event-stream") ?? false {
-        return streamed(local: local, id: id, method: method, params: params, release: release)
+        return streamed(call, id: id, params: params)
       }
-      defer { release() }
-      let reply = OneShot<JSONRPCMessage>()
+      let reply = OneShot<JSONRPCMessage?>()
+      guard call.watch({ reply.complete(nil) }) else { return Self.response(.init(status: 499)) }
       server.handle(.request(id: local, method: method, params: params)) { message in
         // Without a stream there is nowhere for progress to go before the answer.
         if case .notification = message { return }
-        _ = reply.complete(message)
+        reply.complete(message)
       }
-      guard let answered = await reply.waitUnlessCancelled() else {
-        // The client went away: the call is cancelled as one whose stream closed, and gets no answer.
-        server.handle(.notification(method: "notifications/cancelled", params: ["requestId": local.json])) { _ in }
+      // The client went away (or the server stops): the call is cancelled as one whose stream closed, and gets no
+      // answer.
+      guard let answered = await reply.waitUnlessCancelled() ?? nil else {
+        call.end(cancelled: true)
         return Self.response(.init(status: 499))
       }
+      call.end(cancelled: false)
       return Self.response(.message(Self.restoringID(answered, id)))
     }
   }
 
-  /// A request that asked for progress, answered as server-sent events: each `notifications/progress` as it comes,
-  /// then the response, which ends the stream (and calls `release`).
-  private func streamed(
-    local: JSONRPCID, id: JSONRPCID, method: String, params: JSONValue?, release: @escaping @Sendable () -> Void
-  ) -> Response {
-    let (events, continuation) = AsyncStream<ByteBuffer>.makeStream()
-    continuation.onTermination = { _ in release() }
+  /// A `tools/call` that asked for progress, answered as server-sent events: each `notifications/progress` as it
+  /// comes, then the response, which ends the stream. A client that reads slowly loses the oldest progress events
+  /// beyond ``Limits/maxPendingEvents``; one that goes away cancels the call.
+  private func streamed(_ call: RunningCall, id: JSONRPCID, params: JSONValue?) -> Response {
+    let (events, continuation) = AsyncStream<ByteBuffer>.makeStream(
+      bufferingPolicy: .bufferingNewest(max(1, options.limits.maxPendingEvents)))
     @Sendable func event(_ message: JSONRPCMessage) -> ByteBuffer {
       ByteBuffer(string: "event: message\ndata: \(message.json.serialized())\n\n")
     }
-    server.handle(.request(id: local, method: method, params: params)) { message in
+    // Ended by the answer (finished), or by the writer giving up on the client, or by the server stopping
+    // (cancelled).
+    continuation.onTermination = { termination in
+      if case .cancelled = termination { call.end(cancelled: true) } else { call.end(cancelled: false) }
+    }
+    guard
+      call.watch({
+        call.end(cancelled: true)
+        continuation.finish()
+      })
+    else { return Response(status: .init(code: 499)) }
+    server.handle(.request(id: call.local, method: "tools/call", params: params)) { message in
       if case .notification = message {
         continuation.yield(event(message))
       } else {
