@@ -85,6 +85,8 @@ let package = Package(
       name: "ToolhostMCPHTTP",
       dependencies: [
         "Toolhost", "ToolhostMCP", "ToolhostEventStream", .product(name: "Hummingbird", package: "hummingbird"),
+        // Its HTTP/1 channel's idle timeout and the cap on open connections.
+        .product(name: "HummingbirdCore", package: "hummingbird"),
         .product(name: "NIOCore", package: "swift-nio"), .product(name: "HTTPTypes", package: "swift-http-types"),
         .product(name: "Logging", package: "swift-log"),
         .product(name: "AsyncHTTPClient", package: "async-http-client"),

@@ -3,7 +3,7 @@
 
   python3 scripts/mcp_load.py --url http://127.0.0.1:8080/mcp [--calls 10000] [--clients 16]
                               [--tool convertUnits --arguments '{"value":5,"from":"mi","to":"km"}']
-                              [--mode auto|legacy|2026-07-28] [--kill-group-at-half PGID]
+                              [--mode auto|legacy|2026-07-28] [--kill-group-at-half PGID] [--token-env NAME]
 
 C concurrent workers share N `tools/call` requests. Each worker holds one SDK `Client` (default mode "auto": it
 probes `server/discover` once, then every call is a self-contained 2026-07-28 POST). A call is tried up to 3
@@ -12,6 +12,10 @@ into a JSON-RPC INTERNAL_ERROR) or a client-side timeout; a result with isError,
 a failure and not retried (it would fail the same way again). Prints one JSON object on stdout:
 {"calls", "ok", "lost", "retried", "reconnects", "seconds", "calls_per_s", "p50_ms", "p99_ms", ...};
 "lost" = calls that did not succeed (failed after retries, or failed for good). Progress notes go to stderr.
+
+--token-env NAME sends the bearer token in the environment variable NAME with every request (`toolhost serve
+--mcp --http` wants one unless started with --no-auth). A server that is busy (HTTP 503, toolhost's JSON-RPC error
+-32010: it runs as many calls as it may) is retried like a transport failure.
 
 --kill-group-at-half PGID sends SIGKILL to process group PGID once half the calls have finished, to show what a
 replica dying under load costs (scripts/mcp-replicas uses it).
@@ -36,7 +40,8 @@ ATTEMPTS = 3
 # The SDK reports an HTTP error status without a JSON-RPC body (HAProxy's 502/503/504 pages) as INTERNAL_ERROR,
 # a dropped connection it noticed as CONNECTION_CLOSED, and its own read timeout as REQUEST_TIMEOUT. A server's
 # real JSON-RPC errors (bad params, unknown tool, ...) are deterministic and not worth retrying.
-RETRYABLE = {INTERNAL_ERROR, CONNECTION_CLOSED, REQUEST_TIMEOUT}
+SERVER_BUSY = -32010  # toolhost's answer (HTTP 503) to a call over its --max-calls
+RETRYABLE = {INTERNAL_ERROR, CONNECTION_CLOSED, REQUEST_TIMEOUT, SERVER_BUSY}
 
 
 def backoff(attempt: int) -> float:
@@ -51,6 +56,10 @@ class Run:
         self.errors: dict[str, int] = {}  # why calls were lost
         self.retry_causes: dict[str, int] = {}  # why attempts were repeated
         self.killed_at = None
+        token = os.environ.get(a.token_env) if a.token_env else None
+        if a.token_env and not token:
+            sys.exit(f"mcp_load: --token-env {a.token_env}: that environment variable is not set or empty")
+        self.headers = {"Authorization": f"Bearer {token}"} if token else {}
 
     def take(self):
         """The next call for a worker: [attempts made, time of the first attempt], or None when all are handed out."""
@@ -91,7 +100,7 @@ def describe(e: BaseException) -> str:
 async def worker(run: Run) -> None:
     # One HTTP connection pool per worker, kept across reconnects: building an httpx client costs ~40 ms of CPU
     # (mostly its TLS context), which would otherwise be paid again for every session rebuilt after a failure.
-    async with httpx2.AsyncClient(timeout=httpx2.Timeout(30.0)) as http:
+    async with httpx2.AsyncClient(timeout=httpx2.Timeout(30.0), headers=run.headers) as http:
         call = run.take()
         while call is not None:
             call = await session(run, http, call)
@@ -167,6 +176,7 @@ async def main() -> None:
                    help="the SDK's connect mode: auto probes server/discover and falls back to initialize; legacy "
                    "is the 2025-11-25 initialize handshake; 2026-07-28 skips the probe")
     p.add_argument("--kill-group-at-half", type=int, metavar="PGID")
+    p.add_argument("--token-env", metavar="NAME", help="the environment variable holding the server's bearer token")
     run = Run(p.parse_args())
     start = time.perf_counter()
     async with anyio.create_task_group() as tg:

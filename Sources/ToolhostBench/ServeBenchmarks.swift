@@ -41,11 +41,17 @@ func serveBenchmarks() async throws -> [BenchRow] {
     MCPServerConfiguration(
       name: "serve", executable: binary, arguments: ["serve", "--mcp", "--plugins", root], environment: environment,
       startupTimeout: .seconds(30)))
-  // Over HTTP: a `serve --mcp --http 127.0.0.1:0`, and toolhost's MCP client over HTTP.
+  // Over HTTP: a `serve --mcp --http 127.0.0.1:0` with its default limits but for the calls in flight (raised to the
+  // 64 measured here) and a bearer token, and toolhost's MCP client over HTTP.
+  let token = MCPHTTPToken.generate()
   let server = Process()
   server.executableURL = URL(fileURLWithPath: binary)
-  server.arguments = ["serve", "--mcp", "--http", "127.0.0.1:0", "--plugins", root]
-  server.environment = environment
+  server.arguments = [
+    "serve", "--mcp", "--http", "127.0.0.1:0", "--plugins", root, "--token-env", "BENCH_TOKEN", "--max-calls", "64",
+  ]
+  var serverEnvironment = environment
+  serverEnvironment["BENCH_TOKEN"] = token
+  server.environment = serverEnvironment
   let stderr = Pipe()
   server.standardError = stderr
   try server.run()
@@ -65,7 +71,7 @@ func serveBenchmarks() async throws -> [BenchRow] {
   let http = MCPServerConnection(
     MCPServerConfiguration(
       name: "http", executable: String(said[found]),
-      transport: MCPHTTPClientTransport.opener(.init(url: String(said[found])))))
+      transport: MCPHTTPClientTransport.opener(.init(url: String(said[found]), bearerToken: token))))
 
   typealias Call = @Sendable (String) async throws -> Void
   let direct: Call = { tool in
@@ -129,7 +135,8 @@ func serveBenchmarks() async throws -> [BenchRow] {
       }
     }
   }
-  rows += try await wrkRows(url: String(said[found]), serverPID: server.processIdentifier, direct: direct)
+  rows += try await wrkRows(
+    url: String(said[found]), token: token, serverPID: server.processIdentifier, direct: direct)
   await stdio.shutdown()
   await http.shutdown()
   await catalog.shutdown()
@@ -141,9 +148,9 @@ func serveBenchmarks() async throws -> [BenchRow] {
 /// each call. Each configuration runs 3 s twice and keeps the better round; the baseline is the same plugin called
 /// directly in this process, measured here again. Nothing is added when `wrk` is not installed
 /// (`apt-get install wrk`).
-func wrkRows(url: String, serverPID: Int32, direct: @escaping @Sendable (String) async throws -> Void) async throws
-  -> [BenchRow]
-{
+func wrkRows(
+  url: String, token: String, serverPID: Int32, direct: @escaping @Sendable (String) async throws -> Void
+) async throws -> [BenchRow] {
   guard let wrk = findOnPath("wrk") else {
     FileHandle.standardError.write(Data("serve: wrk is not installed, so the C client's rows are left out\n".utf8))
     return []
@@ -151,7 +158,7 @@ func wrkRows(url: String, serverPID: Int32, direct: @escaping @Sendable (String)
   var rows: [BenchRow] = []
   for (tool, label) in [("tinyPool", "persistent"), ("tinySpawned", "spawned")] {
     let script = benchDir + "/wrk-\(tool).lua"
-    try wrkScript(tool: tool).write(toFile: script, atomically: false, encoding: .utf8)
+    try wrkScript(tool: tool, token: token).write(toFile: script, atomically: false, encoding: .utf8)
     for inFlight in [1, 8, 64] {
       var best: WrkResult?
       var cpuPerCall = 0.0
@@ -198,9 +205,9 @@ struct WrkResult {
   var p99: Double
 }
 
-/// A wrk script that posts one `tools/call` of `tool` per request (the 2025-11-25 shape, which needs no session)
-/// and counts answers that are not a 200 with the plugin's reply in them.
-func wrkScript(tool: String) -> String {
+/// A wrk script that posts one `tools/call` of `tool` per request (the 2025-11-25 shape, which needs no session),
+/// with the bearer token, and counts answers that are not a 200 with the plugin's reply in them.
+func wrkScript(tool: String, token: String) -> String {
   let body =
     #"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"\#(tool)","arguments":{"city":"Boston"}}}"#
   return """
@@ -209,6 +216,7 @@ func wrkScript(tool: String) -> String {
     wrk.headers["Content-Type"] = "application/json"
     wrk.headers["Accept"] = "application/json, text/event-stream"
     wrk.headers["MCP-Protocol-Version"] = "2025-11-25"
+    wrk.headers["Authorization"] = "Bearer \(token)"
     local threads = {}
     function setup(thread) table.insert(threads, thread) end
     failed = 0

@@ -99,6 +99,8 @@ public final class LocalModel: LanguageModel {
     http.timeout = HTTPClient.Configuration.Timeout(connect: .seconds(5), read: .seconds(600))
     // A refused connection (the server still loading) must fail at once, so readiness is polled every 100 ms.
     http.connectionPool.retryConnectionEstablishment = false
+    // A redirect is reported, not followed: the chat goes nowhere but to the server toolhost runs.
+    http.redirectConfiguration = .disallow
     self.client = HTTPClient(eventLoopGroup: HTTPClient.defaultEventLoopGroup, configuration: http)
     let client = self.client
     self.server = LocalModelServer(configuration: configuration.server, httpClient: client, onEvent: onEvent)

@@ -15,7 +15,9 @@ import ToolhostMCP
 /// `initialize` (earlier servers), the agreed version and any `Mcp-Session-Id` the server gave go on every later
 /// request. `notifications/cancelled` closes the request's stream instead of being sent, as the transport says. A
 /// request that cannot be delivered, or gets an HTTP error without a JSON-RPC answer, is answered with an error
-/// response that says what happened (the server's URL, the HTTP status or the network error). Time limits are the
+/// response that says what happened (the server's URL, the HTTP status or the network error). Redirects are not
+/// followed (they would post the tool's arguments, and the token, to another address): a 3xx answer is an error that
+/// names the status and the `Location`, so the URL can be set to the final address. Time limits are the
 /// connection's, as for servers on stdio.
 ///
 /// ```swift
@@ -62,10 +64,12 @@ public final class MCPHTTPClientTransport: MCPTransport {
 
   /// The client remote servers are reached with unless told otherwise: like `HTTPClient.shared` (it lives as long as
   /// the process), but a connection that cannot be made fails its request at once, instead of being tried again
-  /// until the request's deadline (a server that is down is an error now, not at the startup time limit).
+  /// until the request's deadline (a server that is down is an error now, not at the startup time limit), and
+  /// redirects are not followed. A client given to ``opener(_:client:)`` instead should not follow them either.
   public static let client: HTTPClient = {
     var configuration = HTTPClient.Configuration()
     configuration.connectionPool.retryConnectionEstablishment = false
+    configuration.redirectConfiguration = .disallow
     configuration.timeout.connect = .seconds(10)
     return HTTPClient(eventLoopGroupProvider: .singleton, configuration: configuration)
   }()
@@ -177,6 +181,14 @@ public final class MCPHTTPClientTransport: MCPTransport {
         state.withLock { $0.sessionID = given }
       }
       if status == 202 { return }
+      if (300..<400).contains(status) {
+        let location = response.headers.first(name: "location").map { " to \($0)" } ?? ""
+        return fail(
+          id,
+          "HTTP \(status) from \(endpoint.url): the server redirects\(location), and toolhost does not follow "
+            + "redirects (they would send the request, with its arguments and token, to another address); set the "
+            + "server's URL to the final address")
+      }
       let type = response.headers.first(name: "content-type")?.lowercased() ?? ""
       if type.hasPrefix("text/event-stream") {
         var events = ServerSentEventParser()

@@ -64,6 +64,8 @@ public struct MCPHTTPExchange: Sendable {
   public static let nameHeader = "mcp-name"
   /// JSON-RPC error code HeaderMismatch: an `Mcp-*` header disagrees with the body, or a required one is missing.
   public static let headerMismatch = -32020
+  /// JSON-RPC error code of a `tools/call` refused because the server runs as many calls as it may (HTTP 503).
+  public static let serverBusy = -32010
 
   /// Makes the rules.
   public init(bearerToken: String? = nil, allowedOrigins: [String] = [], maxBodyBytes: Int = 16 << 20) {
@@ -78,11 +80,7 @@ public struct MCPHTTPExchange: Sendable {
   /// - Parameter headers: the request's headers, names lowercased.
   public func refusal(method: String, headers: [String: String]) -> Answer? {
     if let token = bearerToken {
-      let given = headers["authorization"].flatMap { value -> String? in
-        let parts = value.split(separator: " ", maxSplits: 1)
-        guard parts.count == 2, parts[0].lowercased() == "bearer" else { return nil }
-        return String(parts[1]).trimmingCharacters(in: .whitespaces)
-      }
+      let given = bearer(in: headers)
       guard let given, Self.constantTimeEqual(given, token) else {
         return Self.plainError(
           401, JSONRPCError.invalidRequest,
@@ -92,17 +90,65 @@ public struct MCPHTTPExchange: Sendable {
           headers: ["www-authenticate": "Bearer"])
       }
     }
-    if let origin = headers["origin"], !originAllowed(origin) {
-      return Self.plainError(
-        403, JSONRPCError.invalidRequest,
-        "requests from the origin \(origin) are not allowed (serve --allow-origin \(origin) allows them)")
-    }
+    if let origin = headers["origin"], !originAllowed(origin) { return Self.originRefusal(origin) }
     if method == "POST", let type = headers["content-type"],
       !type.lowercased().hasPrefix("application/json")
     {
       return Self.plainError(415, JSONRPCError.invalidRequest, "the body must be application/json, not \(type)")
     }
     return nil
+  }
+
+  /// What `GET /health` may tell a request.
+  public enum HealthAccess: Sendable, Equatable {
+    /// Refused: a browser page of an origin that is not allowed (403).
+    case refused(Answer)
+    /// Only that the server is up (`{"status": "ok"}`): a token is required and the request has none, or another.
+    /// Probes and load balancers need no token.
+    case bare
+    /// Everything: the number of tools, whether the MCP servers have started, the server's name and version.
+    case full
+  }
+
+  /// What `GET /health` may tell a request with these headers: an origin that is not allowed is refused as on the
+  /// endpoint; without the bearer token (when one is set) the answer says only that the server is up.
+  ///
+  /// - Parameter headers: the request's headers, names lowercased.
+  public func healthAccess(headers: [String: String]) -> HealthAccess {
+    if let origin = headers["origin"], !originAllowed(origin) { return .refused(Self.originRefusal(origin)) }
+    guard let token = bearerToken else { return .full }
+    return bearer(in: headers).map { Self.constantTimeEqual($0, token) } == true ? .full : .bare
+  }
+
+  /// The answer to a `tools/call` (request `id`) refused because `limit` calls already run: HTTP 503 with
+  /// `Retry-After: 1` and a JSON-RPC error (``serverBusy``) that says so.
+  public static func busy(id: JSONRPCID, limit: Int) -> Answer {
+    var answer = Answer.message(
+      .errorResponse(
+        id: id,
+        error: JSONRPCError(
+          code: serverBusy,
+          message: "the server is busy: it runs at most \(limit) tool calls at once (serve --max-calls); try again "
+            + "in a moment")),
+      headers: ["retry-after": "1"])
+    answer.status = 503
+    return answer
+  }
+
+  /// The 403 answer to a browser page of an origin that is not allowed.
+  static func originRefusal(_ origin: String) -> Answer {
+    plainError(
+      403, JSONRPCError.invalidRequest,
+      "requests from the origin \(origin) are not allowed (serve --allow-origin \(origin) allows them)")
+  }
+
+  /// The token of an `Authorization: Bearer …` header, if there is one.
+  func bearer(in headers: [String: String]) -> String? {
+    headers["authorization"].flatMap { value -> String? in
+      let parts = value.split(separator: " ", maxSplits: 1)
+      guard parts.count == 2, parts[0].lowercased() == "bearer" else { return nil }
+      return String(parts[1]).trimmingCharacters(in: .whitespaces)
+    }
   }
 
   /// Whether a browser page from `origin` may call the endpoint.

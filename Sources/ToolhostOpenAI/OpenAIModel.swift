@@ -11,6 +11,8 @@ import ToolhostSession
 ///
 /// 429 and 5xx replies are retried with exponential backoff, honouring `Retry-After` (up to
 /// ``OpenAIConfiguration/maximumRetryDelay``); other error statuses fail at once with the server's message.
+/// Redirects are not followed (they would send the API key, the prompt and tool results to another address): a 3xx
+/// reply is an error naming the status and the `Location`, to set the base URL to the final address.
 /// Connection failures, timeouts and malformed replies are ``LanguageModelError``s naming the URL.
 ///
 /// The model owns an `HTTPClient` unless given one: call ``shutdown()`` when done, or use
@@ -39,11 +41,13 @@ public final class OpenAIModel: LanguageModel {
       connect: Self.timeAmount(configuration.connectTimeout),
       read: Self.timeAmount(configuration.readTimeout))
     http.connectionPool.retryConnectionEstablishment = configuration.retriesFailedConnections
+    http.redirectConfiguration = .disallow
     self.client = HTTPClient(eventLoopGroup: HTTPClient.defaultEventLoopGroup, configuration: http)
     self.ownsClient = true
   }
 
-  /// Makes a model on an HTTP client the caller owns (and shuts down); its timeouts apply.
+  /// Makes a model on an HTTP client the caller owns (and shuts down); its timeouts apply. The client should not
+  /// follow redirects (`redirectConfiguration = .disallow`), so that a 3xx reply is reported, not followed.
   ///
   /// - Throws: ``LanguageModelError`` when the configuration is unusable.
   public init(configuration: OpenAIConfiguration, httpClient: HTTPClient) throws(LanguageModelError) {
@@ -288,7 +292,8 @@ public final class OpenAIModel: LanguageModel {
         continue
       }
       throw statusError(
-        status, reason: response.status.reasonPhrase, body: errorBody, attempts: attempt)
+        status, reason: response.status.reasonPhrase, body: errorBody, attempts: attempt,
+        location: response.headers.first(name: "location"))
     }
   }
 
@@ -320,12 +325,19 @@ public final class OpenAIModel: LanguageModel {
     return formatter.date(from: text)
   }
 
-  private func statusError(_ status: Int, reason: String, body: [UInt8], attempts: Int)
+  private func statusError(_ status: Int, reason: String, body: [UInt8], attempts: Int, location: String? = nil)
     -> LanguageModelError
   {
     let serverMessage = ChatCompletions.errorMessage(fromBody: body) ?? "(no message)"
     var message = "POST \(url) failed with HTTP \(status) \(reason)"
     if attempts > 1 { message += " after \(attempts) attempts" }
+    if (300..<400).contains(status) {
+      message +=
+        ": the server redirects\(location.map { " to \($0)" } ?? ""), and toolhost does not follow redirects (they "
+        + "would send the API key, the prompt and tool results to another address); set the base URL to the final "
+        + "address"
+      return LanguageModelError(kind: .httpStatus(status), message: message, url: url, attempts: attempts)
+    }
     message += ": \(serverMessage)"
     switch status {
     case 401, 403:

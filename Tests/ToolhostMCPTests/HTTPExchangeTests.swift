@@ -32,6 +32,28 @@ struct HTTPExchangeTests {
     #expect(MCPHTTPExchange().refusal(method: "POST", headers: [:]) == nil)
   }
 
+  @Test func theHealthCheckSaysOnlyOkWithoutTheToken() {
+    let exchange = MCPHTTPExchange(bearerToken: "s3cret")
+    #expect(exchange.healthAccess(headers: [:]) == .bare)
+    #expect(exchange.healthAccess(headers: ["authorization": "Bearer nope"]) == .bare)
+    #expect(exchange.healthAccess(headers: ["authorization": "Bearer s3cret"]) == .full)
+    #expect(MCPHTTPExchange().healthAccess(headers: [:]) == .full)
+    let evil = exchange.healthAccess(headers: ["authorization": "Bearer s3cret", "origin": "http://evil.example"])
+    guard case .refused(let answer) = evil else {
+      Issue.record("a page of another origin was answered: \(evil)")
+      return
+    }
+    #expect(answer.status == 403)
+  }
+
+  @Test func aBusyAnswerIs503WithAJSONRPCError() throws {
+    let answer = MCPHTTPExchange.busy(id: .number(9), limit: 4)
+    #expect(answer.status == 503 && answer.headers["retry-after"] == "1")
+    let body = try JSONValue.parse(String(decoding: answer.body, as: UTF8.self))
+    #expect(body["id"] == 9 && body[path: "error", "code"]?.integerValue == Int64(MCPHTTPExchange.serverBusy))
+    #expect(body[path: "error", "message"]?.stringValue?.contains("at most 4") == true)
+  }
+
   @Test func browsersFromOtherOriginsAreRefused() {
     let exchange = MCPHTTPExchange(allowedOrigins: ["https://tools.example"])
     #expect(exchange.refusal(method: "POST", headers: ["origin": "http://evil.example:8080"])?.status == 403)

@@ -24,38 +24,44 @@ struct HTTPServeTests {
     let endpoint: String
 
     /// With `slow`, also `slowAnswer`, which answers after 3 seconds; with `trace`, also `showTrace`, which
-    /// answers with its TRACEPARENT.
+    /// answers with its TRACEPARENT; with `gate`, also `gated`, which answers once the file ``gate`` exists. It
+    /// serves with `--no-auth` unless `extra` gives `--token-env` or `generatedToken` is set.
     static func start(
       extra: [String] = [], environment extraEnvironment: [String: String] = [:], slow: Bool = false,
-      trace: Bool = false
+      trace: Bool = false, gate: Bool = false, generatedToken: Bool = false
     ) async throws -> Served {
       let binary = try #require(TestPackage.toolhostBinary)
       let folder = TemporaryFolder(prefix: "toolhost-http-test")
       try ExamplePlugins.link(["weather", "units"], into: folder.url)
-      if slow {
+      /// A plugin of one read-only tool, `name`, that runs `script` (a shell script's body).
+      func plugin(_ name: String, _ description: String, timeout: Int = 10, script: String) {
         folder.plugin(
-          "slow",
+          name,
           manifest: """
-            {"manifestVersion": 1, "command": "run", "timeout": 10,
-             "tools": [{"name": "slowAnswer", "description": "Answers after 3 seconds.",
+            {"manifestVersion": 1, "command": "run", "timeout": \(timeout),
+             "tools": [{"name": "\(name)", "description": "\(description)",
                         "inputSchema": {"type": "object"}, "annotations": {"readOnlyHint": true}}]}
             """,
-          script: "#!/bin/sh\nsleep 3\necho '{\"result\": {\"done\": true}}'\n")
+          script: "#!/bin/sh\n" + script + "\n")
+      }
+      if slow {
+        plugin("slowAnswer", "Answers after 3 seconds.", script: "sleep 3\necho '{\"result\": {\"done\": true}}'")
       }
       if trace {
-        folder.plugin(
-          "trace",
-          manifest: """
-            {"manifestVersion": 1, "command": "run",
-             "tools": [{"name": "showTrace", "description": "Answers with its TRACEPARENT.",
-                        "inputSchema": {"type": "object"}, "annotations": {"readOnlyHint": true}}]}
-            """,
-          script: "#!/bin/sh\nprintf '{\"result\": {\"traceparent\": \"%s\"}}\\n' \"${TRACEPARENT:-none}\"\n")
+        plugin(
+          "showTrace", "Answers with its TRACEPARENT.",
+          script: "printf '{\"result\": {\"traceparent\": \"%s\"}}\\n' \"${TRACEPARENT:-none}\"")
+      }
+      if gate {
+        plugin(
+          "gated", "Answers once its gate is open.", timeout: 120,
+          script: "while [ ! -e '\(folder.file("gate"))' ]; do sleep 0.05; done\necho '{\"result\": {\"done\": true}}'")
       }
       var environment = folder.userEnvironment(hostEnvironment)
       environment.merge(extraEnvironment) { $1 }
+      let auth = generatedToken || extra.contains("--token-env") ? [] : ["--no-auth"]
       let server = try MCPServeProcess(
-        binary: binary, arguments: ["serve", "--mcp", "--http", "0", "--plugins", folder.path] + extra,
+        binary: binary, arguments: ["serve", "--mcp", "--http", "0", "--plugins", folder.path] + auth + extra,
         environment: environment, workingDirectory: folder.url, logPath: folder.file("serve.log"))
       guard let endpoint = await server.httpEndpoint() else {
         await server.stop(signal: SIGTERM)
@@ -63,6 +69,12 @@ struct HTTPServeTests {
       }
       return Served(folder: folder, server: server, endpoint: endpoint)
     }
+
+    /// The file whose existence opens the `gated` tool's gate.
+    var gate: String { folder.file("gate") }
+
+    /// The port the server listens on.
+    var port: Int { Int(endpoint.split(separator: ":").last?.split(separator: "/").first ?? "") ?? 0 }
 
     /// Stops the server with SIGTERM, expects a clean exit, and that none of its plugins' processes is left.
     func stop(sourceLocation: SourceLocation = #_sourceLocation) async {
@@ -202,6 +214,131 @@ struct HTTPServeTests {
     #expect(second.termination == .exited(126))
     #expect(second.stderrText.contains("cannot listen on 127.0.0.1:\(port)"), "\(second.stderrText)")
     #expect(second.stderrText.contains("in use"), "\(second.stderrText)")
+    await served.stop()
+  }
+
+  /// Without --token-env or --no-auth, a token is made and written 0600 to `serve-PORT.token` (under
+  /// `~/.local/state/toolhost` here); the log says where it is and how to send it, never the token. Without it a
+  /// request is 401 and `/health` says only "ok"; with it both are answered in full; the file is gone once serve
+  /// stops.
+  @Test func aGeneratedTokenGuardsTheEndpoint() async throws {
+    let served = try await Served.start(
+      environment: ["XDG_RUNTIME_DIR": "", "XDG_STATE_HOME": ""], generatedToken: true)
+    let folder = served.folder.file(".local/state/toolhost")
+    let file = folder + "/serve-\(served.port).token"
+    let mode = { (path: String) in
+      (try? FileManager.default.attributesOfItem(atPath: path)[.posixPermissions] as? Int) ?? -1
+    }
+    #expect(mode(file) == 0o600 && mode(folder) == 0o700, "log: \(served.server.log)")
+    let token = try String(contentsOfFile: file, encoding: .utf8).trimmingCharacters(in: .whitespacesAndNewlines)
+    #expect(token.count == 64)
+    let log = served.server.log
+    #expect(log.contains(file) && log.contains("Authorization: Bearer $(cat '\(file)')"), "\(log)")
+    #expect(!log.contains(token))
+
+    let list = #"{"jsonrpc": "2.0", "id": 1, "method": "tools/list"}"#
+    let without = try await Self.send(served.endpoint, body: list)
+    #expect(without.status == 401 && without.headers["www-authenticate"] == "Bearer")
+    let with = try await Self.send(
+      served.endpoint, headers: ["content-type": "application/json", "authorization": "Bearer \(token)"], body: list)
+    #expect(with.status == 200 && with.json?[path: "result", "tools"]?.arrayValue?.count == 2, "\(with.text)")
+
+    let health = served.endpoint.replacingOccurrences(of: "/mcp", with: "/health")
+    let bare = try await Self.send(health, method: "GET", headers: [:])
+    #expect(bare.status == 200 && bare.json == ["status": "ok"], "\(bare.text)")
+    let full = try await Self.send(health, method: "GET", headers: ["authorization": "Bearer \(token)"])
+    #expect(full.json?["tools"] == 2, "\(full.text)")
+    let evil = try await Self.send(
+      health, method: "GET", headers: ["authorization": "Bearer \(token)", "origin": "http://evil.example"])
+    #expect(evil.status == 403)
+
+    await served.stop()
+    #expect(!FileManager.default.fileExists(atPath: file))
+  }
+
+  /// --no-auth is refused on an address other machines can reach, and beside --token-env (exit 64).
+  @Test func noAuthOnlyOnLoopback() async throws {
+    let binary = try #require(TestPackage.toolhostBinary)
+    let folder = TemporaryFolder(prefix: "toolhost-http-test")
+    var environment = folder.userEnvironment(hostEnvironment)
+    environment["SOME_TOKEN"] = "x"
+    for (address, extra) in [("0.0.0.0:0", [String]()), ("[::]:0", []), ("0", ["--token-env", "SOME_TOKEN"])] {
+      let outcome = try await ProcessRunner.shared.run(
+        ProcessSpec(
+          executable: binary,
+          arguments: ["serve", "--mcp", "--http", address, "--no-auth", "--plugins", folder.path] + extra,
+          environment: environment, workingDirectory: folder.path, timeout: .seconds(60)))
+      #expect(outcome.termination == .exited(64), "\(address): \(outcome.stderrText)")
+      #expect(outcome.stderrText.contains(extra.isEmpty ? "loopback" : "contradict"), "\(outcome.stderrText)")
+    }
+  }
+
+  /// Requests whose head never ends (more of them than connections are allowed) do not keep a normal request from
+  /// being answered, and are closed after the idle timeout.
+  @Test func halfOpenRequestsAreClosed() async throws {
+    let served = try await Served.start(extra: ["--idle-timeout", "1", "--max-connections", "4"])
+    var stalled: [RawConnection] = []
+    for _ in 0..<8 {
+      let connection = try RawConnection(port: served.port)
+      try connection.send("POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: applica")
+      stalled.append(connection)
+    }
+    let list = try await Self.send(served.endpoint, body: #"{"jsonrpc": "2.0", "id": 1, "method": "tools/list"}"#)
+    #expect(list.status == 200, "\(list.text)")
+    for connection in stalled {
+      #expect(await connection.readToEnd(within: 60) != nil, "a request without its end was never closed")
+    }
+    await served.stop()
+  }
+
+  /// Over --max-connections, a new connection waits to be accepted until an open one closes.
+  @Test func connectionsOverTheLimitWait() async throws {
+    let served = try await Served.start(extra: ["--max-connections", "2", "--idle-timeout", "120"])
+    let pid = served.server.process.processIdentifier
+    func sockets() -> Int {
+      let fds = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/\(pid)/fd")) ?? []
+      return fds.filter {
+        ((try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/\(pid)/fd/\($0)")) ?? "")
+          .hasPrefix("socket:")
+      }.count
+    }
+    let listening = sockets()
+    let first = try RawConnection(port: served.port)
+    let second = try RawConnection(port: served.port)
+    let deadline = ContinuousClock.now + .seconds(30)
+    while sockets() < listening + 2, ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(20)) }
+    let third = try RawConnection(port: served.port)
+    try third.post("/mcp", body: #"{"jsonrpc": "2.0", "id": 1, "method": "tools/list"}"#)
+    #expect(await third.read(within: 1) == nil, "a third connection was served while two were open")
+    first.hangUp()
+    let answer = await third.read(until: "\r\n\r\n", within: 30)
+    #expect(answer.hasPrefix("HTTP/1.1 200"), "\(answer)")
+    _ = second
+    await served.stop()
+  }
+
+  /// Over --max-calls, a tools/call is answered 503 with a JSON-RPC error and Retry-After while the others run; once
+  /// they end, calls are taken again.
+  @Test func callsOverTheLimitAreRefused() async throws {
+    let served = try await Served.start(extra: ["--max-calls", "2"], gate: true)
+    let script = served.folder.file("gated/run")
+    async let first = Self.send(served.endpoint, body: Self.call(1, "gated", "{}"))
+    async let second = Self.send(served.endpoint, body: Self.call(2, "gated", "{}"))
+    let deadline = ContinuousClock.now + .seconds(30)
+    while ProcessProbe.processes(whoseCommandLine: { $0.contains(script) }).count < 2, ContinuousClock.now < deadline {
+      try await Task.sleep(for: .milliseconds(20))
+    }
+    let third = try await Self.send(served.endpoint, body: Self.call(3, "gated", "{}"))
+    #expect(third.status == 503 && third.headers["retry-after"] == "1", "\(third.status) \(third.text)")
+    #expect(third.json?["id"] == 3 && third.json?[path: "error", "code"] == -32010, "\(third.text)")
+    #expect(ProcessProbe.processes(whoseCommandLine: { $0.contains(script) }).count == 2)
+    #expect(FileManager.default.createFile(atPath: served.gate, contents: nil))
+    let (a, b) = try await (first, second)
+    for reply in [a, b] {
+      #expect(reply.status == 200 && reply.json?[path: "result", "structuredContent", "done"] == true, "\(reply.text)")
+    }
+    let fourth = try await Self.send(served.endpoint, body: Self.call(4, "gated", "{}"))
+    #expect(fourth.status == 200 && fourth.json?[path: "result", "isError"] == false, "\(fourth.text)")
     await served.stop()
   }
 }

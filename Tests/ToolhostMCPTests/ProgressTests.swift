@@ -113,7 +113,7 @@ struct ProgressTests {
     var http: MCPServeProcess?
     if transport == "http" {
       let server = try MCPServeProcess(
-        binary: binary, arguments: Array(target.dropFirst()) + ["--http", "0"], environment: environment,
+        binary: binary, arguments: Array(target.dropFirst()) + ["--http", "0", "--no-auth"], environment: environment,
         workingDirectory: folder.url, logPath: folder.file("serve.log"))
       http = server
       guard let endpoint = await server.httpEndpoint() else {

@@ -123,6 +123,27 @@ struct RemoteServerTests {
       unreachable.diagnostics.contains { $0.message.contains("cannot reach") }, "\(unreachable.diagnostics)")
   }
 
+  /// A remote server that answers with a redirect is an error naming the status and where it points; nothing is
+  /// sent there (the tool's arguments and token would go to another address).
+  @Test func aRedirectIsNotFollowed() async throws {
+    let target = try CannedHTTPServer(status: "200 OK", headers: ["Content-Type": "application/json"], body: "{}")
+    let location = "http://127.0.0.1:\(target.port)/mcp"
+    let redirect = try CannedHTTPServer(status: "308 Permanent Redirect", headers: ["Location": location])
+    defer {
+      target.stop()
+      redirect.stop()
+    }
+    let folder = TemporaryFolder(prefix: "toolhost-remote-test")
+    folder.plugin("far", manifest: remoteManifest("http://127.0.0.1:\(redirect.port)/mcp"))
+    let catalog = await discover(folder)
+    let why = catalog.diagnostics.map(\.message).joined(separator: "\n")
+    #expect(catalog.entries.isEmpty)
+    #expect(why.contains("HTTP 308") && why.contains(location) && why.contains("final address"), "\(why)")
+    #expect(target.requests == 0, "the request was sent where the redirect pointed")
+    #expect(redirect.requests > 0)
+    await catalog.shutdown()
+  }
+
   /// What a manifest may not say: a token over plain HTTP to another machine, a command beside a URL, a URL that
   /// is not HTTP.
   @Test func remoteManifestsAreChecked() async throws {

@@ -23,7 +23,7 @@ struct ReplicaTests {
         executable: "/bin/bash",
         arguments: [
           TestPackage.root.path + "/scripts/mcp-replicas", "--calls", "600", "--clients", "8", "--json", "--server",
-          "\(binary) serve --mcp --http 127.0.0.1:{port} --plugins \(folder.path)",
+          "\(binary) serve --mcp --http 127.0.0.1:{port} --plugins \(folder.path) --token-env MCP_REPLICAS_TOKEN",
         ],
         environment: environment, workingDirectory: TestPackage.root.path, timeout: .seconds(300)))
     let stdout = String(decoding: outcome.stdout, as: UTF8.self)
