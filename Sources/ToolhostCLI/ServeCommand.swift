@@ -232,7 +232,8 @@ struct Serve: AsyncParsableCommand {
         + (yes ? "" : " (serve --mcp --yes serves the ones that ask; \"auto\" in config.json serves one)"))
   }
 
-  /// The tools not served, with what a client calling one is told: `deny` tools, and `ask` tools unless `yes`.
+  /// The tools not served, with what a client calling one is told (that the user did not allow it, and nothing of
+  /// how to): `deny` tools, and `ask` tools unless `yes`.
   static func withheld(_ catalog: PluginCatalog, yes: Bool) -> [String: String] {
     var out: [String: String] = [:]
     let config = catalog.trust.configuration
@@ -240,12 +241,11 @@ struct Serve: AsyncParsableCommand {
       let decision = config.approval(for: tool)
       switch decision.mode {
       case .auto: continue
-      case .deny: out[tool.name] = "\(tool.name) is not allowed to run (\(decision.reason))"
+      // A client (often a model) is told only that the user did not allow it; how to allow it is for the user, on
+      // stderr (reportWithheld).
+      case .deny: out[tool.name] = "the user does not allow \(tool.name) to run"
       case .ask where !yes:
-        out[tool.name] =
-          "\(tool.name) needs the user's approval (\(decision.reason)), which toolhost serve cannot ask for; the user "
-          + "can serve it with `toolhost serve --mcp --yes`, or set \"\(tool.name)\": \"auto\" under approvals.tools in "
-          + config.path
+        out[tool.name] = "the user running this server has not approved \(tool.name) for its clients"
       case .ask: continue
       }
     }

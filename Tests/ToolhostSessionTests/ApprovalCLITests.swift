@@ -479,7 +479,10 @@ struct ServeApprovalTests {
 
       let refused = try await server.call(id: 2, "appendNote", ["text": "hello"])
       #expect(refused["isError"] == true, "\(refused.serialized())")
-      #expect(Self.text(refused).contains("--yes"), "\(Self.text(refused))")
+      // The client is told only that the user did not approve; the user is told how (on the server's stderr).
+      #expect(Self.text(refused).contains("has not approved appendNote"), "\(Self.text(refused))")
+      #expect(!Self.text(refused).contains("config.json") && !Self.text(refused).contains("--yes"))
+      #expect(server.log.contains("serve --mcp --yes serves the ones that ask"), "\(server.log)")
       #expect(fixture.notesText == nil, "appendNote ran without approval")
 
       let read = try await server.call(id: 3, "readNote", [:])
