@@ -11,12 +11,23 @@ import ToolhostTestSupport
      "inputSchema": {"type": "object", "properties": {}}}]}
     """
 
+  /// A plugin `greeter` in `home`, and its addition to `home`'s own plugin folder.
+  private func greeter(in home: TemporaryFolder) throws -> (source: String, addition: PluginAddition) {
+    let source = home.plugin("greeter", manifest: manifest, script: "#!/bin/sh\necho '{\"result\": \"hi\"}'\n")
+    let addition = try PluginAddition.prepare(
+      source: source, configuration: UserConfiguration(path: ""), environment: userEnvironment(of: home))
+    return (source, addition)
+  }
+
+  /// The user environment of `home`.
+  private func userEnvironment(of home: TemporaryFolder) -> [String: String] {
+    ["HOME": home.path, "XDG_CONFIG_HOME": home.file("config")]
+  }
+
   @Test func copiesAFolderAndShowsWhatItRuns() throws {
     let home = TemporaryFolder(prefix: "toolhost-plugins-add")
-    let source = home.plugin("greeter", manifest: manifest, script: "#!/bin/sh\necho '{\"result\": \"hi\"}'\n")
-    let environment = ["HOME": home.path, "XDG_CONFIG_HOME": home.file("config")]
-    let addition = try PluginAddition.prepare(
-      source: source, configuration: UserConfiguration(path: ""), environment: environment)
+    let (source, addition) = try greeter(in: home)
+    let environment = userEnvironment(of: home)
     #expect(addition.destination == home.file("config/toolhost/plugins/greeter"))
     #expect(addition.summary.contains { $0.hasPrefix("runs: ") && $0.contains("greeter/run") }, "\(addition.summary)")
     #expect(addition.summary.contains { $0.hasPrefix("tool hello: ") }, "\(addition.summary)")
@@ -35,17 +46,14 @@ import ToolhostTestSupport
 
   @Test func linksAFolder() throws {
     let home = TemporaryFolder(prefix: "toolhost-plugins-add")
-    let source = home.plugin("greeter", manifest: manifest, script: "#!/bin/sh\n")
-    let environment = ["HOME": home.path, "XDG_CONFIG_HOME": home.file("config")]
-    let addition = try PluginAddition.prepare(
-      source: source, configuration: UserConfiguration(path: ""), environment: environment)
+    let (source, addition) = try greeter(in: home)
     try addition.perform(link: true)
     #expect(try FileManager.default.destinationOfSymbolicLink(atPath: addition.destination) == source)
   }
 
   @Test func refusesFoldersThatAreNotPluginsOrThatOthersCouldChange() throws {
     let home = TemporaryFolder(prefix: "toolhost-plugins-add")
-    let environment = ["HOME": home.path, "XDG_CONFIG_HOME": home.file("config")]
+    let environment = userEnvironment(of: home)
     let configuration = UserConfiguration(path: "")
     home.write("empty/README", "no manifest")
     #expect {
