@@ -7,7 +7,9 @@ public enum ToolhostVersion {
   public static let version = "0.1.0"
 
   /// The git commit the program was built from (SwiftPM's `Context.gitInformation`, through Package.swift), or `nil`
-  /// when it was built outside a git checkout.
+  /// when it was built outside a git checkout. SwiftPM reads git only when it evaluates the manifest again, which
+  /// it skips while Package.swift is unchanged: an incremental `swift build` may name an earlier commit, while
+  /// `scripts/install` makes it read git afresh (`--manifest-cache none` after touching Package.swift).
   public static var commit: String? {
     let commit = String(cString: toolhost_build_commit())
     return commit.isEmpty ? nil : commit
