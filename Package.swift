@@ -1,6 +1,16 @@
 // swift-tools-version:6.1
 import PackageDescription
 
+/// The commit the package is built from, for `toolhost --version`: SwiftPM reads it from git when the manifest is
+/// evaluated (no git, or not a checkout: no definition, and the program says "unknown commit").
+let buildCommitSettings: [CSetting] = {
+  guard let git = Context.gitInformation else { return [] }
+  return [
+    .define("TOOLHOST_BUILD_COMMIT", to: "\"\(git.currentCommit)\""),
+    .define("TOOLHOST_BUILD_UNCOMMITTED_CHANGES", to: git.hasUncommittedChanges ? "1" : "0"),
+  ]
+}()
+
 let package = Package(
   name: "toolhost",
   platforms: [.macOS(.v15)],
@@ -40,8 +50,9 @@ let package = Package(
       pkgConfig: "jansson",
       providers: [.apt(["libjansson-dev"]), .brew(["jansson"])]
     ),
-    // Small C helpers for system calls Swift cannot reach (variadic or macro-only).
-    .target(name: "CToolhostSupport"),
+    // Small C helpers for system calls Swift cannot reach (variadic or macro-only), and the commit toolhost was
+    // built from (`toolhost --version`).
+    .target(name: "CToolhostSupport", cSettings: buildCommitSettings),
     // The only module that touches jansson: a Swift JSON value, parser and serializer.
     .target(name: "ToolhostJSON", dependencies: ["CJansson"]),
     // JSON Schema validation for tool arguments.

@@ -10,7 +10,7 @@ struct ChatOptions: ParsableArguments {
   @Option(
     help: ArgumentHelp(
       "The model name (default: $TOOLHOST_MODEL, else gpt-4o-mini); `local` runs the default local model with "
-        + "llama.cpp, `local:1.5b` the larger one (`scripts/install-local-model --with-1.5b`), "
+        + "llama.cpp, `local:1.5b` the larger one (`toolhost model install --with-1.5b`), "
         + "`local:/path/model.gguf` any GGUF file.", valueName: "name"))
   var model: String?
 

@@ -6,18 +6,19 @@ import ToolhostCommandLine
 import ToolhostLocal
 import ToolhostSession
 
-/// `toolhost model status|start|stop`: the shared local-model server that `ask` and `chat` reuse.
+/// `toolhost model status|install|start|stop`: the local model's installation, and the shared local-model server that
+/// `ask` and `chat` reuse.
 struct ModelCommand: AsyncParsableCommand {
   static let configuration = CommandConfiguration(
     commandName: "model",
-    abstract: "Show, start or stop the local model's server that ask and chat share.",
+    abstract: "Install the local model; show, start or stop the server that ask and chat share.",
     discussion: """
       With --keep-alive (or $TOOLHOST_MODEL_KEEP_ALIVE), `ask --model local` and `chat --model local` leave \
       llama.cpp's server running, so the next one finds the model loaded and the tool list read; it stops by \
       itself after that long without a request (`model start` defaults to 5 minutes). Without it, the server \
       ends with the program that started it.
       """,
-    subcommands: [Status.self, Start.self, Stop.self], defaultSubcommand: Status.self)
+    subcommands: [Status.self, Install.self, Start.self, Stop.self], defaultSubcommand: Status.self)
 
   struct Common: ParsableArguments {
     @Option(
@@ -61,11 +62,20 @@ struct ModelCommand: AsyncParsableCommand {
   }
 
   struct Status: AsyncParsableCommand {
-    static let configuration = CommandConfiguration(abstract: "Show the running shared servers.")
+    static let configuration = CommandConfiguration(
+      abstract: "Show where the local model is installed, how big it is, and the running shared servers.")
     @OptionGroup var common: Common
 
     func run() async throws {
       let printer = Printer(raw: common.output.raw)
+      let installation: LocalModelInstallation
+      do {
+        installation = try LocalModelInstallation.locate()
+      } catch {
+        printer.say("no local model is installed: \(error.message)")
+        throw ExitCode(ExitStatus.toolFailed)
+      }
+      for line in installation.summaryLines { printer.say(line) }
       let running = SharedModelServer.running(in: try common.server(printer: printer).shared.runDirectory)
       if running.isEmpty {
         printer.say("no local model server is running")

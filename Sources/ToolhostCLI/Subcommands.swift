@@ -1,6 +1,7 @@
 import ArgumentParser
 
-/// Subcommands defined in other files of the CLI (chat, ask, chats, serve, model), registered with the root command.
+/// Subcommands defined in other files of the CLI (chat, ask, chats, serve, model, plugins), registered with the
+/// root command.
 let extraSubcommands: [any ParsableCommand.Type] = [
-  Chat.self, Ask.self, ChatsCommand.self, Serve.self, ModelCommand.self,
+  Chat.self, Ask.self, ChatsCommand.self, Serve.self, ModelCommand.self, PluginsCommand.self,
 ]

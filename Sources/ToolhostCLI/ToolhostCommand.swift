@@ -83,6 +83,7 @@ struct ToolhostCommand: AsyncParsableCommand {
       Exit status: 0 success, 1 tool failure (or broken plugins for doctor), 64 usage error, 124 timeout,
       126 plugin cannot start, 130 interrupted.
       """,
+    version: ToolhostVersion.summary,
     subcommands: [List.self, Describe.self, Doctor.self, Call.self, Batch.self, Trust.self] + extraSubcommands)
 }
 
@@ -184,6 +185,7 @@ struct Doctor: AsyncParsableCommand {
     let catalog = try await plugins.catalog(
       startServers: servers.startServers, printer: printer, refresh: servers.startServers)
     await catalog.shutdown()
+    printer.say("version: " + ToolhostVersion.summary)
     printer.say("searched: " + catalog.folders.joined(separator: ", "))
     printer.say("\(catalog.entries.count) tools ok")
     printer.say("containment: " + ProcessRunner.shared.containment.summary)

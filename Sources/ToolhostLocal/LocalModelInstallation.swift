@@ -8,8 +8,8 @@ import ToolhostSession
 /// The installation is a folder with `venv/bin/python`, `models/`, `logs/` and a `ready` file written last, when the
 /// set-up has finished and its smoke test passed.
 public struct LocalModelInstallation: Sendable, Equatable {
-  /// The command that sets up the local model, as the README gives it.
-  public static let setupCommand = "scripts/install-local-model"
+  /// The command that sets up the local model (in the per-user folder, or `$TOOLHOST_LOCAL_DIR`).
+  public static let setupCommand = "toolhost model install"
   /// The default model's file name in `models/`.
   public static let defaultModelFile = "qwen2.5-coder-0.5b-instruct-q4_k_m.gguf"
   /// The installation's folder inside a toolhost checkout.
@@ -45,10 +45,28 @@ public struct LocalModelInstallation: Sendable, Equatable {
       && FileManager.default.isExecutableFile(atPath: python)
   }
 
-  /// Finds the installation: `$TOOLHOST_LOCAL_DIR` when set, else `.toolhost/local-model` in the closest folder
-  /// above toolhost's executable (a checkout's `.build/…/toolhost`) that has one. The current directory is not
-  /// searched: a cloned repository could bring a `.toolhost/local-model` whose Python toolhost would run. An
-  /// installation another user could change (StrictModes, see ``FileSafety``) is refused.
+  /// The per-user installation's folder: `$XDG_DATA_HOME/toolhost/local-model`, else
+  /// `~/.local/share/toolhost/local-model`. A relative `XDG_DATA_HOME` is ignored, as the XDG specification says (it
+  /// would make the current directory, perhaps a cloned repository, the home of the Python toolhost runs).
+  public static func userDirectory(environment: [String: String] = ProcessInfo.processInfo.environment) -> String {
+    let base =
+      environment["XDG_DATA_HOME"].flatMap { $0.hasPrefix("/") ? $0 : nil }
+      ?? ((environment["HOME"] ?? NSHomeDirectory()) as NSString).appendingPathComponent(".local/share")
+    return (base as NSString).appendingPathComponent("toolhost/local-model")
+  }
+
+  /// Where `toolhost model install` puts the installation: `$TOOLHOST_LOCAL_DIR` when set, else
+  /// ``userDirectory(environment:)``.
+  public static func installDirectory(environment: [String: String] = ProcessInfo.processInfo.environment) -> String {
+    if let dir = environment["TOOLHOST_LOCAL_DIR"], !dir.isEmpty { return dir }
+    return userDirectory(environment: environment)
+  }
+
+  /// Finds the installation: `$TOOLHOST_LOCAL_DIR` when set; else `.toolhost/local-model` in the closest folder
+  /// above toolhost's executable (a checkout's `.build/…/toolhost`, for development) that has one; else the
+  /// per-user folder (``userDirectory(environment:)``). The current directory is not searched: a cloned repository
+  /// could bring a `.toolhost/local-model` whose Python toolhost would run. An installation another user could
+  /// change (StrictModes, see ``FileSafety``) is refused.
   ///
   /// - Throws: ``LanguageModelError`` of kind `.configuration` naming ``setupCommand`` when there is no finished
   ///   installation.
@@ -63,7 +81,7 @@ public struct LocalModelInstallation: Sendable, Equatable {
           kind: .configuration,
           message:
             "TOOLHOST_LOCAL_DIR is \(dir), which holds no finished local-model set-up (no \(dir)/ready); "
-            + "run `TOOLHOST_LOCAL_DIR=\(dir) \(setupCommand)` in the toolhost checkout, or unset TOOLHOST_LOCAL_DIR")
+            + "run `TOOLHOST_LOCAL_DIR=\(dir) \(setupCommand)`, or unset TOOLHOST_LOCAL_DIR")
       }
       return installation
     }
@@ -74,24 +92,29 @@ public struct LocalModelInstallation: Sendable, Equatable {
         let path = dir.path
         if !seen.insert(path).inserted { break }
         let candidate = LocalModelInstallation(directory: dir.appendingPathComponent(folderInCheckout).path)
-        if candidate.isReady {
-          if let problem = FileSafety.folderProblem(candidate.directory) ?? FileSafety.pathProblem(candidate.python) {
-            throw LanguageModelError(
-              kind: .configuration, message: "the local model's set-up is refused: \(problem)")
-          }
-          return candidate
-        }
+        if candidate.isReady { return try candidate.checkedOwnership() }
         let parent = dir.deletingLastPathComponent()
         if parent.path == path { break }
         dir = parent
       }
     }
+    let user = LocalModelInstallation(directory: userDirectory(environment: environment))
+    if user.isReady { return try user.checkedOwnership() }
     throw LanguageModelError(
       kind: .configuration,
       message:
-        "the local model is not set up: run `\(setupCommand)` in the toolhost checkout (it installs llama.cpp and "
-        + "a default model into \(folderInCheckout), about 10 minutes the first time), or set TOOLHOST_LOCAL_DIR "
-        + "to a folder it set up")
+        "the local model is not set up: run `\(setupCommand)` (it installs llama.cpp and a default model into "
+        + "\(user.directory), about 10 minutes the first time), or set TOOLHOST_LOCAL_DIR to a folder it set up")
+  }
+
+  /// The installation itself, when only its owner (or root) can change it and the Python it runs.
+  ///
+  /// - Throws: ``LanguageModelError`` of kind `.configuration` saying what another user could change.
+  func checkedOwnership() throws(LanguageModelError) -> LocalModelInstallation {
+    if let problem = FileSafety.folderProblem(directory) ?? FileSafety.pathProblem(python) {
+      throw LanguageModelError(kind: .configuration, message: "the local model's set-up is refused: \(problem)")
+    }
+    return self
   }
 
   /// Where ``locate(environment:searchingFrom:)`` looks: the folder of the running executable (symbolic links

@@ -263,6 +263,7 @@ public final class LocalModelServer: Sendable {
         var request = HTTPClientRequest(url: "http://127.0.0.1:\(port)/v1/models")
         request.method = .GET
         request.headers.add(name: "Authorization", value: "Bearer \(key)")
+        request.headers.add(name: "User-Agent", value: ToolhostVersion.userAgent)
         if let response = try? await client.execute(request, timeout: .seconds(2)), response.status == .ok {
           _ = try? await response.body.collect(upTo: 1 << 20)
           return port

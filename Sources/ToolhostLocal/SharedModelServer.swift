@@ -228,6 +228,7 @@ public final class SharedModelServer: Sendable {
     var request = HTTPClientRequest(url: "http://127.0.0.1:\(record.port)/v1/models")
     request.method = .GET
     request.headers.add(name: "Authorization", value: "Bearer \(record.key)")
+    request.headers.add(name: "User-Agent", value: ToolhostVersion.userAgent)
     guard let response = try? await client.execute(request, timeout: .seconds(3)) else { return false }
     _ = try? await response.body.collect(upTo: 1 << 20)
     return response.status == .ok

@@ -1,3 +1,4 @@
+import Toolhost
 import ToolhostJSON
 
 /// The 2026-07-28 protocol's request envelope and result fields, for both sides.
@@ -58,7 +59,7 @@ package enum MCPEnvelope {
     addingMeta(
       [
         protocolVersionKey: .string(version), clientCapabilitiesKey: [:],
-        clientInfoKey: ["name": "toolhost", "version": .string(MCPProtocol.implementationVersion)],
+        clientInfoKey: ["name": "toolhost", "version": .string(ToolhostVersion.version)],
       ], to: params)
   }
 

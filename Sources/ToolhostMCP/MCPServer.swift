@@ -39,7 +39,7 @@ public final class MCPServer: Sendable {
 
     /// Makes options.
     public init(
-      name: String = "toolhost", version: String = MCPProtocol.implementationVersion,
+      name: String = "toolhost", version: String = ToolhostVersion.version,
       instructions: String? = nil,
       timeout: Duration? = nil, outputLimit: Int? = nil, withheld: [String: String] = [:]
     ) {

@@ -159,7 +159,7 @@ final class MCPSession: Sendable {
     let params: JSONValue = [
       "protocolVersion": .string(MCPProtocol.latestVersion),
       "capabilities": [:],
-      "clientInfo": ["name": "toolhost", "version": .string(MCPProtocol.implementationVersion)],
+      "clientInfo": ["name": "toolhost", "version": .string(ToolhostVersion.version)],
     ]
     let remaining = max(.zero, deadline - .now)
     switch await request("initialize", params: params, timeout: remaining) {

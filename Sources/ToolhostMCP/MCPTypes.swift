@@ -14,8 +14,6 @@ public enum MCPProtocol {
   /// The versions without a handshake (each request says its version; `server/discover` tells what a server
   /// speaks), newest first. toolhost asks a server for these first and falls back to `initialize`.
   public static let modernVersions: [String] = ["2026-07-28"]
-  /// The version toolhost reports as its own in `clientInfo` and `serverInfo`.
-  public static let implementationVersion = "0.1.0"
 }
 
 /// How to start an MCP server (a stdio child process, or a transport such as HTTP) and how long to wait for it.

@@ -153,6 +153,7 @@ public final class MCPHTTPClientTransport: MCPTransport {
     request.method = .POST
     request.headers.add(name: "content-type", value: "application/json")
     request.headers.add(name: "accept", value: "application/json, text/event-stream")
+    request.headers.add(name: "user-agent", value: ToolhostVersion.userAgent)
     if let token = endpoint.bearerToken { request.headers.add(name: "authorization", value: "Bearer \(token)") }
     let (session, agreed) = state.withLock { ($0.sessionID, $0.protocolVersion) }
     var method: String?

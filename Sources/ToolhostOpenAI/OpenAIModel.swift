@@ -2,6 +2,7 @@ import AsyncHTTPClient
 import Foundation
 import NIOCore
 import NIOHTTP1
+import Toolhost
 import ToolhostEventStream
 import ToolhostJSON
 import ToolhostSession
@@ -265,7 +266,7 @@ public final class OpenAIModel: LanguageModel {
       request.headers.add(name: "Content-Type", value: "application/json")
       request.headers.add(
         name: "Accept", value: body["stream"] == true ? "text/event-stream" : "application/json")
-      request.headers.add(name: "User-Agent", value: "toolhost")
+      request.headers.add(name: "User-Agent", value: ToolhostVersion.userAgent)
       if let key = configuration.apiKey {
         request.headers.add(name: "Authorization", value: "Bearer \(key)")
       }

@@ -24,7 +24,7 @@ import ToolhostTestSupport
     host.closeInput()
     let status = await host.waitForExit(seconds: 30)
     #expect(status == 64, "\(host.stderr)")
-    #expect(host.stderr.contains("scripts/install-local-model"), "\(host.stderr)")
+    #expect(host.stderr.contains("toolhost model install"), "\(host.stderr)")
     #expect(host.stdout.isEmpty)
   }
 
@@ -32,10 +32,10 @@ import ToolhostTestSupport
     let empty = try TemporaryFolder.make(prefix: "toolhost-local-tests")
     defer { try? FileManager.default.removeItem(at: empty) }
     #expect {
-      try LocalModelInstallation.locate(environment: [:], searchingFrom: [empty.path])
+      try LocalModelInstallation.locate(environment: ["HOME": empty.path], searchingFrom: [empty.path])
     } throws: { error in
       let e = error as? LanguageModelError
-      return e?.kind == .configuration && e?.message.contains("run `scripts/install-local-model`") == true
+      return e?.kind == .configuration && e?.message.contains("run `toolhost model install`") == true
     }
   }
 
@@ -66,7 +66,7 @@ import ToolhostTestSupport
     #expect {
       try LocalModelSpecifier.modelPath(for: "local:1.5b", installation: installation)
     } throws: { error in
-      (error as? LanguageModelError)?.message.contains("scripts/install-local-model --with-1.5b") == true
+      (error as? LanguageModelError)?.message.contains("toolhost model install --with-1.5b") == true
     }
     try FileManager.default.createDirectory(
       at: dir.appendingPathComponent("models"), withIntermediateDirectories: true)

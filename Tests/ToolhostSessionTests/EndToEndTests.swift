@@ -569,6 +569,17 @@ struct MalformedReplyTests {
     #expect(error?.kind == .malformedReply)
   }
 
+  @Test func requestsSayWhichToolhostSendsThem() async throws {
+    let body = #"{"choices":[{"index":0,"message":{"role":"assistant","content":"hi"},"finish_reason":"stop"}]}"#
+    let server = try CannedServer(response: CannedServer.ok("application/json", body))
+    defer { server.stop() }
+    try await OpenAIModel.withModel(OpenAIConfiguration(baseURL: server.baseURL, model: "m")) { model in
+      let session = LanguageModelSession(model: model, tools: try ToolRegistry([]))
+      _ = try await session.respond(to: "hi")
+    }
+    #expect(server.requestHeads.first?.contains("\r\nuser-agent: toolhost/\(ToolhostVersion.version)") == true)
+  }
+
   @Test func serverThatIgnoresStreamTrue() async throws {
     let body =
       #"{"choices":[{"index":0,"message":{"role":"assistant","content":"whole"},"finish_reason":"stop"}]}"#

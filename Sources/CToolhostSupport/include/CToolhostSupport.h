@@ -66,4 +66,10 @@ int toolhost_set_child_subreaper(void);
 /// (SIGKILL when someone else reaped it already), 0 while it runs, -1 with errno on another error.
 int toolhost_wait_exited(pid_t pid, int *status_out, int *signal_out, struct rusage *usage);
 
+/// The git commit toolhost was built from (defined by Package.swift from SwiftPM's git information), or "" when the
+/// build was not made in a git checkout.
+const char *toolhost_build_commit(void);
+/// 1 when the checkout had uncommitted changes at build time, else 0.
+int toolhost_build_uncommitted_changes(void);
+
 #endif

@@ -246,6 +246,10 @@ final class CannedServer: Sendable {
   let port: Int
   private let fd: Int32
   private let finished = DispatchSemaphore(value: 0)
+  private let heads = Mutex<[String]>([])
+
+  /// The head (request line and headers, lowercased) of each request served so far.
+  var requestHeads: [String] { heads.withLock { $0 } }
 
   var baseURL: String { "http://127.0.0.1:\(port)/v1" }
 
@@ -266,11 +270,13 @@ final class CannedServer: Sendable {
     port = Int(UInt16(bigEndian: address.sin_port))
     let bytes = Array(response.utf8)
     let finished = self.finished
-    Thread.detachNewThread {
+    // The thread holds the server until stop() ends it.
+    Thread.detachNewThread { [self] in
       while true {
         let client = accept(fd, nil, nil)
         if client < 0 { break }
-        Self.readRequest(client)
+        let head = Self.readRequest(client)
+        self.heads.withLock { $0.append(head) }
         _ = bytes.withUnsafeBytes { send(client, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
         shutdown(client, Int32(SHUT_RDWR))
         _ = close(client)
@@ -279,23 +285,25 @@ final class CannedServer: Sendable {
     }
   }
 
-  /// Reads the request head and its Content-Length body, so the client never sees a reset.
-  private static func readRequest(_ client: Int32) {
+  /// Reads the request head and its Content-Length body, so the client never sees a reset; returns the head,
+  /// lowercased.
+  private static func readRequest(_ client: Int32) -> String {
     var data: [UInt8] = []
     var buffer = [UInt8](repeating: 0, count: 65536)
+    var head = ""
     while true {
       let n = recv(client, &buffer, buffer.count, 0)
-      if n <= 0 { return }
+      if n <= 0 { return head }
       data += buffer[..<n]
       let text = String(decoding: data, as: UTF8.self)
       guard let headEnd = text.range(of: "\r\n\r\n") else { continue }
-      let head = text[..<headEnd.lowerBound].lowercased()
+      head = text[..<headEnd.lowerBound].lowercased()
       var expected = 0
       if let line = head.split(separator: "\r\n").first(where: { $0.hasPrefix("content-length:") }) {
         expected =
           Int(line.dropFirst("content-length:".count).trimmingCharacters(in: .whitespaces)) ?? 0
       }
-      if data.count - text[..<headEnd.upperBound].utf8.count >= expected { return }
+      if data.count - text[..<headEnd.upperBound].utf8.count >= expected { return head }
     }
   }
 

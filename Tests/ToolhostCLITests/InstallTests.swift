@@ -1,0 +1,107 @@
+import Foundation
+import Testing
+import Toolhost
+import ToolhostTestSupport
+
+/// `scripts/install` end to end: into a temporary prefix with a temporary HOME (and XDG folders), nothing of the
+/// real user's touched. It installs the debug build `swift test` has just made (TOOLHOST_INSTALL_CONFIGURATION=debug,
+/// with --ignore-lock, since `swift test` holds the build folder's lock); people get the release build.
+@Suite("scripts/install", .serialized)
+struct InstallTests {
+  /// Runs `executable ARGUMENTS` with `environment`, in the package root.
+  private func run(
+    _ executable: String, _ arguments: [String], environment: [String: String], timeout: TimeInterval = 120
+  ) throws -> Subprocess.Output {
+    try Subprocess.run(
+      executable: URL(fileURLWithPath: executable), arguments: arguments, environment: environment,
+      workingDirectory: TestPackage.root, timeout: timeout)
+  }
+
+  @Test func installsRunsAndUninstallsLeavingNothingBehind() throws {
+    let home = TemporaryFolder(prefix: "toolhost-install-home")
+    let prefix = home.file("prefix")
+    var environment = home.userEnvironment(Subprocess.cleanEnvironment(home: home.path))
+    environment["TOOLHOST_INSTALL_CONFIGURATION"] = "debug"
+    environment["TOOLHOST_INSTALL_IGNORE_LOCK"] = "1"
+    let script = TestPackage.root.appendingPathComponent("scripts/install").path
+
+    // The first run builds argument-parser's generate-manual tool, which takes a few minutes.
+    let install = try run("/bin/sh", [script, "--prefix", prefix], environment: environment, timeout: 1800)
+    try #require(install.status == 0 && !install.timedOut, "\(install.stdoutText)\(install.stderrText)")
+
+    let installed = [
+      "bin/toolhost", "share/bash-completion/completions/toolhost", "share/zsh/site-functions/_toolhost",
+      "share/fish/vendor_completions.d/toolhost.fish", "share/man/man1/toolhost.1",
+    ].map { prefix + "/" + $0 }
+    let record = try String(contentsOfFile: prefix + "/share/toolhost/installed-files", encoding: .utf8)
+    let recordedFiles = record.split(separator: "\n").map(String.init).filter { !$0.hasSuffix("/") }
+    #expect(recordedFiles.sorted() == installed.sorted())
+    for file in installed { #expect(FileManager.default.fileExists(atPath: file), "\(file)") }
+    #expect(try run("/bin/sh", [script, "--prefix", prefix], environment: environment).status != 0)
+
+    let toolhost = prefix + "/bin/toolhost"
+    let version = try run(toolhost, ["--version"], environment: environment)
+    #expect(version.status == 0)
+    #expect(version.stdoutText.hasPrefix("toolhost \(ToolhostVersion.version) ("), "\(version.stdoutText)")
+    #expect(version.stdoutText.contains("commit"), "\(version.stdoutText)")
+
+    // An installed toolhost has tools once a plugin is added to the user's folder.
+    try ExamplePlugins.build()
+    let weather = ExamplePlugins.folder(of: "weather").path
+    let add = try run(toolhost, ["plugins", "add", weather], environment: environment)
+    #expect(add.status == 0, "\(add.stderrText)")
+    #expect(add.stdoutText.contains("runs: "), "\(add.stdoutText)")
+    #expect(FileManager.default.fileExists(atPath: home.file("config/toolhost/plugins/weather/toolhost.json")))
+    let list = try run(toolhost, ["list"], environment: environment)
+    #expect(list.status == 0 && list.stdoutText.contains("getWeather"), "\(list.stdoutText)\(list.stderrText)")
+    let call = try run(toolhost, ["call", "getWeather", "--city", "Oslo"], environment: environment)
+    #expect(call.status == 0 && call.stdoutText.contains("Oslo"), "\(call.stdoutText)\(call.stderrText)")
+
+    let completion = prefix + "/share/bash-completion/completions/toolhost"
+    let bash = try run("/bin/bash", ["-n", completion], environment: environment)
+    #expect(bash.status == 0, "\(bash.stderrText)")
+    if let man = TestPackage.which("man") {
+      let page = try run(man, ["-P", "cat", "-l", prefix + "/share/man/man1/toolhost.1"], environment: environment)
+      #expect(page.status == 0, "\(page.stderrText)")
+      #expect(page.stdoutText.contains("toolhost"), "\(page.stdoutText)")
+      #expect(page.stdoutText.contains("--version"), "\(page.stdoutText)")
+    } else {
+      Issue.record("man is not installed (apt-get install man-db, or scripts/install-deps --test)")
+    }
+
+    let uninstall = try run("/bin/sh", [script, "--uninstall", "--prefix", prefix], environment: environment)
+    #expect(uninstall.status == 0, "\(uninstall.stdoutText)\(uninstall.stderrText)")
+    #expect(!FileManager.default.fileExists(atPath: prefix), "left behind: \(leftovers(in: prefix))")
+  }
+
+  @Test func uninstallRemovesOnlyTheRecordedFiles() throws {
+    let home = TemporaryFolder(prefix: "toolhost-install-home")
+    let prefix = home.file("prefix")
+    // Another program's files beside what a record names: they stay, and so do their folders.
+    home.write("prefix/bin/other", "#!/bin/sh\n", executable: true)
+    home.write("prefix/bin/toolhost", "#!/bin/sh\n", executable: true)
+    home.write("prefix/share/man/man1/toolhost.1", ".TH toolhost 1\n")
+    home.write(
+      "prefix/share/toolhost/installed-files",
+      "\(prefix)/bin/toolhost\n\(prefix)/share/man/man1/toolhost.1\n\(prefix)/share/man/man1/\n\(prefix)/share/man/\n"
+        + "\(prefix)/share/toolhost/\n")
+    let environment = home.userEnvironment(Subprocess.cleanEnvironment(home: home.path))
+    let script = TestPackage.root.appendingPathComponent("scripts/install").path
+    let uninstall = try run("/bin/sh", [script, "--uninstall", "--prefix", prefix], environment: environment)
+    #expect(uninstall.status == 0, "\(uninstall.stdoutText)\(uninstall.stderrText)")
+    #expect(leftovers(in: prefix) == ["bin", "bin/other", "share"])
+
+    // A record naming a file outside the prefix is refused before anything is removed.
+    let outside = home.write("elsewhere", "keep")
+    home.write("prefix/share/toolhost/installed-files", "\(prefix)/bin/other\n\(outside)\n")
+    let refused = try run("/bin/sh", [script, "--uninstall", "--prefix", prefix], environment: environment)
+    #expect(refused.status != 0)
+    #expect(refused.stderrText.contains("outside"), "\(refused.stderrText)")
+    #expect(FileManager.default.fileExists(atPath: outside))
+  }
+
+  /// The paths under `folder`, relative and sorted (empty when it does not exist).
+  private func leftovers(in folder: String) -> [String] {
+    ((try? FileManager.default.subpathsOfDirectory(atPath: folder)) ?? []).sorted()
+  }
+}
