@@ -35,6 +35,16 @@ struct ApprovalTests {
     try UserConfiguration.parse(JSONValue.parse(json), path: "/c/config.json")
   }
 
+  /// What is wrong with the configuration `json`, or `nil` when it reads.
+  func problem(_ json: String) -> String? {
+    do {
+      _ = try config(json)
+      return nil
+    } catch {
+      return (error as? ConfigurationError)?.message
+    }
+  }
+
   @Test func globs() {
     #expect(glob("todo*", matches: "todoAdd"))
     #expect(glob("*", matches: ""))
@@ -117,14 +127,6 @@ struct ApprovalTests {
   }
 
   @Test func rememberedRulesThatAreWrongSaySo() {
-    func problem(_ json: String) -> String? {
-      do {
-        _ = try config(json)
-        return nil
-      } catch {
-        return (error as? ConfigurationError)?.message
-      }
-    }
     #expect(problem(#"{"approvals": {"remembered": {}}}"#)?.contains("must be a list") == true)
     #expect(problem(#"{"approvals": {"remembered": [{"tool": "x"}]}}"#)?.contains("remembered[0] must be") == true)
     #expect(
@@ -153,14 +155,6 @@ struct ApprovalTests {
   }
 
   @Test func badConfigurationsSayWhatIsWrong() {
-    func problem(_ json: String) -> String? {
-      do {
-        _ = try config(json)
-        return nil
-      } catch {
-        return (error as? ConfigurationError)?.message
-      }
-    }
     #expect(
       problem(#"{"approvals": {"tools": {"x": "sometimes"}}}"#)?.contains("\"auto\", \"ask\" or \"deny\"") == true)
     #expect(problem(#"{"aprovals": {}}"#)?.contains("unknown key \"aprovals\"") == true)
