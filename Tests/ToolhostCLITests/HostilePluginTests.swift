@@ -12,7 +12,8 @@
 /// status in ``Hostile/cases`` (the one table of expectations), that the call ended within its time limit, and that
 /// every recorded process has ended within a second. A thousand calls of a small sh plugin (Hostile/hostile-sh)
 /// against one `serve --mcp` show that it leaks no descriptors, and a call under script(1) shows that a plugin
-/// cannot write to toolhost's controlling terminal.
+/// has no controlling terminal (/dev/tty fails). (It could still open toolhost's terminal by its path, as any
+/// program of the user's can: README, Containment and limits.)
 import Foundation
 import Testing
 import ToolhostJSON
@@ -125,7 +126,7 @@ enum Hostile {
       "hugeArgumentsInEnv", .ok, result: ["envArguments": 1, "stdinArguments": 11],
       strings: Dictionary(uniqueKeysWithValues: (0..<10).map { ("chunk\($0)", 200 << 10) })),
     Case("slowButFine", .ok),
-    // The terminal: a plugin has none (see aPluginCannotWriteToTheTerminal for a run that has one).
+    // The terminal: a plugin has no controlling one (see aPluginHasNoControllingTerminal for a run that has one).
     Case("writeTTY", .ok, result: ["tty": false]),
     // Resource limits (the tool's `limits` over the manifest's larger ones).
     Case("forkMany", .processLimit),
@@ -519,7 +520,7 @@ struct HostilePluginTests {
   }
 
   @Test(.enabled(if: Hostile.script != nil, "needs script(1) from util-linux"))
-  func aPluginCannotWriteToTheTerminal() throws {
+  func aPluginHasNoControllingTerminal() throws {
     let hostile = try #require(Hostile.cases.first { $0.tool == "writeTTY" })
     let pidDir = fixture.pidDir("terminal")
     let argumentsFile = try fixture.writeArguments(hostile, pidDir: pidDir)
