@@ -72,12 +72,13 @@ public final class Containment: Sendable {
   public let fallbackReason: String?
   /// This host's marker: `<pid>-<random>`; a call's marker is `<host marker>.<call number>`.
   public let hostMarker: String
-  /// The folder of call cgroups as `/proc/PID/cgroup` names it, with a slash at the end (cgroup mechanism only).
-  private let callCgroupPrefix: String?
   private let cells = Atomic<Int>(0)
   private let watchdog = Mutex<Int32>(-1)
   /// Every child that any containment of this process started and has not reaped yet.
   private static let liveSpawned = Mutex<Set<Int32>>([])
+  /// The same children, under a lock of its own that no spawn holds while it runs: for a first look that need not
+  /// wait for a spawn under way (a child missing from it sends the look to `liveSpawned`).
+  private static let recordedSpawns = Mutex<Set<Int32>>([])
 
   /// Sets containment up as `preference` asks: finds the host's cgroup v2 and tries to create a folder for the
   /// calls' cgroups there, or makes the host a child subreaper. Never throws; ``summary`` says what is in force.
@@ -85,7 +86,6 @@ public final class Containment: Sendable {
     hostMarker = "\(getpid())-" + String(UInt64.random(in: 0...UInt64.max), radix: 36)
     var reason: String? = nil
     var folder: String? = nil
-    var prefix: String? = nil
     var controllers: Set<String> = []
     if preference == .subreaper {
       reason = "the subreaper was asked for (TOOLHOST_CONTAINMENT=subreaper)"
@@ -95,14 +95,13 @@ public final class Containment: Sendable {
       switch Self.makeCgroupFolder(marker: hostMarker) {
       case .success(let made):
         folder = made.path
-        prefix = made.relative + "/"
+        Self.callCgroupFolders.withLock { $0.append(made.relative + "/") }
         controllers = made.controllers
         rmdir(made.path)
       case .failure(let why): reason = why.reason
       }
     }
     cgroupFolder = folder
-    callCgroupPrefix = prefix
     self.controllers = controllers
     fallbackReason = reason
     mechanism = folder != nil ? .cgroup : .subreaper
@@ -180,29 +179,37 @@ public final class Containment: Sendable {
     // Only a subreaper sweeps; without one, spawns need not wait for each other.
     guard isSubreaper.load(ordering: .acquiring) else {
       let pid = spawn()
-      if pid > 0 { _ = liveSpawned.withLock { $0.insert(pid) } }
+      if pid > 0 {
+        _ = liveSpawned.withLock { $0.insert(pid) }
+        _ = recordedSpawns.withLock { $0.insert(pid) }
+      }
       return pid
     }
-    return liveSpawned.withLock { live in
+    let pid = liveSpawned.withLock { live in
       let pid = spawn()
       if pid > 0 { live.insert(pid) }
       return pid
     }
+    if pid > 0 { _ = recordedSpawns.withLock { $0.insert(pid) } }
+    return pid
   }
 
   /// Whether this process has been made a child subreaper.
   static let isSubreaper = Atomic<Bool>(false)
 
   /// Forgets a child that its caller has reaped.
-  static func reaped(_ pid: Int32) { _ = liveSpawned.withLock { $0.remove(pid) } }
+  static func reaped(_ pid: Int32) {
+    _ = recordedSpawns.withLock { $0.remove(pid) }
+    _ = liveSpawned.withLock { $0.remove(pid) }
+  }
 
   // MARK: The subreaper's sweep
 
   /// Ends this host's orphaned children (re-parented to it as subreaper) that carry the cell's `marker` (any of this
   /// host's when `nil`) or no marker at all, with all their descendants, and reaps the ones that have ended.
   /// Repeats while it finds any, so that grandchildren re-parented by the kill are caught too. With a cgroup, these
-  /// are the processes that moved themselves out of it: an orphan still in one of this host's call cgroups belongs
-  /// to that call (its `cgroup.kill`), whatever its environment says.
+  /// are the processes that moved themselves out of it: an orphan still in a call's cgroup belongs to that call (its
+  /// `cgroup.kill`), whatever its environment says.
   func sweepOrphans(marker: String?) {
     let variable = "\(Self.markerVariable)="
     let wanted = variable + (marker.map { $0 + "\0" } ?? hostMarker + ".")
@@ -213,7 +220,7 @@ public final class Containment: Sendable {
       // environment for a moment: it is looked at again rather than taken for one without a marker.
       var unsure = false
       let orphans = adopted.filter { child in
-        guard child.state != "Z", !isInCallCgroup(child.pid) else { return false }
+        guard child.state != "Z", !Self.isInCallCgroup(child.pid) else { return false }
         guard let environment = Self.environment(of: child.pid) else {
           unsure = true
           return false
@@ -232,10 +239,15 @@ public final class Containment: Sendable {
     }
   }
 
-  /// Whether the process `pid` is in one of this host's call cgroups.
-  private func isInCallCgroup(_ pid: Int32) -> Bool {
-    guard let callCgroupPrefix, let text = Self.readSmallFile("/proc/\(pid)/cgroup") else { return false }
-    return text.split(separator: "\n").contains { $0.hasPrefix("0::" + callCgroupPrefix) }
+  /// The folders of call cgroups of every containment of this process, as `/proc/PID/cgroup` names them, each with
+  /// a slash at the end.
+  private static let callCgroupFolders = Mutex<[String]>([])
+
+  /// Whether the process `pid` is in a call's cgroup (of any containment of this process).
+  private static func isInCallCgroup(_ pid: Int32) -> Bool {
+    let folders = callCgroupFolders.withLock { $0 }
+    guard !folders.isEmpty, let text = readSmallFile("/proc/\(pid)/cgroup") else { return false }
+    return text.split(separator: "\n").contains { line in folders.contains { line.hasPrefix("0::" + $0) } }
   }
 
   /// Reaps the orphans re-parented to this process that have ended, and only those: children in another session
@@ -247,9 +259,16 @@ public final class Containment: Sendable {
   /// This process's children that no containment of it started, in another session: the orphans it adopted as
   /// subreaper. (Every plugin starts in a session of its own and no descendant can come back to the host's, so a
   /// child in the host's session is one the embedding program started itself: not ours to touch.) Decided under
-  /// the lock that spawns hold in a subreaper, so that no child of toolhost's is missing from `liveSpawned`.
+  /// the lock that spawns hold in a subreaper, so that no child of toolhost's is missing from `liveSpawned`; but
+  /// first without it: when every child in another session is one toolhost started, there is nothing to decide, and
+  /// a sweep (on an I/O thread) need not wait for a spawn under way, which can take a while on a busy machine.
   static func adoptedChildren() -> [(pid: Int32, state: Character)] {
     let session = getsid(0)
+    let recorded = recordedSpawns.withLock { $0 }
+    let unrecorded = children(of: getpid()).contains { child in
+      !recorded.contains(child) && stat(of: child).map { $0.session != session } == true
+    }
+    guard unrecorded else { return [] }
     return liveSpawned.withLock { live in
       children(of: getpid()).compactMap { child in
         guard !live.contains(child), let stat = stat(of: child), stat.session != session else { return nil }
