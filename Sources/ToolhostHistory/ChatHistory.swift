@@ -78,7 +78,9 @@ public final class ChatHistory: Sendable {
   public static func openIfPresent(at path: String = defaultPath(), lockWait: Duration = .seconds(5))
     throws(HistoryError) -> ChatHistory
   {
-    if FileManager.default.fileExists(atPath: path) { return try open(at: path, lockWait: lockWait) }
+    // Anything there, a symbolic link too (even a dangling one): open refuses what it must not use.
+    var info = stat()
+    if lstat(path, &info) == 0 { return try open(at: path, lockWait: lockWait) }
     do {
       let database = try DatabaseQueue()
       try Self.migrator.migrate(database)
@@ -97,25 +99,46 @@ public final class ChatHistory: Sendable {
     self.database = database
   }
 
-  /// Makes the folder (0700) and an empty file (0600) when they are missing, and refuses a file that is not the
-  /// user's own regular file (a link planted there, another user's file).
+  /// Makes the folder (0700) and an empty file (0600) when they are missing; refuses a folder others could read
+  /// or change the file through (``FileSafety/privateFolderProblem(_:user:)``: not the user's own, writable by
+  /// others, a symbolic link, or under a folder others may change) and a file that is not the user's own regular
+  /// file (a symbolic link, which is never followed, another user's file, a FIFO).
   private static func prepareFile(_ path: String) throws(HistoryError) {
-    let folder = (path as NSString).deletingLastPathComponent
+    let named = (path as NSString).deletingLastPathComponent
+    let folder = named.isEmpty ? "." : named
     do {
       try FileManager.default.createDirectory(
         atPath: folder, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
     } catch {
       throw HistoryError(path: path, message: "cannot make the folder \(folder): \(error.localizedDescription)")
     }
+    if let problem = FileSafety.privateFolderProblem(folder) {
+      throw HistoryError(path: path, message: "its folder is not safe: \(problem)")
+    }
     let fd = Foundation.open(path, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0o600)
     guard fd >= 0 else {
-      let reason = errno == ELOOP ? "it is a symbolic link" : String(cString: strerror(errno))
-      throw HistoryError(path: path, message: "cannot open it: \(reason)")
+      if errno == ELOOP {
+        let target = (try? FileManager.default.destinationOfSymbolicLink(atPath: path)) ?? "?"
+        throw HistoryError(
+          path: path,
+          message: "it is a symbolic link (to \(target)), which toolhost does not follow (fix: move the file it "
+            + "points to here in its place, or remove the link to start a new history)")
+      }
+      throw HistoryError(path: path, message: "cannot open it: \(String(cString: strerror(errno)))")
     }
     defer { close(fd) }
     var info = stat()
-    guard fstat(fd, &info) == 0, info.st_mode & S_IFMT == S_IFREG, info.st_uid == getuid() else {
-      throw HistoryError(path: path, message: "it is not a regular file of yours")
+    guard fstat(fd, &info) == 0 else {
+      throw HistoryError(path: path, message: "cannot open it: \(String(cString: strerror(errno)))")
+    }
+    guard info.st_mode & S_IFMT == S_IFREG else {
+      throw HistoryError(path: path, message: "it is not a regular file (move it away to start a history)")
+    }
+    guard info.st_uid == getuid() else {
+      throw HistoryError(
+        path: path,
+        message: "it belongs to user \(FileSafety.userName(info.st_uid)), not to you, so that user could read or "
+          + "change your chats (fix: move it away to start a history)")
     }
     // A file made by an older toolhost or by hand keeps no looser mode: it holds what tools returned.
     if info.st_mode & 0o077 != 0 { _ = fchmod(fd, 0o600) }

@@ -1,18 +1,20 @@
 /// Hostile plugins: no misbehaving plugin can hang toolhost, make it report the wrong failure, or leave a process
 /// behind.
 ///
-/// One Python program, Hostile/hostile/hostile.py, misbehaves in 32 ways, one per tool: it hangs, ignores SIGTERM,
-/// stops itself, daemonizes out of its process group and session (with and without its environment), leaves a
-/// grandchild holding stdout, forks a hundred children, floods stdout or stderr, prints replies that are not JSON
-/// or nothing at all, crashes, writes to the terminal, ignores its input, and runs into the manifest's `limits` on
-/// memory, CPU time, file size and open files. Every process it starts appends its pid to `<pidDir>/pids`.
+/// One Python program, Hostile/hostile/hostile.py, misbehaves in 34 ways, one per tool: it hangs, ignores SIGTERM,
+/// stops itself, daemonizes out of its process group and session (with and without its environment), moves a
+/// process out of its call's cgroup, leaves a grandchild holding stdout, forks a hundred children, floods stdout or
+/// stderr, prints replies that are not JSON or nothing at all, crashes, writes to the terminal, ignores its input,
+/// and runs into the manifest's `limits` on memory, CPU time, file size and open files. Every process it starts
+/// appends its pid to `<pidDir>/pids`.
 ///
 /// Each case runs through `toolhost call` in json and in text mode (Hostile/hostile-text), all at once through
 /// `toolhost batch`, and through `toolhost serve --mcp`. For each, the suite checks the failure code and exit
 /// status in ``Hostile/cases`` (the one table of expectations), that the call ended within its time limit, and that
 /// every recorded process has ended within a second. A thousand calls of a small sh plugin (Hostile/hostile-sh)
 /// against one `serve --mcp` show that it leaks no descriptors, and a call under script(1) shows that a plugin
-/// cannot write to toolhost's controlling terminal.
+/// has no controlling terminal (/dev/tty fails). (It could still open toolhost's terminal by its path, as any
+/// program of the user's can: README, Containment and limits.)
 import Foundation
 import Testing
 import ToolhostJSON
@@ -104,6 +106,9 @@ enum Hostile {
     Case("daemonizeSetpgidThenReply", .ok),
     Case("doubleForkThenReply", .ok),
     Case("daemonizeClearEnvThenReply", .ok),
+    // Leaving the call's cgroup too (where there is one), keeping the marker or not (see aProcessThatLeavesItsCgroup…).
+    Case("leaveCgroupThenReply", .ok),
+    Case("leaveCgroupClearEnvThenReply", .ok),
     Case("grandchildHoldsStdoutThenReply", .ok),
     // Floods.
     Case("floodStdout", .fails("output_too_large")),
@@ -125,7 +130,7 @@ enum Hostile {
       "hugeArgumentsInEnv", .ok, result: ["envArguments": 1, "stdinArguments": 11],
       strings: Dictionary(uniqueKeysWithValues: (0..<10).map { ("chunk\($0)", 200 << 10) })),
     Case("slowButFine", .ok),
-    // The terminal: a plugin has none (see aPluginCannotWriteToTheTerminal for a run that has one).
+    // The terminal: a plugin has no controlling one (see aPluginHasNoControllingTerminal for a run that has one).
     Case("writeTTY", .ok, result: ["tty": false]),
     // Resource limits (the tool's `limits` over the manifest's larger ones).
     Case("forkMany", .processLimit),
@@ -518,8 +523,37 @@ struct HostilePluginTests {
     expectCleanEnd([pidDir], "kill -9 of toolhost")
   }
 
+  /// A process that moves itself out of its call's cgroup (into one above it that it may write) is ended with the
+  /// call: the same toolhost serves the next call, so no exit of toolhost (and its watchdog) ends it instead.
+  @Test(
+    .enabled(
+      if: Hostile.cgroupContainment,
+      """
+      needs cgroup containment (toolhost doctor: a cgroup v2 toolhost may create, as root, in a container or in a \
+      delegated systemd scope); ContainmentTests.aCellWithACgroupAlsoSweepsWhatLeftIt covers the sweep without one
+      """),
+    arguments: ["leaveCgroupThenReply", "leaveCgroupClearEnvThenReply"])
+  func aProcessThatLeavesItsCgroupEndsWithItsCall(tool: String) throws {
+    let hostile = try #require(Hostile.cases.first { $0.tool == tool })
+    let server = try Hostile.serve(plugins: fixture.plugins, fixture: fixture)
+    defer { server.blockingStop() }
+    try server.blockingInitialize()
+    let pidDir = fixture.pidDir("left-" + tool)
+    try server.sendCall(id: 1, tool, hostile.arguments(pidDir: pidDir))
+    if let response = server.blockingResponse(to: 1, within: hostile.timeout + 1) {
+      verify(Hostile.Outcome(mcpResponse: response), hostile, .json, "serve \(tool)")
+    } else {
+      Issue.record("serve \(tool): no answer within \(hostile.timeout + 1) s; serve's log: \(server.log)")
+    }
+    let left = (try? String(contentsOfFile: pidDir + "/left-cgroup", encoding: .utf8)) ?? ""
+    #expect(!left.isEmpty, "serve \(tool): the plugin's process could not move itself out of its cgroup")
+    expectCleanEnd([pidDir], "serve \(tool)")
+    server.closeInput()
+    #expect(server.blockingWaitForExit(within: 5), "serve --mcp did not exit when its stdin closed")
+  }
+
   @Test(.enabled(if: Hostile.script != nil, "needs script(1) from util-linux"))
-  func aPluginCannotWriteToTheTerminal() throws {
+  func aPluginHasNoControllingTerminal() throws {
     let hostile = try #require(Hostile.cases.first { $0.tool == "writeTTY" })
     let pidDir = fixture.pidDir("terminal")
     let argumentsFile = try fixture.writeArguments(hostile, pidDir: pidDir)

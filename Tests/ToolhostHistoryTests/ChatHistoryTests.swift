@@ -237,7 +237,75 @@ struct ChatHistoryTests {
       atPath: folder.file("linked"), withIntermediateDirectories: true)
     symlink(target, folder.file("linked/history.sqlite"))
     let error = #expect(throws: HistoryError.self) { try ChatHistory.open(at: folder.file("linked/history.sqlite")) }
-    #expect(error?.description.contains("symbolic link") == true)
+    let text = error?.description ?? ""
+    #expect(text.contains("it is a symbolic link (to \(target)), which toolhost does not follow (fix: "), "\(text)")
+    // Looking at the history does not ignore a link that points nowhere: it is refused the same way.
+    symlink(folder.file("nowhere"), folder.file("linked/dangling.sqlite"))
+    let dangling = #expect(throws: HistoryError.self) {
+      try ChatHistory.openIfPresent(at: folder.file("linked/dangling.sqlite"))
+    }
+    #expect(dangling?.description.contains("symbolic link (to \(folder.file("nowhere")))") == true)
+    #expect(!FileManager.default.fileExists(atPath: folder.file("nowhere")))
+  }
+
+  // MARK: The folder: the user's own, changed by nobody else, not a link (as plugin folders, ssh's StrictModes)
+
+  @Test(.enabled(if: geteuid() == 0, "giving a folder to another user (chown) needs root"))
+  func aFolderOfAnotherUserIsRefused() throws {
+    let theirs = folder.file("theirs")
+    try FileManager.default.createDirectory(atPath: theirs, withIntermediateDirectories: true)
+    #expect(chown(theirs, 12345, 12345) == 0)
+    let error = #expect(throws: HistoryError.self) { try ChatHistory.open(at: theirs + "/history.sqlite") }
+    let text = error?.description ?? ""
+    #expect(text.hasPrefix("chat history (\(theirs)/history.sqlite): its folder is not safe: "), "\(text)")
+    #expect(text.contains("\(theirs) belongs to user 12345, not to you (root), so that user could read"), "\(text)")
+    #expect(text.contains("(fix: chown root \(theirs))"), "\(text)")
+    #expect(!FileManager.default.fileExists(atPath: theirs + "/history.sqlite"))
+  }
+
+  @Test func aPrivateFolderMustBeTheUsersOwnNotEvenRoots() throws {
+    // Seen as another user (12345) would: the folder (this user's, or root's) is not theirs.
+    let problem = FileSafety.privateFolderProblem(folder.path, user: 12345) ?? ""
+    let owner = geteuid() == 0 ? "root" : FileSafety.userName(geteuid())
+    #expect(problem.contains("\(folder.path) belongs to user \(owner), not to you (12345)"), "\(problem)")
+    #expect(FileSafety.privateFolderProblem(folder.path) == nil)
+  }
+
+  @Test(arguments: [0o770, 0o777])
+  func aFolderOthersMayWriteIsRefused(mode: Int) throws {
+    let shared = folder.file("shared-\(String(mode, radix: 8))")
+    try FileManager.default.createDirectory(atPath: shared, withIntermediateDirectories: true)
+    chmod(shared, mode_t(mode))
+    let error = #expect(throws: HistoryError.self) { try ChatHistory.open(at: shared + "/history.sqlite") }
+    let text = error?.description ?? ""
+    let who = mode == 0o777 ? "every user" : "its group"
+    #expect(text.contains("\(shared) is writable by \(who) (mode \(String(mode, radix: 8)))"), "\(text)")
+    #expect(text.contains("(fix: chmod go-w \(shared))"), "\(text)")
+    #expect(!FileManager.default.fileExists(atPath: shared + "/history.sqlite"))
+  }
+
+  @Test func aFolderUnderOneOthersMayChangeIsRefusedUnlessItIsSticky() throws {
+    let open = folder.file("open")
+    try FileManager.default.createDirectory(atPath: open, withIntermediateDirectories: true)
+    chmod(open, 0o777)
+    let error = #expect(throws: HistoryError.self) { try ChatHistory.open(at: open + "/toolhost/history.sqlite") }
+    let text = error?.description ?? ""
+    #expect(text.contains("\(open) is writable by every user (mode 777)"), "\(text)")
+    // Like /tmp: others may add files there but not rename or remove this user's.
+    chmod(open, 0o1777)
+    _ = try ChatHistory.open(at: open + "/toolhost/history.sqlite")
+  }
+
+  @Test func aLinkedFolderIsRefused() throws {
+    let real = folder.file("real")
+    try FileManager.default.createDirectory(
+      atPath: real, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+    symlink(real, folder.file("link"))
+    let error = #expect(throws: HistoryError.self) { try ChatHistory.open(at: folder.file("link/history.sqlite")) }
+    let text = error?.description ?? ""
+    #expect(text.contains("\(folder.file("link")) is a symbolic link (to \(real))"), "\(text)")
+    #expect(text.contains("(fix: replace the link with the folder it points to)"), "\(text)")
+    #expect(!FileManager.default.fileExists(atPath: real + "/history.sqlite"))
   }
 
   @Test func twoWritersAtOnceLoseNothing() async throws {

@@ -94,6 +94,109 @@ struct ContainmentTests {
     }
   }
 
+  /// Each way a process of a call can move itself out of the call's cgroup (with ``escapeScript``): itself keeping
+  /// its environment, itself with an empty one, and from under a parent that stays in the cgroup until the call ends.
+  static let cgroupEscapes = [
+    #"setsid sh "$E" keep"#,
+    #"setsid sh "$E" clear"#,
+    #"setsid sh -c 'sh "$E" clear & exec sleep 60'"#,
+  ]
+
+  /// Moves its process into the nearest cgroup above the call's that takes it (`$G`, the host's folder of call
+  /// cgroups, then the folders above), records its pid in `$F`, and becomes `sleep 60` (with an empty environment
+  /// when `$1` is `clear`).
+  static let escapeScript = #"""
+    d=$G
+    while [ -n "$d" ] && ! echo $$ 2>/dev/null >"$d/cgroup.procs"; do d=${d%/*}; done
+    [ -n "$d" ] || exit 1
+    echo $$ >>"$F"
+    [ "$1" = clear ] && exec env -i sleep 60
+    exec sleep 60
+    """#
+
+  @Test(
+    .enabled(
+      if: ContainmentTests.runners[0].containment.mechanism == .cgroup,
+      """
+      needs cgroup containment (a cgroup v2 toolhost may create: as root, in a container or in a delegated systemd \
+      scope); aCellWithACgroupAlsoSweepsWhatLeftIt covers the sweep without one
+      """),
+    arguments: 0..<3)
+  func aProcessThatMovesItselfOutOfTheCallsCgroupEndsWithTheCall(escape: Int) async throws {
+    let runner = Self.runners[0]
+    let file = PidFile()
+    let script = file.folder + "/escape.sh"
+    try Self.escapeScript.write(toFile: script, atomically: true, encoding: .utf8)
+    var spec = sh(
+      Self.cgroupEscapes[escape] + " </dev/null >/dev/null 2>&1 &\n"
+        + #"n=0; while [ ! -s "$F" ] && [ $n -lt 500 ]; do sleep 0.01; n=$((n + 1)); done; echo done"#)
+    spec.environment["F"] = file.path
+    spec.environment["E"] = script
+    spec.environment["G"] = try #require(runner.containment.cgroupFolder)
+    let out = try await runner.run(spec)
+    let escaped = file.pids
+    defer { for pid in escaped { kill(pid, SIGKILL) } }
+    #expect(String(decoding: out.stdout, as: UTF8.self) == "done\n")
+    #expect(escaped.count == 1, "the process could not move itself out of the call's cgroup")
+    for pid in escaped {
+      #expect(await ProcessProbe.waitForEnd(pid, timeout: 1), "\(pid) left the call's cgroup and outlived the call")
+    }
+  }
+
+  /// The sweep decision, on any machine: a cell with a cgroup (an empty stand-in folder here), when it ends its
+  /// processes, also ends an orphan of the host that carries its marker, as a process that moved itself out of
+  /// the cgroup is by then.
+  @Test func aCellWithACgroupAlsoSweepsWhatLeftIt() async throws {
+    // A subreaper, as toolhost is with either mechanism: this process adopts orphans from here on.
+    let containment = Containment(preference: .subreaper)
+    let file = PidFile()
+    let standIn = file.folder + "/cgroup"
+    try FileManager.default.createDirectory(atPath: standIn, withIntermediateDirectories: true)
+    try "populated 0\n".write(toFile: standIn + "/cgroup.events", atomically: true, encoding: .utf8)
+    let cell = ContainmentCell(
+      owner: containment, marker: containment.hostMarker + ".1", cgroup: .init(path: standIn, procsFD: -1))
+    let orphans = try await Self.startOrphan(
+      "setsid sleep 60 </dev/null >/dev/null 2>&1 & echo $! >> \"$F\"", file: file,
+      environment: [Containment.markerVariable: cell.marker])
+    defer { for pid in orphans { kill(pid, SIGKILL) } }
+    #expect(orphans.count == 1, "the script did not record its orphan")
+    cell.killAll(leader: 0)
+    for pid in orphans {
+      #expect(await ProcessProbe.waitForEnd(pid, timeout: 1), "the orphan carrying the cell's marker outlived it")
+    }
+  }
+
+  /// A program toolhost starts to outlive it (the local model's shared server) is re-parented to toolhost when its
+  /// first process exits, like a plugin's escaped process; no sweep ends it, not even the one at toolhost's exit.
+  @Test func aDetachedProgramOutlivesEverySweep() async throws {
+    let containment = Containment(preference: .subreaper)
+    let file = PidFile()
+    let null = open("/dev/null", O_RDWR | O_CLOEXEC)
+    defer { close(null) }
+    let first = try await runDaemonizing(
+      executable: "/bin/sh", arguments: ["-c", "setsid sleep 60 </dev/null >/dev/null 2>&1 & echo $! >> \"$F\""],
+      environment: ["PATH": "/usr/bin:/bin", "F": file.path], workingDirectory: nil, stdio: (null, null, null))
+    let daemons = file.pids
+    defer { for pid in daemons { kill(pid, SIGKILL) } }
+    #expect(first == .exited(0))
+    #expect(daemons.count == 1, "the script did not record its daemon")
+    containment.sweepOrphans(marker: nil)
+    for pid in daemons { #expect(ProcessProbe.isAlive(pid), "the sweep ended a program started to outlive toolhost") }
+  }
+
+  /// Runs `script` with `/bin/sh` outside any cell (its stdio on /dev/null, `F` the pid file) and waits for it to
+  /// end; the pids it recorded, whose processes are then orphans of this process.
+  static func startOrphan(_ script: String, file: PidFile, environment: [String: String]) async throws -> [Int32] {
+    let null = open("/dev/null", O_RDWR | O_CLOEXEC)
+    defer { close(null) }
+    let shell = try spawnProcess(
+      executable: "/bin/sh", arguments: ["-c", script],
+      environment: environment.merging(["PATH": "/usr/bin:/bin", "F": file.path]) { $1 }, workingDirectory: nil,
+      stdio: (null, null, null), cell: nil, limits: .none)
+    while reapChild(shell) == nil { try await Task.sleep(for: .milliseconds(5)) }
+    return file.pids
+  }
+
   @Test func pluginsHaveNoControllingTerminalAndTheirOwnSession() async throws {
     // Fields 6 and 7 of /proc/PID/stat: the session and the controlling terminal (0: none).
     let out = try await ProcessRunner.shared.run(

@@ -12,9 +12,15 @@ import Synchronization
 ///   runs anything. `cgroup.kill` ends every process in it at once, whatever it did (setsid, setpgid, double
 ///   forks, a cleared environment). Memory and process limits are enforced there when the `memory` and `pids`
 ///   controllers are available.
-/// - ``Mechanism/subreaper``: the host is a child subreaper, so a descendant that leaves its process group and is
-///   orphaned is re-parented to toolhost instead of init; at the end of a call toolhost ends its own orphaned
-///   children that carry the call's marker (or no marker at all), with their descendants, and the process group.
+/// - ``Mechanism/subreaper``: the process group, and the subreaper's sweep below.
+///
+/// With either mechanism the host is a child subreaper, so a descendant that is orphaned is re-parented to toolhost
+/// instead of init; at the end of a call toolhost ends its own orphaned children (in another session) that carry
+/// the call's marker or no marker at all, with their descendants. Without a cgroup that catches what left the
+/// process group; with one, what moved itself out of the cgroup (into any other cgroup it may write): once the
+/// call's cgroup is empty, everything the call started that is still alive is such an orphan or its descendant.
+/// Left alone: an orphan carrying another marker (another call's, or ``detachedMarker``), and one still in a call's
+/// cgroup (that call's to end).
 ///
 /// A watchdog (`/bin/sh`, in a session of its own) holds a pipe from the host; when toolhost dies, even by SIGKILL,
 /// it ends every cgroup of this host, or every process carrying this host's marker.
@@ -26,9 +32,9 @@ import Synchronization
 public final class Containment: Sendable {
   /// The mechanism that ends a call's whole process tree.
   public enum Mechanism: String, Sendable {
-    /// A cgroup v2 per call, ended with `cgroup.kill`.
+    /// A cgroup v2 per call, ended with `cgroup.kill`; the subreaper's sweep ends what moved itself out of it.
     case cgroup
-    /// The host as child subreaper, the call's marker variable, and the process group.
+    /// The process group, and the subreaper's sweep of the orphans carrying the call's marker variable.
     case subreaper
   }
 
@@ -49,6 +55,10 @@ public final class Containment: Sendable {
   /// (Not `TOOLHOST_CONTAINMENT`, the setting: a toolhost started inside a plugin must not read its marker as one.)
   public static let markerVariable = "TOOLHOST_MARKER"
 
+  /// The marker of a program toolhost starts to outlive it (the local model's shared server): no call's, and not of
+  /// this host, so no sweep and no watchdog ends it.
+  static let detachedMarker = "detached"
+
   /// The containment of this process, as `TOOLHOST_CONTAINMENT` in its environment asks.
   public static let shared = Containment(preference: .from(environment: ProcessInfo.processInfo.environment))
 
@@ -66,6 +76,9 @@ public final class Containment: Sendable {
   private let watchdog = Mutex<Int32>(-1)
   /// Every child that any containment of this process started and has not reaped yet.
   private static let liveSpawned = Mutex<Set<Int32>>([])
+  /// The same children, under a lock of its own that no spawn holds while it runs: for a first look that need not
+  /// wait for a spawn under way (a child missing from it sends the look to `liveSpawned`).
+  private static let recordedSpawns = Mutex<Set<Int32>>([])
 
   /// Sets containment up as `preference` asks: finds the host's cgroup v2 and tries to create a folder for the
   /// calls' cgroups there, or makes the host a child subreaper. Never throws; ``summary`` says what is in force.
@@ -82,6 +95,7 @@ public final class Containment: Sendable {
       switch Self.makeCgroupFolder(marker: hostMarker) {
       case .success(let made):
         folder = made.path
+        Self.callCgroupFolders.withLock { $0.append(made.relative + "/") }
         controllers = made.controllers
         rmdir(made.path)
       case .failure(let why): reason = why.reason
@@ -90,14 +104,11 @@ public final class Containment: Sendable {
     cgroupFolder = folder
     self.controllers = controllers
     fallbackReason = reason
-    if folder != nil {
-      mechanism = .cgroup
-    } else {
-      mechanism = .subreaper
-      if toolhost_set_child_subreaper() == 0 {
-        Self.isSubreaper.store(true, ordering: .releasing)
-        Self.startOrphanReaper()
-      }
+    mechanism = folder != nil ? .cgroup : .subreaper
+    // With a cgroup too: a process that moves itself out of its call's cgroup is then still the host's to end.
+    if toolhost_set_child_subreaper() == 0 {
+      Self.isSubreaper.store(true, ordering: .releasing)
+      Self.startOrphanReaper()
     }
   }
 
@@ -107,7 +118,10 @@ public final class Containment: Sendable {
     case .cgroup:
       let memory = controllers.contains("memory") ? "memory.max" : "setrlimit (no memory controller)"
       let pids = controllers.contains("pids") ? "pids.max" : "watched in the cgroup (no pids controller)"
-      return "cgroup v2 per call (\(cgroupFolder ?? "")), cgroup.kill ends each call's processes; "
+      let escaped =
+        Self.isSubreaper.load(ordering: .acquiring)
+        ? " (and the subreaper's marker sweep those that leave the cgroup)" : ""
+      return "cgroup v2 per call (\(cgroupFolder ?? "")), cgroup.kill ends each call's processes\(escaped); "
         + "memory: \(memory); processes: \(pids); CPU time, file size, open files: setrlimit"
     case .subreaper:
       return "child subreaper + marker variable + process group (\(fallbackReason ?? "no cgroup")); "
@@ -165,37 +179,52 @@ public final class Containment: Sendable {
     // Only a subreaper sweeps; without one, spawns need not wait for each other.
     guard isSubreaper.load(ordering: .acquiring) else {
       let pid = spawn()
-      if pid > 0 { _ = liveSpawned.withLock { $0.insert(pid) } }
+      if pid > 0 {
+        _ = liveSpawned.withLock { $0.insert(pid) }
+        _ = recordedSpawns.withLock { $0.insert(pid) }
+      }
       return pid
     }
-    return liveSpawned.withLock { live in
+    let pid = liveSpawned.withLock { live in
       let pid = spawn()
       if pid > 0 { live.insert(pid) }
       return pid
     }
+    if pid > 0 { _ = recordedSpawns.withLock { $0.insert(pid) } }
+    return pid
   }
 
   /// Whether this process has been made a child subreaper.
   static let isSubreaper = Atomic<Bool>(false)
 
   /// Forgets a child that its caller has reaped.
-  static func reaped(_ pid: Int32) { _ = liveSpawned.withLock { $0.remove(pid) } }
+  static func reaped(_ pid: Int32) {
+    _ = recordedSpawns.withLock { $0.remove(pid) }
+    _ = liveSpawned.withLock { $0.remove(pid) }
+  }
 
   // MARK: The subreaper's sweep
 
   /// Ends this host's orphaned children (re-parented to it as subreaper) that carry the cell's `marker` (any of this
   /// host's when `nil`) or no marker at all, with all their descendants, and reaps the ones that have ended.
-  /// Repeats while it finds any, so that grandchildren re-parented by the kill are caught too.
+  /// Repeats while it finds any, so that grandchildren re-parented by the kill are caught too. With a cgroup, these
+  /// are the processes that moved themselves out of it: an orphan still in a call's cgroup belongs to that call (its
+  /// `cgroup.kill`), whatever its environment says.
   func sweepOrphans(marker: String?) {
     let variable = "\(Self.markerVariable)="
     let wanted = variable + (marker.map { $0 + "\0" } ?? hostMarker + ".")
     for _ in 0..<20 {
       let adopted = Self.adoptedChildren()
       for zombie in adopted where zombie.state == "Z" { Self.reap(zombie.pid, within: 0) }
-      // Another call's (or another containment's) process is left to its own call.
+      // Another call's (or another containment's) process is left to its own call. One being exec'd shows no
+      // environment for a moment: it is looked at again rather than taken for one without a marker.
+      var unsure = false
       let orphans = adopted.filter { child in
-        guard child.state != "Z" else { return false }
-        let environment = Self.environment(of: child.pid)
+        guard child.state != "Z", !Self.isInCallCgroup(child.pid) else { return false }
+        guard let environment = Self.environment(of: child.pid) else {
+          unsure = true
+          return false
+        }
         return environment.contains(wanted) || !environment.contains(variable)
       }.map(\.pid)
       for child in orphans {
@@ -203,8 +232,22 @@ public final class Containment: Sendable {
         kill(child, SIGKILL)
         Self.reap(child, within: 0.2)
       }
-      if orphans.isEmpty { return }
+      if orphans.isEmpty {
+        guard unsure else { return }
+        usleep(1000)
+      }
     }
+  }
+
+  /// The folders of call cgroups of every containment of this process, as `/proc/PID/cgroup` names them, each with
+  /// a slash at the end.
+  private static let callCgroupFolders = Mutex<[String]>([])
+
+  /// Whether the process `pid` is in a call's cgroup (of any containment of this process).
+  private static func isInCallCgroup(_ pid: Int32) -> Bool {
+    let folders = callCgroupFolders.withLock { $0 }
+    guard !folders.isEmpty, let text = readSmallFile("/proc/\(pid)/cgroup") else { return false }
+    return text.split(separator: "\n").contains { line in folders.contains { line.hasPrefix("0::" + $0) } }
   }
 
   /// Reaps the orphans re-parented to this process that have ended, and only those: children in another session
@@ -216,9 +259,16 @@ public final class Containment: Sendable {
   /// This process's children that no containment of it started, in another session: the orphans it adopted as
   /// subreaper. (Every plugin starts in a session of its own and no descendant can come back to the host's, so a
   /// child in the host's session is one the embedding program started itself: not ours to touch.) Decided under
-  /// the lock that spawns hold in a subreaper, so that no child of toolhost's is missing from `liveSpawned`.
+  /// the lock that spawns hold in a subreaper, so that no child of toolhost's is missing from `liveSpawned`; but
+  /// first without it: when every child in another session is one toolhost started, there is nothing to decide, and
+  /// a sweep (on an I/O thread) need not wait for a spawn under way, which can take a while on a busy machine.
   static func adoptedChildren() -> [(pid: Int32, state: Character)] {
     let session = getsid(0)
+    let recorded = recordedSpawns.withLock { $0 }
+    let unrecorded = children(of: getpid()).contains { child in
+      !recorded.contains(child) && stat(of: child).map { $0.session != session } == true
+    }
+    guard unrecorded else { return [] }
     return liveSpawned.withLock { live in
       children(of: getpid()).compactMap { child in
         guard !live.contains(child), let stat = stat(of: child), stat.session != session else { return nil }
@@ -247,6 +297,29 @@ public final class Containment: Sendable {
 
   private static let orphanReaperStarted = Atomic<Bool>(false)
 
+  /// The longest ``killCgroup(_:)`` waits for the cgroup's processes to be gone.
+  static let emptyWait = 0.2
+
+  /// Ends every process in the cgroup `path` (`cgroup.kill`) and waits up to ``emptyWait`` until each process it
+  /// held has exited (is gone or a zombie) and the cgroup is empty. A process that moved itself out of the cgroup
+  /// is re-parented to the host, where the sweep finds it, only once its parent in the cgroup has exited; the
+  /// cgroup's `populated` alone turns 0 a moment before that.
+  static func killCgroup(_ path: String) {
+    var waiting = members(of: path)
+    write(path + "/cgroup.kill", "1")
+    let deadline = monotonicSeconds() + emptyWait
+    while monotonicSeconds() < deadline {
+      waiting.removeAll { pid in stat(of: pid).map { $0.state == "Z" || $0.state == "X" } ?? true }
+      if waiting.isEmpty && ContainmentCell.event(path, "cgroup.events", "populated") == 0 { return }
+      usleep(500)
+    }
+  }
+
+  /// The processes in the cgroup `path` (`cgroup.procs`).
+  static func members(of path: String) -> [Int32] {
+    (readSmallFile(path + "/cgroup.procs", limit: 1 << 20) ?? "").split(separator: "\n").compactMap { Int32($0) }
+  }
+
   /// Waits up to `seconds` for the child `pid` to end and reaps it.
   static func reap(_ pid: Int32, within seconds: Double) {
     let deadline = monotonicSeconds() + seconds
@@ -262,7 +335,9 @@ public final class Containment: Sendable {
 
   /// Finds this process's cgroup v2 folder and creates `toolhost-<marker>` in it, enabling the `memory` and `pids`
   /// controllers for the calls' cgroups where the parent offers them.
-  static func makeCgroupFolder(marker: String) -> Result<(path: String, controllers: Set<String>), CgroupFailure> {
+  static func makeCgroupFolder(marker: String) -> Result<
+    (path: String, relative: String, controllers: Set<String>), CgroupFailure
+  > {
     guard let mount = cgroup2Mount() else { return .failure(CgroupFailure(reason: "no cgroup v2 file system mounted")) }
     guard let own = readSmallFile("/proc/self/cgroup")?.split(separator: "\n").first(where: { $0.hasPrefix("0::") })
     else { return .failure(CgroupFailure(reason: "this process has no cgroup v2")) }
@@ -284,7 +359,7 @@ public final class Containment: Sendable {
     for c in ["memory", "pids"] where offered.contains(c) {
       if write(folder + "/cgroup.subtree_control", "+" + c) { enabled.insert(c) }
     }
-    return .success((folder, enabled))
+    return .success((folder, relative + "/toolhost-" + marker, enabled))
   }
 
   /// Where the cgroup v2 hierarchy is mounted (`/sys/fs/cgroup`, or `/sys/fs/cgroup/unified` on hybrid systems).
@@ -362,14 +437,16 @@ public final class Containment: Sendable {
 
   /// At a normal exit: sweep, remove the cgroup folder, and tell the watchdog that nothing is left to do.
   func exitCleanly() {
-    if mechanism == .subreaper { sweepOrphans(marker: nil) }
+    // The call cgroups c1, c2, ... (the folder's other entries are its control files).
+    let cells = cgroupFolder.map { folder in
+      ((try? FileManager.default.contentsOfDirectory(atPath: folder)) ?? [])
+        .filter { $0.hasPrefix("c") && Int($0.dropFirst()) != nil }.map { folder + "/" + $0 }
+    }
+    for cell in cells ?? [] { Self.killCgroup(cell) }
+    // What moved itself out of a cgroup, or out of a process group.
+    if Self.isSubreaper.load(ordering: .acquiring) { sweepOrphans(marker: nil) }
     if let folder = cgroupFolder {
-      // The call cgroups c1, c2, ... (the folder's other entries are its control files).
-      let cells = (try? FileManager.default.contentsOfDirectory(atPath: folder)) ?? []
-      for cell in cells where cell.hasPrefix("c") && Int(cell.dropFirst()) != nil {
-        Self.write(folder + "/" + cell + "/cgroup.kill", "1")
-        rmdir(folder + "/" + cell)
-      }
+      for cell in cells ?? [] { rmdir(cell) }
       rmdir(folder)
     }
     let fd = watchdog.withLock { $0 }

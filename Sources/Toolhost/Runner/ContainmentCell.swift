@@ -27,30 +27,24 @@ final class ContainmentCell: Sendable {
   /// The descriptor the child writes itself into (`cgroup.procs`), or -1.
   var joinFD: Int32 { callCgroup?.procsFD ?? -1 }
 
-  /// Sends `signal` to every process of the cell: its cgroup's members, or the process group `leader`.
+  /// Sends `signal` (SIGTERM; ``killAll(leader:)`` is for SIGKILL) to every process of the cell: the process group
+  /// `leader`, and its cgroup's members.
   func signalAll(_ signal: Int32, leader: Int32) {
     if leader > 0 { kill(-leader, signal) }
-    guard let cgroup else { return }
-    if signal == SIGKILL {
-      if isPopulated { Containment.write(cgroup + "/cgroup.kill", "1") }
-      return
-    }
     for pid in members() { kill(pid, signal) }
   }
 
-  /// Ends every process of the cell at once: `cgroup.kill`, or the process group and the subreaper's sweep.
+  /// Ends every process of the cell at once: the process group, and the cgroup's processes
+  /// (``Containment/killCgroup(_:)``, which waits briefly for them to be gone); then the subreaper's sweep of the
+  /// orphans carrying the cell's marker or none, which with a cgroup are the processes that moved themselves out.
   func killAll(leader: Int32) {
-    signalAll(SIGKILL, leader: leader)
-    if cgroup == nil { owner.sweepOrphans(marker: marker) }
+    if leader > 0 { kill(-leader, SIGKILL) }
+    if let cgroup, isPopulated { Containment.killCgroup(cgroup) }
+    if Containment.isSubreaper.load(ordering: .acquiring) { owner.sweepOrphans(marker: marker) }
   }
 
   /// The processes in the cell's cgroup (empty without one).
-  func members() -> [Int32] {
-    guard let cgroup, let text = Containment.readSmallFile(cgroup + "/cgroup.procs", limit: 1 << 20) else {
-      return []
-    }
-    return text.split(separator: "\n").compactMap { Int32($0) }
-  }
+  func members() -> [Int32] { cgroup.map(Containment.members(of:)) ?? [] }
 
   /// Whether a process is still alive in the cell's cgroup (`cgroup.events`).
   var isPopulated: Bool { event("cgroup.events", "populated") != 0 }

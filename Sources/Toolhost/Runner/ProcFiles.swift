@@ -36,9 +36,17 @@ extension Containment {
     return (state, session)
   }
 
-  /// The environment block of a process (NUL-separated), empty when it cannot be read.
-  static func environment(of pid: Int32) -> String {
-    readSmallFile("/proc/\(pid)/environ", limit: 1 << 20) ?? ""
+  /// The environment block of a process (NUL-separated), empty when it has none or cannot be read; `nil` while it is
+  /// being exec'd (from the new program's memory until its environment is set up the kernel shows none, which is
+  /// not an empty environment: its `env_end` in `/proc/PID/stat` is still 0).
+  static func environment(of pid: Int32) -> String? {
+    guard let text = readSmallFile("/proc/\(pid)/environ", limit: 1 << 20) else { return "" }
+    guard text.isEmpty, let stat = readSmallFile("/proc/\(pid)/stat"), let close = stat.lastIndex(of: ")") else {
+      return text
+    }
+    // After the command: field 3 (state) onwards; env_end is field 51.
+    let fields = stat[stat.index(after: close)...].split(separator: " ")
+    return fields.count > 48 && fields[48] == "0" ? nil : text
   }
 
   /// A /proc or cgroup file as text (at most about `limit` bytes), nil when it cannot be read.

@@ -204,6 +204,10 @@ package func runDaemonizing(
   executable: String, arguments: [String], environment: [String: String], workingDirectory: String?,
   stdio: (in: Int32, out: Int32, err: Int32)
 ) async throws(ProcessLaunchError) -> ProcessOutcome.Termination {
+  // Its second process is re-parented to toolhost (a subreaper) when the first exits: a marker of no call keeps the
+  // sweeps from ending it, and the watchdog too.
+  var environment = environment
+  environment[Containment.markerVariable] = Containment.detachedMarker
   let pid = try spawnProcess(
     executable: executable, arguments: arguments, environment: environment, workingDirectory: workingDirectory,
     stdio: stdio, cell: nil, limits: ResourceLimits())

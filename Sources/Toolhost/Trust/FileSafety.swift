@@ -22,17 +22,64 @@ public enum FileSafety {
   public static func ownershipProblem(
     _ path: String, _ info: stat, user: uid_t = getuid(), allowSticky: Bool = false
   ) -> String? {
+    problem(path, info, user: user, rootToo: true, allowSticky: allowSticky, could: "change what toolhost runs")
+  }
+
+  /// ``ownershipProblem(_:_:user:allowSticky:)`` with what others `could` do in its words, and root's files
+  /// refused too unless `rootToo`.
+  private static func problem(
+    _ path: String, _ info: stat, user: uid_t, rootToo: Bool, allowSticky: Bool, could: String
+  ) -> String? {
     let mode = info.st_mode & 0o7777
     let isDirectory = info.st_mode & S_IFMT == S_IFDIR
-    if info.st_uid != user && info.st_uid != 0 {
-      return "\(path) belongs to user \(userName(info.st_uid)), not to you or root, so that user could change what "
-        + "toolhost runs (fix: chown \(userName(user)) \(quoted(path)))"
+    if info.st_uid != user && !(rootToo && info.st_uid == 0) {
+      let allowed = rootToo ? "you or root" : "you (\(userName(user)))"
+      return "\(path) belongs to user \(userName(info.st_uid)), not to \(allowed), so that user could \(could) "
+        + "(fix: chown \(userName(user)) \(quoted(path)))"
     }
     if allowSticky && isDirectory && mode & UInt32(S_ISVTX) != 0 { return nil }
     if mode & 0o022 != 0 {
       let who = mode & 0o002 != 0 ? "every user" : "its group"
-      return "\(path) is writable by \(who) (mode \(String(mode, radix: 8))), so others could change what toolhost "
-        + "runs (fix: chmod go-w \(quoted(path)))"
+      return "\(path) is writable by \(who) (mode \(String(mode, radix: 8))), so others could \(could) "
+        + "(fix: chmod go-w \(quoted(path)))"
+    }
+    return nil
+  }
+
+  /// Why `folder` may not hold files that are the user's alone (the chat history): it must be a real folder, not a
+  /// symbolic link, owned by `user` (not even by root when `user` is not root) and writable by nobody else; each
+  /// folder above it must be owned by `user` or root and writable by nobody else, sticky folders such as `/tmp`
+  /// excepted (as ``folderProblem(_:user:)`` asks of a plugin folder's).
+  ///
+  /// - Returns: the problem, naming the path, its owner or mode, and the fix, or `nil` when the folder is safe.
+  public static func privateFolderProblem(_ folder: String, user: uid_t = getuid()) -> String? {
+    let could = "read or replace what toolhost keeps there"
+    let absolute = folder.hasPrefix("/") ? folder : FileManager.default.currentDirectoryPath + "/" + folder
+    let path = Checker.normalized(absolute)
+    var info = stat()
+    guard lstat(path, &info) == 0 else {
+      return "\(path) cannot be looked at: \(String(cString: strerror(errno)))"
+    }
+    if info.st_mode & S_IFMT == S_IFLNK {
+      let target = (try? FileManager.default.destinationOfSymbolicLink(atPath: path)) ?? "?"
+      return "\(path) is a symbolic link (to \(target)), which toolhost does not follow for private files "
+        + "(fix: replace the link with the folder it points to)"
+    }
+    guard info.st_mode & S_IFMT == S_IFDIR else {
+      let kind = info.st_mode & S_IFMT == S_IFREG ? "a file" : kindName(info.st_mode)
+      return "\(path) is not a folder (it is \(kind))"
+    }
+    if let problem = problem(path, info, user: user, rootToo: false, allowSticky: false, could: could) {
+      return problem
+    }
+    var above = Checker.parent(of: path)
+    while let folder = above {
+      if stat(folder, &info) == 0,
+        let problem = problem(folder, info, user: user, rootToo: true, allowSticky: true, could: could)
+      {
+        return problem
+      }
+      above = Checker.parent(of: folder)
     }
     return nil
   }
@@ -230,7 +277,8 @@ public enum FileSafety {
     }
   }
 
-  static func userName(_ uid: uid_t) -> String {
+  /// The name of the user `uid`, or its number when it has none.
+  public static func userName(_ uid: uid_t) -> String {
     if let entry = getpwuid(uid), let name = entry.pointee.pw_name { return String(cString: name) }
     return "\(uid)"
   }

@@ -132,6 +132,44 @@ def start_child(run=None, prepare=None):
     return pid
 
 
+def cgroups_above():
+    """The cgroup v2 folders above this process's own, nearest first; none without cgroup v2."""
+    mount = None
+    with open("/proc/self/mountinfo") as mounts:
+        for line in mounts:
+            fields = line.split()
+            if "-" in fields and fields[fields.index("-") + 1] == "cgroup2":
+                mount = fields[4]
+                break
+    with open("/proc/self/cgroup") as groups:
+        own = next((line[3:].strip() for line in groups if line.startswith("0::")), None)
+    if mount is None or own is None:
+        return []
+    parts = [part for part in own.split("/") if part]
+    return [mount + "".join("/" + part for part in parts[:depth]) for depth in range(len(parts) - 1, -1, -1)]
+
+
+def leave_cgroup():
+    """Moves this process out of its cgroup into the nearest one above that takes it, as any process may where it
+    can write that cgroup's cgroup.procs, and appends the folder to <pidDir>/left-cgroup. Does nothing where no
+    cgroup takes it (no cgroup v2, or the process is in the root cgroup already)."""
+    for folder in cgroups_above():
+        try:
+            fd = os.open(folder + "/cgroup.procs", os.O_WRONLY)
+            try:
+                os.write(fd, b"%d" % os.getpid())
+            finally:
+                os.close(fd)
+        except OSError:
+            continue
+        fd = os.open(os.path.join(PID_DIR, "left-cgroup"), os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+        try:
+            os.write(fd, folder.encode() + b"\n")
+        finally:
+            os.close(fd)
+        return
+
+
 def classic_daemon(run):
     """The classic double fork: a child that starts a new session, forks the daemon and exits; the daemon
     (reparented to init or a subreaper, stdio on /dev/null, in /) runs `run`. Returns once the daemon is ready
@@ -184,6 +222,27 @@ def double_fork_then_reply(request):
 
 def daemonize_clear_env_then_reply(request):
     classic_daemon(exec_sleep_without_environment)
+    reply({"ok": True})
+
+
+def leave_cgroup_then_reply(request):
+    def prepare():
+        new_session_quiet()
+        leave_cgroup()
+
+    start_child(exec_sleep, prepare=prepare)
+    reply({"ok": True})
+
+
+def leave_cgroup_clear_env_then_reply(request):
+    """A child that stays in the call's cgroup (asleep, in a session of its own) starts a grandchild that leaves
+    the cgroup and execs sleep with an empty environment: no marker, and a parent alive until the call ends."""
+
+    def middle():
+        new_session_quiet()
+        start_child(exec_sleep_without_environment, prepare=leave_cgroup)
+
+    start_child(exec_sleep, prepare=middle)
     reply({"ok": True})
 
 
@@ -345,6 +404,8 @@ BEHAVIOURS = {
     "daemonizeSetpgidThenReply": daemonize_setpgid_then_reply,
     "doubleForkThenReply": double_fork_then_reply,
     "daemonizeClearEnvThenReply": daemonize_clear_env_then_reply,
+    "leaveCgroupThenReply": leave_cgroup_then_reply,
+    "leaveCgroupClearEnvThenReply": leave_cgroup_clear_env_then_reply,
     "daemonizeThenHang": daemonize_then_hang,
     "grandchildHoldsStdoutThenReply": grandchild_holds_stdout_then_reply,
     "forkMany": fork_many,
