@@ -62,7 +62,9 @@ struct CommandLineParsingTests {
   @Test func theRootOffersEverySubcommand() {
     let names = ToolhostCommand.configuration.subcommands.map { $0._commandName }
     #expect(
-      names == ["list", "describe", "doctor", "call", "batch", "trust", "chat", "ask", "chats", "serve", "model"])
+      names == [
+        "list", "describe", "doctor", "call", "batch", "trust", "chat", "ask", "chats", "serve", "model", "plugins",
+      ])
   }
 
   @Test func anUnknownSubcommandIsRefused() throws {

@@ -364,8 +364,10 @@ struct SessionLoopTests {
     }
     let json = try JSONValue.parse(refused.text)
     #expect(json["error"]?["code"] == "refused")
-    #expect(json["error"]?["message"]?.stringValue?.contains("no terminal to ask on") == true)
-    #expect(json["error"]?["message"]?.stringValue?.contains("--") == false)  // options are the CLI's to add
+    // The model is told only that the user did not approve: no file, no rule, no option.
+    #expect(json["error"]?["message"]?.stringValue?.contains("the user has not approved running wipe") == true)
+    #expect(json["error"]?["message"]?.stringValue?.contains("config.json") == false)
+    #expect(json["error"]?["message"]?.stringValue?.contains("--") == false)
     #expect(added.text == "{\"sum\":3}")
   }
 
