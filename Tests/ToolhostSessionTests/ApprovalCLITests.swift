@@ -67,6 +67,25 @@ struct ApprovalFixture: Sendable {
     chmod(full, mode)
   }
 
+  /// fakellm rules: the first turn calls appendNote with `text` (YAML-escaped already), the second answers "The note
+  /// is saved." when it ran and "The note was not saved." otherwise.
+  static func appendNoteRules(text: String) -> String {
+    """
+    rules:
+      - name: append
+        when: {turn: 1}
+        respond:
+          tool_calls:
+            - {name: appendNote, arguments: {text: "\(text)"}}
+      - name: saved
+        when: {turn: 2, tool_result_contains: "appended"}
+        respond: {content: "The note is saved."}
+      - name: not-saved
+        when: {turn: 2}
+        respond: {content: "The note was not saved."}
+    """
+  }
+
   /// Writes `HOME/.config/toolhost/config.json`, 0600.
   func writeConfig(_ json: String) throws {
     try write(".config/toolhost/config.json", json, mode: 0o600)
@@ -350,20 +369,7 @@ struct ApprovalCLITests {
     defer { fixture.remove() }
     // The model's arguments carry an escape sequence and a right-to-left override: the prompt shows them, never
     // obeys them.
-    let rules = """
-      rules:
-        - name: append
-          when: {turn: 1}
-          respond:
-            tool_calls:
-              - {name: appendNote, arguments: {text: "hi \\u001b[2J \\u202e"}}
-        - name: saved
-          when: {turn: 2, tool_result_contains: "appended"}
-          respond: {content: "The note is saved."}
-        - name: not-saved
-          when: {turn: 2}
-          respond: {content: "The note was not saved."}
-      """
+    let rules = ApprovalFixture.appendNoteRules(text: "hi \\u001b[2J \\u202e")
     try await FakeLLM.with(rules: rules) { server in
       func onTerminal(answer: String, typeAhead: String? = nil, tools: String? = nil, _ prompt: String) async throws
         -> TestEnvironment.Finished
@@ -434,17 +440,7 @@ struct ApprovalCLITests {
   @Test func theModelIsToldOnlyThatTheUserDidNotApprove() async throws {
     let fixture = try ApprovalFixture()
     defer { fixture.remove() }
-    let rules = """
-      rules:
-        - name: append
-          when: {turn: 1}
-          respond:
-            tool_calls:
-              - {name: appendNote, arguments: {text: "hello"}}
-        - name: answer
-          when: {turn: 2}
-          respond: {content: "Done."}
-      """
+    let rules = ApprovalFixture.appendNoteRules(text: "hello")
     try await FakeLLM.with(rules: rules) { server in
       let refused = try await fixture.toolhost(["ask", "--plugins", fixture.tools, "Note it"], server: server)
       #expect(refused.status == 0, "\(refused.output)\nserver:\n\(server.log)")
