@@ -115,6 +115,9 @@ public struct PluginManifest: Sendable {
     path.hasSuffix("/toolhost.json") ? directory : path
   }
 
+  /// Where its tools come from, as approvals see it: its ``location``, with ``projectDigest`` for a project's plugin.
+  public var toolSource: ToolSource { ToolSource(location: location, manifestDigest: projectDigest) }
+
   /// Every host environment variable whose value leaves toolhost for this plugin: `env`, then a remote MCP
   /// server's `bearerTokenEnv` (sent to its URL).
   public var requestedVariables: [String] {

@@ -157,9 +157,7 @@ public struct PluginTool: PrecompiledTool, ExternalTool {
   /// manifest picks.
   public var pluginName: String { manifest.folderName }
   /// Its plugin's folder (or `NAME.toolhost.json`), with the manifest's digest when it is a project's.
-  public var source: ToolSource {
-    ToolSource(location: manifest.location, manifestDigest: manifest.projectDigest)
-  }
+  public var source: ToolSource { manifest.toolSource }
   /// Whether its annotations may set its default approval: a plugin's are, an MCP server's are not.
   public var annotationsAreTrusted: Bool { manifest.mcp == nil }
 

@@ -101,7 +101,7 @@ public enum TrustSummary {
     var parameters: JSONValue { definition.inputSchema }
     var annotations: ToolAnnotations { definition.annotations }
     var pluginName: String { manifest.folderName }
-    var source: ToolSource { ToolSource(location: manifest.location, manifestDigest: manifest.projectDigest) }
+    var source: ToolSource { manifest.toolSource }
     var annotationsAreTrusted: Bool { true }
     func call(arguments: JSONValue) async throws -> String {
       throw ToolFailure.refused(reason: "\(name) is shown, not run, while its folder is being trusted")

@@ -232,18 +232,21 @@ public struct UserConfiguration: Sendable {
     let candidates = [
       location.flatMap { bestMatch($0, byPath) }, folderName.flatMap { bestMatch($0, byName) },
     ].compactMap { $0 }
-    let strictness: [ApprovalMode: Int] = [.auto: 0, .ask: 1, .deny: 2]
-    return candidates.max { ($0.pattern.count, strictness[$0.value]!) < ($1.pattern.count, strictness[$1.value]!) }
+    return candidates.max(by: isWeaker)
   }
 
   /// The rule for `name`: an exact one, else the longest matching glob; of equally long globs the strictest
   /// (`deny`, then `ask`, then `auto`), so the order of the file never loosens a rule.
   static func bestMatch(_ name: String, _ rules: [Rule<ApprovalMode>]) -> Rule<ApprovalMode>? {
     if let exact = rules.first(where: { $0.pattern == name }) { return exact }
+    return rules.filter { glob($0.pattern, matches: name) }.max(by: isWeaker)
+  }
+
+  /// Whether matching rule `a` gives way to `b`: a shorter pattern to a longer one, and of equally long ones the
+  /// looser mode to the stricter (`auto`, then `ask`, then `deny`).
+  static func isWeaker(_ a: Rule<ApprovalMode>, _ b: Rule<ApprovalMode>) -> Bool {
     let strictness: [ApprovalMode: Int] = [.auto: 0, .ask: 1, .deny: 2]
-    return rules.filter { glob($0.pattern, matches: name) }.max {
-      ($0.pattern.count, strictness[$0.value]!) < ($1.pattern.count, strictness[$1.value]!)
-    }
+    return (a.pattern.count, strictness[a.value]!) < (b.pattern.count, strictness[b.value]!)
   }
 }
 
