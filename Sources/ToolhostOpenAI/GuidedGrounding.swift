@@ -1,3 +1,4 @@
+import Foundation
 import ToolhostJSON
 import ToolhostSchema
 import ToolhostSession
@@ -45,7 +46,7 @@ extension GuidedToolCalls {
     return unmentioned.contains { description.contains($0) }
   }
 
-  private static func collectLeaves(_ value: JSONValue, schema: JSONValue, into leaves: inout [GroundingLeaf]) {
+  static func collectLeaves(_ value: JSONValue, schema: JSONValue, into leaves: inout [GroundingLeaf]) {
     guard schema["enum"] == nil, schema["const"] == nil else { return }
     switch value {
     case .object(let object):
@@ -65,13 +66,13 @@ extension GuidedToolCalls {
 }
 
 /// One value of a call's arguments, as grounding compares it.
-private enum GroundingLeaf {
+enum GroundingLeaf {
   case number(Double)
   case text(String)
 }
 
 /// A text cut into lowercase words (runs of letters and digits) and numbers.
-private struct GroundingText {
+struct GroundingText {
   let lowered: String
   let words: Set<Substring>
   let numbers: Set<Double>
@@ -96,8 +97,9 @@ private struct GroundingText {
     text.split { !($0.isLetter || $0.isNumber) }
   }
 
-  /// Whether the conversation mentions `leaf` (see ``GuidedToolCalls/copiesDescription(_:of:in:)``).
-  func mentions(_ leaf: GroundingLeaf) -> Bool {
+  /// Whether the conversation mentions `leaf` (see ``GuidedToolCalls/copiesDescription(_:of:in:)``); with `fuzzy`,
+  /// a word also matches one that starts the same way (``sameStem(_:_:)``): a name the model translated.
+  func mentions(_ leaf: GroundingLeaf, fuzzy: Bool = false) -> Bool {
     switch leaf {
     case .number(let number):
       return numbers.contains(number)
@@ -107,8 +109,19 @@ private struct GroundingText {
       return valueWords.contains { word in
         words.contains(word)
           || words.contains { (word.count >= 2 && $0.hasPrefix(word)) || ($0.count >= 4 && word.hasPrefix($0)) }
+          || (fuzzy && words.contains { GroundingText.sameStem(word, $0) })
       }
     }
+  }
+
+  /// Whether two words share a start of three letters or more that is at least half the shorter one, accents
+  /// aside: "Londres" and "London", "Roma" and "Rome", "München" and "Munich".
+  static func sameStem(_ a: Substring, _ b: Substring) -> Bool {
+    let x = Array(a.folding(options: .diacriticInsensitive, locale: nil))
+    let y = Array(b.folding(options: .diacriticInsensitive, locale: nil))
+    var shared = 0
+    while shared < min(x.count, y.count), x[shared] == y[shared] { shared += 1 }
+    return shared >= 3 && shared * 2 >= min(x.count, y.count) && x.allSatisfy(\.isLetter)
   }
 
   /// Whether the text holds `leaf`: the number among its numbers, or the string (two characters or more) in it.
@@ -122,7 +135,7 @@ private struct GroundingText {
 
 extension Transcript {
   /// What the user and the tools said: instructions, prompts and tool outputs, one per line.
-  fileprivate var groundingText: String {
+  var groundingText: String {
     var parts: [String] = []
     for entry in entries {
       switch entry {

@@ -1,3 +1,4 @@
+import Foundation
 import ToolhostJSON
 import ToolhostSchema
 import ToolhostSession
@@ -10,7 +11,9 @@ extension GuidedToolCalls {
   ///
   /// Compact on purpose: a small model on two cores reads about 80 prompt tokens a second, and full schemas for the
   /// example plugins come to over 2,000 tokens; the reply schema enforces the structure anyway.
-  public static func toolInstructions(tools: [Transcript.ToolDefinition], choice: ToolChoice) -> String {
+  public static func toolInstructions(
+    tools: [Transcript.ToolDefinition], choice: ToolChoice, today: String? = nil
+  ) -> String {
     var lines = ["You can use these tools:"]
     for tool in tools {
       let summary = summary(of: tool.description)
@@ -18,29 +21,43 @@ extension GuidedToolCalls {
     }
     lines.append("")
     lines.append(
-      "Reply with one JSON object. First write \"need\": what the user asks for, in a few words. Then, if one of "
-        + "the tools does that, \"tool\": its name and \"arguments\" (use the tool rather than compute, recall or "
-        + "guess what it provides)"
+      "Reply with one JSON object. First write \"need\": what the user asks for, in a few words. Then, if the "
+        + "tools do that, \"calls\": one call per thing asked (several cities, amounts or questions: several "
+        + "calls), each with \"tool\" and \"arguments\" (use the tools rather than compute, recall or guess what "
+        + "they provide; give only the arguments the user gave or implied)"
         + (choice == .required
           ? ". A tool call is required now."
-          : "; otherwise \"tool\": \"none\" and \"answer\": your reply. After a tool's result, answer with it."))
+          : "; otherwise \"answer\": your reply. After the tools' results, answer with them."))
+    if let today { lines.append("Today is \(today).") }
     lines.append("")
     // Examples measurably help a 0.5B model (BENCHMARKS.md); their "need" phrases are specific on purpose: generic
     // ones ("a fact about art") get copied ("a fact about weather") along with the decision that follows them. The
     // one answer without a tool is a reply to thanks: answers to questions ("Who painted the Mona Lisa?") taught the
     // model to answer conversions and averages from memory, and a short prompt ("ok") got an example's answer
-    // copied; a copied "You're welcome!" is a fitting reply to most prompts that short.
+    // copied; a copied "You're welcome!" is a fitting reply to most prompts that short. The example with two calls
+    // is from a domain no offered tool covers, so that its arguments cannot be copied into a real call.
     lines.append("Examples (the tools in them are made up):")
     if choice != .required {
       lines.append("User: Thank you, that was helpful.")
-      lines.append(#"{"need": "a reply to thanks", "tool": "none", "answer": "You're welcome!"}"#)
+      lines.append(#"{"need": "a reply to thanks", "answer": "You're welcome!"}"#)
     }
     lines.append("User: Send Bob an email saying I am late. (with a tool sendEmail)")
     lines.append(
-      #"{"need": "an email to Bob", "tool": "sendEmail", "arguments": {"to": "Bob", "body": "I am late."}}"#)
-    lines.append("User: What is ACME's stock price? (with a tool getStockPrice)")
-    lines.append(#"{"need": "the stock price of ACME", "tool": "getStockPrice", "arguments": {"symbol": "ACME"}}"#)
+      #"{"need": "an email to Bob", "calls": [{"tool": "sendEmail", "arguments": {"to": "Bob", "body": "I am late."}}]}"#
+    )
+    lines.append("User: What are the stock prices of ACME and Globex? (with a tool getStockPrice)")
+    lines.append(
+      #"{"need": "the stock prices of ACME and Globex", "calls": [{"tool": "getStockPrice", "arguments": "#
+        + #"{"symbol": "ACME"}}, {"tool": "getStockPrice", "arguments": {"symbol": "Globex"}}]}"#)
     return lines.joined(separator: "\n")
+  }
+
+  /// Today's date as the instructions give it: `Wednesday, 25 November 2026`, in the local time zone.
+  public static func today(_ date: Date = Date()) -> String {
+    let formatter = DateFormatter()
+    formatter.locale = Locale(identifier: "en_US_POSIX")
+    formatter.dateFormat = "EEEE, d MMMM yyyy"
+    return formatter.string(from: date)
   }
 
   /// A schema's properties as a compact signature: `city: string, month?: integer 1..12, units?: "c"|"f"`
@@ -116,22 +133,64 @@ extension GuidedToolCalls {
 
   /// The transcript as chat messages for guided calling.
   ///
-  /// The instructions (plus ``toolInstructions(tools:choice:)`` when `tools` is not empty) are the `system`
-  /// message; prompts are `user` messages; answers are `assistant` messages holding `{"tool": "none", "answer": …}`
-  /// and calls
-  /// `assistant` messages holding `{"tool": …, "arguments": …}` (when `tools` is empty, answers stay plain text);
-  /// each tool output is a `user` message naming the tool, with the output and what to do next (with `followUp`
-  /// ``GuidedFollowUp/answer``, a successful one asks for the answer in plain words only).
+  /// The instructions (plus ``toolInstructions(tools:choice:today:)`` when `tools` is not empty) are the `system`
+  /// message; prompts are `user` messages; answers are `assistant` messages holding `{"answer": …}` and each round
+  /// of calls one `assistant` message holding `{"calls": [{"tool": …, "arguments": …}, …]}` (when `tools` is empty,
+  /// answers stay plain text); each round's outputs are one `user` message naming each tool, with its result as
+  /// ``resultText(_:)`` renders it, and what to do next: with `followUp` ``GuidedFollowUp/answer`` an answer in plain
+  /// words with the results' figures, with `strict` one that copies them and adds nothing (the second try after an
+  /// answer that did not state what they say, ``answerProblem(_:in:)``); a first round that found nothing
+  /// (``foundNothing(_:)``) may be followed by one more call.
   public static func messages(
     from transcript: Transcript, tools: [Transcript.ToolDefinition], choice: ToolChoice,
-    followUp: GuidedFollowUp = .answerOrCall
+    followUp: GuidedFollowUp = .answerOrCall, strict: Bool = false, today: String? = nil
   ) -> [JSONValue] {
     let guided = !tools.isEmpty
-    let extra = guided ? toolInstructions(tools: tools, choice: choice) : nil
+    let extra = guided ? toolInstructions(tools: tools, choice: choice, today: today) : nil
     var messages: [JSONValue] = []
     var sawInstructions = false
     var lastPrompt = ""
+    var round: [Transcript.ToolOutput] = []
+    var roundsForPrompt = 0
+    func flushRound() {
+      guard !round.isEmpty else { return }
+      let question = lastPrompt.count > 300 ? String(lastPrompt.prefix(300)) + "…" : lastPrompt
+      var parts = round.map { output in
+        output.isError
+          ? "The call to \(output.toolName) failed:\n\(output.text)"
+          : "Result of \(output.toolName):\n\(resultText(output))"
+      }
+      let failed = round.contains(where: \.isError)
+      let nothing = roundsForPrompt == 1 && round.contains(where: foundNothing)
+      let next: String
+      if failed {
+        next = "Fix the call, or answer the user's request (\"\(question)\") without it, saying what failed."
+      } else if nothing {
+        next =
+          "Nothing was found. Call the tool once more with a broader argument if the result suggests one, or "
+          + "tell the user (\"\(question)\") that nothing was found."
+      } else if strict {
+        next =
+          "Answer the user's request (\"\(question)\") using only what these results say: copy their names and "
+          + "figures exactly, with their units, and add nothing they do not say."
+      } else if followUp == .answer {
+        next =
+          "Now answer the user's request (\"\(question)\") with these results, in plain words; give their figures "
+          + "as they are, with their units."
+      } else {
+        next =
+          "Now answer the user's request (\"\(question)\") with these results, or call another tool if it needs more."
+      }
+      parts.append(next)
+      messages.append(["role": "user", "content": .string(parts.joined(separator: "\n\n"))])
+      round = []
+    }
     for entry in transcript {
+      if case .toolOutput(let output) = entry {
+        round.append(output)
+        continue
+      }
+      flushRound()
       switch entry {
       case .instructions(let i):
         let text = [i.text, extra ?? ""].filter { !$0.isEmpty }.joined(separator: "\n\n")
@@ -139,30 +198,23 @@ extension GuidedToolCalls {
         sawInstructions = true
       case .prompt(let p):
         lastPrompt = p.text
+        roundsForPrompt = 0
         messages.append(["role": "user", "content": .string(p.text)])
       case .response(let r):
-        let content: String =
-          guided ? (["tool": "none", "answer": .string(r.text)] as JSONValue).serialized() : r.text
+        let content: String = guided ? (["answer": .string(r.text)] as JSONValue).serialized() : r.text
         messages.append(["role": "assistant", "content": .string(content)])
       case .toolCalls(let calls):
-        for call in calls.calls {
-          let arguments: JSONValue =
-            call.argumentsText.map { .string($0) } ?? call.arguments
-          let content: JSONValue = ["tool": .string(call.toolName), "arguments": arguments]
-          messages.append(["role": "assistant", "content": .string(content.serialized())])
+        roundsForPrompt += 1
+        let list: [JSONValue] = calls.calls.map { call in
+          ["tool": .string(call.toolName), "arguments": call.argumentsText.map { .string($0) } ?? call.arguments]
         }
-      case .toolOutput(let output):
-        let what = output.isError ? "The call to \(output.toolName) failed" : "Result of \(output.toolName)"
-        let question = lastPrompt.count > 300 ? String(lastPrompt.prefix(300)) + "…" : lastPrompt
-        let next =
-          output.isError
-          ? "Fix the call, or answer the user's request (\"\(question)\") without it."
-          : followUp == .answer
-            ? "Now answer the user's request (\"\(question)\") with this result, in plain words."
-            : "Now answer the user's request (\"\(question)\") with this result, or call another tool if it needs more."
-        messages.append(["role": "user", "content": .string("\(what):\n\(output.text)\n\n\(next)")])
+        let content: JSONValue = ["calls": .array(list)]
+        messages.append(["role": "assistant", "content": .string(content.serialized())])
+      case .toolOutput:
+        break
       }
     }
+    flushRound()
     if !sawInstructions, let extra {
       messages.insert(["role": "system", "content": .string(extra)], at: 0)
     }

@@ -6,11 +6,12 @@ import ToolhostSession
 extension GuidedToolCalls {
   /// The turn a guided reply stands for.
   ///
-  /// `{"tool": NAME, "arguments": …}` becomes one tool call with id `callID` (arguments that are not an object are
-  /// kept as they are, for the session to report back); `{"tool": "none", "answer": TEXT}` (or just `{"answer":
-  /// TEXT}`) becomes text; `need` is not kept. A reply in a ```json fence is
-  /// read the same way. Anything else (a server that ignored the format, a reply cut off by the token limit) is kept
-  /// as text, so nothing the model said is lost. Usage and finish reason come from `base`.
+  /// `{"calls": [{"tool": NAME, "arguments": …}, …]}` becomes those tool calls (a call repeated in the list once),
+  /// with ids `callID`, `callID_2`, … (arguments that are not an object are kept as they are, for the session to
+  /// report back); the single-call form `{"tool": NAME, "arguments": …}` is read too. `{"answer": TEXT}` (also with
+  /// `"tool": "none"`) becomes text; `need` is not kept. A reply in a ```json fence is read the same way. Anything
+  /// else (a server that ignored the format, a reply cut off by the token limit) is kept as text, so nothing the
+  /// model said is lost. Usage and finish reason come from `base`.
   public static func turn(fromReply text: String, base: ModelTurn = ModelTurn(), callID: String) -> ModelTurn {
     var turn = base
     turn.text = text
@@ -22,9 +23,19 @@ extension GuidedToolCalls {
       if !partial.isEmpty { turn.text = partial }
       return turn
     }
-    if let name = object["tool"]?.stringValue, name != "none" {
+    var requested: [JSONValue] = object["calls"]?.arrayValue ?? []
+    if let name = object["tool"]?.stringValue, name != "none" { requested.append(value) }
+    var calls: [Transcript.ToolCall] = []
+    for item in requested {
+      guard let name = item["tool"]?.stringValue, name != "none" else { continue }
+      let arguments = item["arguments"] ?? [:]
+      if calls.contains(where: { $0.toolName == name && $0.arguments.jsonEquals(arguments) }) { continue }
+      let id = calls.isEmpty ? callID : "\(callID)_\(calls.count + 1)"
+      calls.append(Transcript.ToolCall(id: id, toolName: name, arguments: arguments))
+    }
+    if !calls.isEmpty {
       turn.text = ""
-      turn.toolCalls = [Transcript.ToolCall(id: callID, toolName: name, arguments: object["arguments"] ?? [:])]
+      turn.toolCalls = calls
       if turn.finishReason == "stop" { turn.finishReason = "tool_calls" }
     } else if let answer = object["answer"]?.stringValue {
       turn.text = answer
@@ -48,12 +59,23 @@ extension GuidedToolCalls {
     }
   }
 
-  /// One guided request and its second tries: what the next request constrains the reply to.
+  /// One guided request and its second tries: what the next request constrains the reply to, and what of a reply
+  /// stands.
   ///
-  /// A reply that repeats a call already answered for this prompt (``repeatsEarlierCall(_:in:)``) is asked for
-  /// again as an answer only; a single call copied from its tool's description (``copiesDescription(_:of:in:)``)
-  /// is asked for again with that tool left out of the reply's schema, for at most ``maximumExclusions`` tools.
-  /// Each second try sends the same messages, so the server's prompt cache holds. Pure: no I/O.
+  /// In this order:
+  /// - A reply that repeats a call already answered for this prompt (``repeatsEarlierCall(_:in:)``) is asked for
+  ///   again as an answer only.
+  /// - A call copied from its tool's description (``copiesDescription(_:of:in:)``) or needless
+  ///   (``servesNoNeed(_:of:need:in:)``) is dropped from the reply; when no call is left, the reply is asked for
+  ///   again with those tools left out of its schema, for at most ``maximumExclusions`` tools, and then as an
+  ///   answer only. The calls that stand lose the optional arguments the user did not give
+  ///   (``withoutUngivenArguments(_:of:in:)``).
+  /// - An answer after results that does not state what they say (``answerProblem(_:in:)``) is asked for again
+  ///   under stricter words (``strict``); when the second answer fails too, the answer is a plain statement of the
+  ///   results (``statement(fromResultsIn:)``).
+  ///
+  /// Each second try sends the same messages (a stricter answer changes only the last one), so the server's prompt
+  /// cache holds. Pure: no I/O.
   public struct Attempt: Sendable, Equatable {
     /// The most tools left out, one per second try.
     public static let maximumExclusions = 2
@@ -61,25 +83,75 @@ extension GuidedToolCalls {
     public private(set) var answerOnly = false
     /// The tools left out of the reply's schema.
     public private(set) var excluded: Set<String> = []
+    /// Whether the answer is asked for under stricter words, after an answer that did not state what the results
+    /// say.
+    public private(set) var strict = false
+    /// Why the last reply was not taken as it was, for logs and tests.
+    public private(set) var lastProblem: String?
 
     /// The first try: nothing constrained beyond the request.
     public init() {}
 
-    /// Whether `turn`, the reply to `request` under this attempt, is to be asked for again; if so, the attempt is
-    /// changed for the next try. An answer, or a reply already constrained to one, always stands.
-    public mutating func retries(after turn: ModelTurn, for request: ModelRequest) -> Bool {
-      guard !answerOnly, !turn.toolCalls.isEmpty else { return false }
-      if GuidedToolCalls.repeatsEarlierCall(turn, in: request.transcript) {
-        answerOnly = true
-        return true
+    /// What to do with a reply.
+    public enum Verdict: Sendable, Equatable {
+      /// Ask again, with this attempt's changed constraints.
+      case retry
+      /// The reply stands as this turn (its needless calls dropped, ungiven arguments removed, or an untrustworthy
+      /// answer replaced by the results).
+      case accept(ModelTurn)
+    }
+
+    /// Reviews `turn`, read from the guided reply `reply` to `request` under this attempt; a retry changes the
+    /// attempt for the next try.
+    public mutating func review(_ turn: ModelTurn, reply: String, for request: ModelRequest) -> Verdict {
+      let transcript = request.transcript
+      guard !turn.toolCalls.isEmpty else {
+        guard let problem = GuidedToolCalls.answerProblem(turn.text, in: transcript) else { return .accept(turn) }
+        lastProblem = problem
+        if !strict {
+          strict = true
+          answerOnly = true
+          return .retry
+        }
+        var stated = turn
+        stated.text = GuidedToolCalls.statement(fromResultsIn: transcript)
+        return .accept(stated)
       }
-      guard excluded.count < Self.maximumExclusions, turn.toolCalls.count == 1, let call = turn.toolCalls.first,
-        !excluded.contains(call.toolName),
-        let tool = request.tools.first(where: { $0.name == call.toolName }),
-        GuidedToolCalls.copiesDescription(call, of: tool, in: request.transcript)
-      else { return false }
-      excluded.insert(call.toolName)
-      return true
+      if answerOnly { return .accept(turn) }
+      if GuidedToolCalls.repeatsEarlierCall(turn, in: transcript) {
+        lastProblem = "the reply repeats a call already answered"
+        answerOnly = true
+        return .retry
+      }
+      let need = GuidedToolCalls.parseReply(reply)?["need"]?.stringValue
+      var kept: [Transcript.ToolCall] = []
+      var rejected: Set<String> = []
+      for call in turn.toolCalls {
+        // A tool that is not offered is the session's to report back to the model.
+        guard let tool = request.tools.first(where: { $0.name == call.toolName }) else {
+          kept.append(call)
+          continue
+        }
+        if GuidedToolCalls.copiesDescription(call, of: tool, in: transcript)
+          || GuidedToolCalls.servesNoNeed(call, of: tool, need: need, in: transcript)
+        {
+          rejected.insert(call.toolName)
+        } else {
+          kept.append(GuidedToolCalls.withoutUngivenArguments(call, of: tool, in: transcript))
+        }
+      }
+      guard kept.isEmpty else {
+        var accepted = turn
+        accepted.toolCalls = kept
+        return .accept(accepted)
+      }
+      lastProblem = "needless or copied calls to \(rejected.sorted().joined(separator: ", "))"
+      if excluded.count < Self.maximumExclusions, !rejected.isSubset(of: excluded) {
+        excluded.formUnion(rejected)
+      } else {
+        answerOnly = true
+      }
+      return .retry
     }
   }
 

@@ -29,7 +29,8 @@ public enum GuidedToolCalls {
   public static func requestBody(
     for request: ModelRequest, model: String, stream: Bool,
     format: GuidedResponseFormat = .jsonObjectWithSchema, answerOnly: Bool = false,
-    followUp: GuidedFollowUp = .answerOrCall, excluding: Set<String> = []
+    followUp: GuidedFollowUp = .answerOrCall, excluding: Set<String> = [], strict: Bool = false,
+    today: String? = nil
   ) -> JSONValue {
     let constrained = isConstrained(request)
     let tools = constrained ? offeredTools(for: request) : []
@@ -37,7 +38,9 @@ public enum GuidedToolCalls {
     var body: JSONObject = [
       "model": .string(model),
       "messages": .array(
-        messages(from: request.transcript, tools: tools, choice: request.toolChoice, followUp: followUp)),
+        messages(
+          from: request.transcript, tools: tools, choice: request.toolChoice, followUp: followUp, strict: strict,
+          today: today)),
     ]
     if constrained {
       let callable = tools.filter { !excluding.contains($0.name) }
@@ -73,14 +76,16 @@ public enum GuidedToolCalls {
 
   /// Whether `transcript` ends with the results of a round of calls made for its last prompt, all of them
   /// successful: where ``GuidedFollowUp/answer`` asks for the answer.
+  /// A first round that found nothing (``foundNothing(_:)``) may be followed by one more call instead.
   public static func answersResults(_ transcript: Transcript) -> Bool {
-    var sawOutput = false
+    var round: [Transcript.ToolOutput] = []
     for entry in transcript.entries.reversed() {
-      guard case .toolOutput(let output) = entry else { return sawOutput }
+      guard case .toolOutput(let output) = entry else { break }
       if output.isError { return false }
-      sawOutput = true
+      round.append(output)
     }
-    return sawOutput
+    guard !round.isEmpty else { return false }
+    return !(roundsSinceLastPrompt(transcript) == 1 && round.contains(where: foundNothing))
   }
 
   /// Whether the reply of `request` is constrained: it has tools and may call them.
@@ -88,41 +93,53 @@ public enum GuidedToolCalls {
     !request.tools.isEmpty && request.toolChoice != .none
   }
 
-  /// The JSON Schema of a reply: `anyOf` one object per tool, `{"need": STRING, "tool": NAME, "arguments":
-  /// PARAMETERS}`, and, unless a call is required, the answer object `{"need": STRING, "tool": "none", "answer":
-  /// STRING}`.
+  /// The most calls one reply may make.
+  public static let maximumCallsPerReply = 4
+
+  /// The JSON Schema of a reply: `{"need": STRING, "calls": [CALL, …]}` with one to ``maximumCallsPerReply``
+  /// calls, each `anyOf` one object per tool, `{"tool": NAME, "arguments": PARAMETERS}`, and, unless a call is
+  /// required, the answer object `{"need": STRING, "answer": STRING}`.
   ///
-  /// Each tool's parameters go through ``decodingSchema(_:)``. (A tool named `none` cannot be told from an answer;
-  /// the session's tool names come from plugins, where `none` is as unlikely as it is unhelpful.)
+  /// Each tool's parameters go through ``decodingSchema(_:)``.
   public static func replySchema(tools: [Transcript.ToolDefinition], choice: ToolChoice) -> JSONValue {
-    var branches: [JSONValue] = []
+    var calls: [JSONValue] = []
     for tool in tools {
-      branches.append([
+      calls.append([
         "type": "object",
-        "properties": [
-          "need": ["type": "string"], "tool": ["const": .string(tool.name)],
-          "arguments": decodingSchema(tool.parameters),
-        ],
-        "required": ["need", "tool", "arguments"], "additionalProperties": false,
+        "properties": ["tool": ["const": .string(tool.name)], "arguments": decodingSchema(tool.parameters)],
+        "required": ["tool", "arguments"], "additionalProperties": false,
       ])
     }
+    var branches: [JSONValue] = [
+      [
+        "type": "object",
+        "properties": [
+          "need": ["type": "string"],
+          "calls": [
+            "type": "array", "items": calls.count == 1 ? calls[0] : ["anyOf": .array(calls)], "minItems": 1,
+            "maxItems": .integer(Int64(maximumCallsPerReply)),
+          ],
+        ],
+        "required": ["need", "calls"], "additionalProperties": false,
+      ]
+    ]
     if choice != .required {
       branches.append([
         "type": "object",
-        "properties": ["need": ["type": "string"], "tool": ["const": "none"], "answer": ["type": "string"]],
-        "required": ["need", "tool", "answer"], "additionalProperties": false,
+        "properties": ["need": ["type": "string"], "answer": ["type": "string"]],
+        "required": ["need", "answer"], "additionalProperties": false,
       ])
     }
     return branches.count == 1 ? branches[0] : ["anyOf": .array(branches)]
   }
 
-  /// The JSON Schema of a reply that can only be an answer: `{"tool": "none", "answer": STRING}`, the form earlier
-  /// answers take in the messages. Without `need`: once the decision is made, it only costs tokens (about 14 fewer
-  /// per answer, half a second with the default local model, BENCHMARKS.md).
+  /// The JSON Schema of a reply that can only be an answer: `{"answer": STRING}`, the form earlier answers take in
+  /// the messages. Without `need`: once the decision is made, it only costs tokens (about 14 fewer per answer, half
+  /// a second with the default local model, BENCHMARKS.md).
   public static let answerSchema: JSONValue = [
     "type": "object",
-    "properties": ["tool": ["const": "none"], "answer": ["type": "string"]],
-    "required": ["tool", "answer"], "additionalProperties": false,
+    "properties": ["answer": ["type": "string"]],
+    "required": ["answer"], "additionalProperties": false,
   ]
 
   /// A tool's argument schema reduced to what grammar-constrained decoders understand.

@@ -96,7 +96,7 @@ public final class OpenAIModel: LanguageModel {
       let raw = try parseWhole(
         try await collect(try await send(body(for: request, stream: false, attempt: attempt))))
       let turn = GuidedToolCalls.turn(fromReply: raw.text, base: raw, callID: Self.guidedCallID())
-      if !attempt.retries(after: turn, for: request) { return turn }
+      if case .accept(let accepted) = attempt.review(turn, reply: raw.text, for: request) { return accepted }
     }
   }
 
@@ -117,25 +117,29 @@ public final class OpenAIModel: LanguageModel {
             return
           }
           var attempt = GuidedToolCalls.Attempt()
+          // An answer to results is checked before it is shown (it may be asked for again, or replaced by the
+          // results), so it is not streamed as it is generated.
+          let holdsAnswer = !GuidedToolCalls.outputsSinceLastPrompt(request.transcript).isEmpty
           var done = false
           while !done {
             var answer = GuidedAnswerStream()
             var streamed = ""
-            var finished: ModelTurn?
+            var finished: (ModelTurn, String)?
             try await self.stream(self.body(for: request, stream: true, attempt: attempt)) { event in
               switch event {
               case .textDelta(let piece):
                 let text = answer.feed(piece)
-                if !text.isEmpty {
+                if !text.isEmpty, !holdsAnswer {
                   streamed += text
                   continuation.yield(.textDelta(text))
                 }
               case .finished(let raw):
-                finished = GuidedToolCalls.turn(fromReply: raw.text, base: raw, callID: Self.guidedCallID())
+                let turn = GuidedToolCalls.turn(fromReply: raw.text, base: raw, callID: Self.guidedCallID())
+                finished = (turn, raw.text)
               }
             }
-            guard let turn = finished else { break }
-            if attempt.retries(after: turn, for: request) { continue }
+            guard let (reply, raw) = finished else { break }
+            guard case .accept(let turn) = attempt.review(reply, reply: raw, for: request) else { continue }
             // A reply that was not the expected JSON was held back: show what has not been shown.
             if turn.toolCalls.isEmpty, turn.text.hasPrefix(streamed), turn.text.count > streamed.count {
               continuation.yield(.textDelta(String(turn.text.dropFirst(streamed.count))))
@@ -161,7 +165,8 @@ public final class OpenAIModel: LanguageModel {
     case .guided:
       GuidedToolCalls.requestBody(
         for: request, model: configuration.model, stream: stream, format: configuration.guidedResponseFormat,
-        answerOnly: attempt.answerOnly, followUp: configuration.guidedFollowUp, excluding: attempt.excluded)
+        answerOnly: attempt.answerOnly, followUp: configuration.guidedFollowUp, excluding: attempt.excluded,
+        strict: attempt.strict, today: GuidedToolCalls.today())
     }
   }
 

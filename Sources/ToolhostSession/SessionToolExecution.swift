@@ -161,11 +161,13 @@ extension LanguageModelSession {
   ) -> ToolCallRecord {
     let full: String
     var value: JSONValue?
+    var summary: String?
     var isError = false
     switch result {
     case .success(let output):
       full = output.modelText
       value = output.value
+      if output.value != nil, let text = output.text { summary = OutputCap.apply(text, limit: limit).0 }
     case .failure(let error):
       full = modelText(for: error, tools: tools)
       isError = true
@@ -174,7 +176,7 @@ extension LanguageModelSession {
     if cut > 0 { value = nil }
     let output = Transcript.ToolOutput(
       callID: call.id, toolName: call.toolName, text: text, value: value, isError: isError,
-      charactersCut: cut > 0 ? cut : nil)
+      charactersCut: cut > 0 ? cut : nil, summary: summary)
     return ToolCallRecord(call: call, result: result, duration: duration, ran: ran, output: output)
   }
 

@@ -255,13 +255,18 @@ extension Transcript {
     public var isError: Bool
     /// How many characters were cut from the middle of the output before it was sent, if any.
     public var charactersCut: Int?
+    /// The tool's own rendering of a structured value for people, when it gave one beside the value (a plugin's
+    /// `text`): what a guided backend shows a small model first, and states when the model's answer cannot be
+    /// trusted.
+    public var summary: String?
 
     /// Makes a tool-output entry.
     public init(
       id: String = Transcript.newID(), callID: String, toolName: String, text: String,
       value: JSONValue? = nil,
-      isError: Bool = false, charactersCut: Int? = nil
+      isError: Bool = false, charactersCut: Int? = nil, summary: String? = nil
     ) {
+      self.summary = summary
       self.id = id
       self.callID = callID
       self.toolName = toolName

@@ -24,13 +24,18 @@ import ToolhostSession
 
   @Test func replySchemaOffersAnAnswerAndOneBranchPerTool() throws {
     let schema = GuidedToolCalls.replySchema(tools: [weather, search], choice: .auto)
-    let branches = try #require(schema["anyOf"]?.arrayValue)
-    #expect(branches.count == 3)
+    let replies = try #require(schema["anyOf"]?.arrayValue)
+    #expect(replies.count == 2)
+    #expect(replies[0]["required"] == ["need", "calls"])
+    let list = try #require(replies[0]["properties"]?["calls"])
+    #expect(list["minItems"] == 1)
+    #expect(list["maxItems"] == .integer(Int64(GuidedToolCalls.maximumCallsPerReply)))
+    let branches = try #require(list["items"]?["anyOf"]?.arrayValue)
+    #expect(branches.count == 2)
     #expect(branches[0]["properties"]?["tool"] == ["const": "getWeather"])
-    #expect(branches[0]["required"] == ["need", "tool", "arguments"])
+    #expect(branches[0]["required"] == ["tool", "arguments"])
     #expect(branches[1]["properties"]?["tool"] == ["const": "searchBreadDatabase"])
-    #expect(branches[2]["properties"]?["tool"] == ["const": "none"])
-    #expect(branches[2]["required"] == ["need", "tool", "answer"])
+    #expect(replies[1]["required"] == ["need", "answer"])
     // The decoding schema keeps structure and drops what grammar converters do not handle.
     let arguments = try #require(branches[0]["properties"]?["arguments"])
     #expect(arguments["properties"]?["city"] == ["type": "string"])
@@ -44,7 +49,7 @@ import ToolhostSession
   @Test func requiredChoiceLeavesOutTheAnswer() {
     let one = GuidedToolCalls.replySchema(tools: [weather], choice: .required)
     #expect(one["anyOf"] == nil)
-    #expect(one["properties"]?["tool"] == ["const": "getWeather"])
+    #expect(one["properties"]?["calls"]?["items"]?["properties"]?["tool"] == ["const": "getWeather"])
     let instructions = GuidedToolCalls.toolInstructions(tools: [weather], choice: .required)
     #expect(!instructions.contains("\"none\""))
     #expect(instructions.contains("A tool call is required now."))
@@ -55,9 +60,11 @@ import ToolhostSession
   /// prompt copies from it still fits.
   @Test func theOnlyExampleAnswerIsAReplyToThanks() {
     let instructions = GuidedToolCalls.toolInstructions(tools: [weather], choice: .auto)
-    let answers = instructions.split(separator: "\n").filter { $0.hasPrefix("{") && $0.contains(#""tool": "none""#) }
-    #expect(answers == [#"{"need": "a reply to thanks", "tool": "none", "answer": "You're welcome!"}"#])
-    #expect(instructions.components(separatedBy: #""arguments": {"#).count - 1 == 2, "two example calls")
+    let answers = instructions.split(separator: "\n").filter { $0.hasPrefix("{") && $0.contains(#""answer": "#) }
+    #expect(answers == [#"{"need": "a reply to thanks", "answer": "You're welcome!"}"#])
+    #expect(instructions.components(separatedBy: #""arguments": {"#).count - 1 == 3, "three example calls")
+    // One example makes two calls in one reply, with a made-up tool no offered one resembles.
+    #expect(instructions.contains(#"{"tool": "getStockPrice", "arguments": {"symbol": "Globex"}}]}"#))
   }
 
   @Test func toolsAreRankedAgainstTheRequest() {
@@ -89,7 +96,8 @@ import ToolhostSession
     #expect(offered.first?.name == "tool17")
     // The request offers only those, in the reply schema too.
     let body = GuidedToolCalls.requestBody(for: request, model: "m", stream: false)
-    #expect(body["response_format"]?["schema"]?["anyOf"]?.arrayValue?.count == GuidedToolCalls.shortlistSize + 1)
+    let calls = body["response_format"]?["schema"]?["anyOf"]?[0]?["properties"]?["calls"]?["items"]?["anyOf"]
+    #expect(calls?.arrayValue?.count == GuidedToolCalls.shortlistSize)
     // Up to the threshold every tool is offered, in the order given.
     let few = ModelRequest(transcript: request.transcript, tools: Array(tools.prefix(12)), toolChoice: .auto)
     #expect(GuidedToolCalls.offeredTools(for: few).map(\.name) == tools.prefix(12).map(\.name))
@@ -235,9 +243,9 @@ import ToolhostSession
       system.hasPrefix(
         "Be brief.\n\nYou can use these tools:\n- getWeather(city: string, month?: integer 1..12): Climate normals for a city."
       ))
-    #expect(messages[2]["content"] == "{\"tool\":\"getWeather\",\"arguments\":{\"city\":\"Boston\"}}")
+    #expect(messages[2]["content"] == "{\"calls\":[{\"tool\":\"getWeather\",\"arguments\":{\"city\":\"Boston\"}}]}")
     #expect(messages[3]["content"]?.stringValue?.hasPrefix("Result of getWeather:\n{\"high\":13}") == true)
-    #expect(messages[4]["content"] == "{\"tool\":\"none\",\"answer\":\"About 13 °C.\"}")
+    #expect(messages[4]["content"] == "{\"answer\":\"About 13 °C.\"}")
     // No message carries tool_calls or the tool role: every chat template renders these.
     #expect(messages.allSatisfy { $0["tool_calls"] == nil })
 
@@ -429,37 +437,41 @@ import ToolhostSession
     return turn
   }
 
+  /// The tools a request body's reply schema lets the model call.
+  func callable(_ body: JSONValue) throws -> [String] {
+    let replies = try #require(body["response_format"]?["schema"]?["anyOf"]?.arrayValue)
+    let items = try #require(replies[0]["properties"]?["calls"]?["items"])
+    return (items["anyOf"]?.arrayValue ?? [items]).compactMap { $0["properties"]?["tool"]?["const"]?.stringValue }
+  }
+
   @Test func aCopiedCallIsAskedAgainWithoutItsTool() throws {
     let request = request("Tell me the temperature in Tokyo.", tools: [units, weather, time])
     var attempt = GuidedToolCalls.Attempt()
-    let retry1 = attempt.retries(
-      after: turn("convertUnits", ["value": 25, "from": "celsius", "to": "fahrenheit"]), for: request)
-    #expect(retry1)
+    let copied = turn("convertUnits", ["value": 25, "from": "celsius", "to": "fahrenheit"])
+    #expect(attempt.review(copied, reply: "", for: request) == .retry)
     #expect(attempt.excluded == ["convertUnits"])
     #expect(!attempt.answerOnly)
     let body = GuidedToolCalls.requestBody(for: request, model: "m", stream: false, excluding: attempt.excluded)
-    let names = try #require(body["response_format"]?["schema"]?["anyOf"]?.arrayValue).compactMap {
-      $0["properties"]?["tool"]?["const"]?.stringValue
-    }
-    #expect(names == ["getWeather", "get_current_time", "none"])
+    #expect(try callable(body) == ["getWeather", "get_current_time"])
     // The messages stay the same, so the server's prompt cache holds.
     #expect(body["messages"] == GuidedToolCalls.requestBody(for: request, model: "m", stream: false)["messages"])
     // The right call stands; an answer always does.
-    let retry2 = attempt.retries(after: turn("getWeather", ["city": "Tokyo"]), for: request)
-    #expect(!retry2)
-    let retry3 = attempt.retries(after: ModelTurn(text: "It is mild."), for: request)
-    #expect(!retry3)
+    let right = turn("getWeather", ["city": "Tokyo"])
+    #expect(attempt.review(right, reply: "", for: request) == .accept(right))
+    let answer = ModelTurn(text: "It is mild.")
+    #expect(attempt.review(answer, reply: "", for: request) == .accept(answer))
   }
 
-  @Test func atMostTwoToolsAreLeftOut() {
+  @Test func atMostTwoToolsAreLeftOutThenOnlyAnAnswer() {
     let request = request("How warm is it?", tools: [units, weather, time])
     var attempt = GuidedToolCalls.Attempt()
-    let retry4 = attempt.retries(after: turn("convertUnits", ["value": 5, "from": "mi", "to": "km"]), for: request)
-    #expect(retry4)
-    let retry5 = attempt.retries(after: turn("getWeather", ["city": "Boston"]), for: request)
-    #expect(retry5)
-    let retry6 = attempt.retries(after: turn("get_current_time", ["timezone": "Europe/London"]), for: request)
-    #expect(!retry6)
+    #expect(attempt.review(turn("convertUnits", ["value": 5, "from": "mi", "to": "km"]), reply: "", for: request) == .retry)
+    #expect(attempt.review(turn("getWeather", ["city": "Boston"]), reply: "", for: request) == .retry)
+    #expect(attempt.excluded == ["convertUnits", "getWeather"])
+    #expect(!attempt.answerOnly)
+    // A third needless call: no more tools are left out; the answer is asked for.
+    #expect(attempt.review(turn("get_current_time", ["timezone": "Europe/London"]), reply: "", for: request) == .retry)
+    #expect(attempt.answerOnly)
     #expect(attempt.excluded == ["convertUnits", "getWeather"])
   }
 
@@ -469,11 +481,9 @@ import ToolhostSession
       "Weather in Oslo?", tools: [weather],
       then: [.toolCalls(.init(calls: [call])), .toolOutput(.init(callID: "c1", toolName: "getWeather", text: "{}"))])
     var attempt = GuidedToolCalls.Attempt()
-    let retry7 = attempt.retries(after: turn("getWeather", ["city": "Oslo"]), for: request)
-    #expect(retry7)
+    #expect(attempt.review(turn("getWeather", ["city": "Oslo"]), reply: "", for: request) == .retry)
     #expect(attempt.answerOnly)
-    let retry8 = attempt.retries(after: turn("getWeather", ["city": "Oslo"]), for: request)
-    #expect(!retry8)
+    #expect(attempt.review(turn("getWeather", ["city": "Oslo"]), reply: "", for: request) != .retry)
   }
 
   @Test func answerFollowUpAsksForTheAnswerOnceResultsAreIn() throws {
@@ -492,7 +502,7 @@ import ToolhostSession
     #expect(GuidedToolCalls.answersResults(answered.transcript))
     #expect(!GuidedToolCalls.answersResults(failed.transcript))
     let answerSchema = GuidedToolCalls.answerSchema
-    #expect(answerSchema["required"] == ["tool", "answer"])
+    #expect(answerSchema["required"] == ["answer"])
     func schema(_ r: ModelRequest, _ followUp: GuidedFollowUp) -> JSONValue? {
       GuidedToolCalls.requestBody(for: r, model: "m", stream: false, followUp: followUp)["response_format"]?["schema"]
     }
@@ -503,6 +513,9 @@ import ToolhostSession
     let last = try #require(
       GuidedToolCalls.requestBody(for: answered, model: "m", stream: false, followUp: .answer)["messages"]?
         .arrayValue?.last?["content"]?.stringValue)
-    #expect(last.hasSuffix("Now answer the user's request (\"Weather in Oslo?\") with this result, in plain words."))
+    #expect(
+      last.hasSuffix(
+        "Now answer the user's request (\"Weather in Oslo?\") with these results, in plain words; give their figures "
+          + "as they are, with their units."))
   }
 }

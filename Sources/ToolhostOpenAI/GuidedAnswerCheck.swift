@@ -1,0 +1,149 @@
+import Foundation
+import ToolhostJSON
+import ToolhostSession
+
+/// Checking an answer given after tool results: does it state what they say?
+extension GuidedToolCalls {
+  /// What is wrong with `answer` as the answer to the transcript's last prompt once its calls' results are in, or
+  /// `nil` when nothing is found (always `nil` when no call was made for that prompt).
+  ///
+  /// Wrong is: an empty answer; the question echoed (the answer's words are the prompt's, with no figure); a figure
+  /// found in neither the results nor the conversation (see ``AnswerFigures``; "57°C" when the result says
+  /// 57 mm of rain is not caught, "350" ounces in a kilogram is); every call failed and the answer does not say so.
+  public static func answerProblem(_ answer: String, in transcript: Transcript) -> String? {
+    let outputs = outputsSinceLastPrompt(transcript)
+    guard !outputs.isEmpty else { return nil }
+    let text = answer.trimmingCharacters(in: .whitespacesAndNewlines)
+    if text.isEmpty { return "the answer is empty" }
+    let prompt = transcript.lastPrompt ?? ""
+    let answerFigures = AnswerFigures.numbers(in: text)
+    if answerFigures.isEmpty, echoes(text, prompt) { return "the answer repeats the question" }
+    var known: [Double] = []
+    for output in outputs {
+      known += AnswerFigures.numbers(in: output.text).map(\.value)
+      if let summary = output.summary { known += AnswerFigures.numbers(in: summary).map(\.value) }
+      if let value = output.value { AnswerFigures.collect(value, into: &known) }
+    }
+    known += AnswerFigures.numbers(in: transcript.groundingText).map(\.value)
+    if let stray = answerFigures.first(where: { !AnswerFigures.matches($0, known) }) {
+      return "the figure \(stray.text) is in no result"
+    }
+    if outputs.allSatisfy(\.isError), !AnswerFigures.saysFailure(text) {
+      return "every call failed and the answer does not say so"
+    }
+    return nil
+  }
+
+  /// Whether `answer` is `prompt` said again: its words (three letters or more) are all the prompt's, and it has
+  /// at least half of them.
+  static func echoes(_ answer: String, _ prompt: String) -> Bool {
+    func words(_ text: String) -> [Substring] { text.lowercased().split { !($0.isLetter || $0.isNumber) } }
+    let answerWords = words(answer).filter { $0.count >= 3 }
+    let promptWords = Set(words(prompt).filter { $0.count >= 3 })
+    guard !answerWords.isEmpty, !promptWords.isEmpty else { return false }
+    return answerWords.allSatisfy(promptWords.contains) && Set(answerWords).count * 2 >= promptWords.count
+  }
+}
+
+/// The figures of a text, and whether they come from the results.
+enum AnswerFigures {
+  /// A number as written: its value (unsigned) and how many decimals it was written with.
+  struct Figure: Equatable {
+    var text: String
+    var value: Double
+    var decimals: Int
+  }
+
+  /// The numbers written in `text`, without a sign: `6.21`, `1,000` (thousands), `6,2` (a decimal comma),
+  /// `14:00` (two numbers). A list marker (`1.` or `2)` starting a line) is not a figure.
+  static func numbers(in text: String) -> [Figure] {
+    var figures: [Figure] = []
+    let characters = Array(text)
+    var index = 0
+    var lineStart = true
+    while index < characters.count {
+      let character = characters[index]
+      guard character.isASCII, character.isNumber else {
+        if character == "\n" {
+          lineStart = true
+        } else if !character.isWhitespace && !"-*•".contains(character) {
+          lineStart = false
+        }
+        index += 1
+        continue
+      }
+      var end = index
+      var digits = ""
+      var decimals = 0
+      var seenSeparator = false
+      while end < characters.count {
+        let c = characters[end]
+        if c.isASCII && c.isNumber {
+          digits.append(c)
+          if seenSeparator { decimals += 1 }
+          end += 1
+        } else if (c == "." || c == ","), !seenSeparator, end + 1 < characters.count,
+          characters[end + 1].isASCII, characters[end + 1].isNumber
+        {
+          // A comma followed by exactly three digits groups thousands; otherwise it is a decimal separator.
+          var run = 0
+          while end + 1 + run < characters.count, characters[end + 1 + run].isASCII, characters[end + 1 + run].isNumber
+          {
+            run += 1
+          }
+          if c == ",", run == 3 {
+            end += 1
+            continue
+          }
+          digits.append(".")
+          seenSeparator = true
+          end += 1
+        } else {
+          break
+        }
+      }
+      let isMarker =
+        lineStart && !seenSeparator && end < characters.count && (characters[end] == "." || characters[end] == ")")
+        && (end + 1 == characters.count || characters[end + 1].isWhitespace)
+      if !isMarker, let value = Double(digits) {
+        figures.append(Figure(text: String(characters[index..<end]), value: value, decimals: decimals))
+      }
+      lineStart = false
+      index = end
+    }
+    return figures
+  }
+
+  /// Every number in a JSON value, unsigned, and the numbers written in its strings.
+  static func collect(_ value: JSONValue, into numbers: inout [Double]) {
+    switch value {
+    case .integer, .real: if let n = value.doubleValue { numbers.append(abs(n)) }
+    case .string(let text): numbers += AnswerFigures.numbers(in: text).map(\.value)
+    case .array(let items): for item in items { collect(item, into: &numbers) }
+    case .object(let object): for (_, member) in object { collect(member, into: &numbers) }
+    case .bool, .null: break
+    }
+  }
+
+  /// Whether `figure` is one of `known` as written or rounded to its decimals (6.2 and 6 for 6.21371), or the same
+  /// hour on a 12-hour clock (1 for 13).
+  static func matches(_ figure: Figure, _ known: [Double]) -> Bool {
+    let scale = pow(10, Double(figure.decimals))
+    return known.contains { number in
+      abs((number * scale).rounded() / scale - figure.value) < 0.5 / scale + 1e-9
+        || (figure.decimals == 0 && (1...12).contains(figure.value) && number == figure.value + 12)
+    }
+  }
+
+  /// Whether a text says that something failed or could not be done, in English, French, German, Spanish,
+  /// Italian or Portuguese.
+  static func saysFailure(_ text: String) -> Bool {
+    let words = Set(text.lowercased().split { !($0.isLetter || $0.isNumber || $0 == "'") }.map(String.init))
+    let failureWords: Set<String> = [
+      "not", "no", "couldn't", "can't", "cannot", "unable", "failed", "fails", "error", "sorry", "unknown",
+      "unfortunately", "don't", "doesn't", "isn't", "wasn't", "didn't", "pas", "impossible", "erreur", "nicht",
+      "kein", "keine", "fehler", "leider", "non", "errore", "não", "erro", "lo", "siento", "desculpe",
+    ]
+    return !words.isDisjoint(with: failureWords)
+  }
+}

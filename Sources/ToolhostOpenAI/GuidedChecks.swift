@@ -1,0 +1,244 @@
+import Foundation
+import ToolhostJSON
+import ToolhostSchema
+import ToolhostSession
+
+/// Checks of a guided reply against the conversation: a call no offered tool serves, arguments the user never gave,
+/// and an answer that does not state what the results say. Pure functions.
+extension GuidedToolCalls {
+  /// Whether `call` is a needless call: its arguments are invented (most of them are never mentioned in the
+  /// conversation, also allowing for a translated name, as "New York" for "What's the stock price of Apple?"), or
+  /// neither the reply's `need` nor the user's prompt has anything to do with the tool (no word of either is a word
+  /// of the tool's name, description or parameters: "the discoverer of penicillin" and `searchBreadDatabase`).
+  ///
+  /// A reply without a `need` is judged by its arguments only.
+  public static func servesNoNeed(
+    _ call: Transcript.ToolCall, of tool: Transcript.ToolDefinition, need: String?, in transcript: Transcript
+  ) -> Bool {
+    if inventsArguments(call, of: tool, in: transcript) { return true }
+    guard let need else { return false }
+    let topic = TopicWords(tool)
+    return !topic.relates(need) && !topic.relates(transcript.lastPrompt ?? "")
+  }
+
+  /// Whether most of `call`'s counted arguments (as ``copiesDescription(_:of:in:)`` counts them) are never
+  /// mentioned in the conversation, a translated name allowed.
+  static func inventsArguments(
+    _ call: Transcript.ToolCall, of tool: Transcript.ToolDefinition, in transcript: Transcript
+  ) -> Bool {
+    guard let arguments = call.arguments.objectValue else { return false }
+    let properties = JSONSchema.inliningReferences(in: tool.parameters, maximumDepth: 4)["properties"]?
+      .objectValue ?? [:]
+    let conversation = GroundingText(transcript.groundingText)
+    var counted = 0
+    var mentioned = 0
+    for (name, value) in arguments {
+      var leaves: [GroundingLeaf] = []
+      collectLeaves(value, schema: properties[name] ?? [:], into: &leaves)
+      guard !leaves.isEmpty else { continue }
+      counted += 1
+      if leaves.contains(where: { conversation.mentions($0, fuzzy: true) }) { mentioned += 1 }
+    }
+    return counted > 0 && mentioned * 2 < counted
+  }
+
+  /// `call` without the optional arguments the user did not give or imply.
+  ///
+  /// An optional argument stays when the conversation mentions its value: a number it holds (also as a word, "two",
+  /// or, for a number from 1 to 12, a month's name in English, French, German, Spanish, Italian or Portuguese), a
+  /// word of a string, a day or date word for an ISO date (the model turned "Friday" into a date), any part of a
+  /// list or object; a `true` stays when a word of the property's name is mentioned ("done" for `includeDone`). A
+  /// value equal to the property's default is dropped too: it changes nothing. Small models fill optional
+  /// properties with invented values: a due date for every to-do, a month for a question about now, weights for a
+  /// data set.
+  public static func withoutUngivenArguments(
+    _ call: Transcript.ToolCall, of tool: Transcript.ToolDefinition, in transcript: Transcript
+  ) -> Transcript.ToolCall {
+    guard var arguments = call.arguments.objectValue else { return call }
+    let schema = JSONSchema.inliningReferences(in: tool.parameters, maximumDepth: 4)
+    let properties = schema["properties"]?.objectValue ?? [:]
+    let required = Set((schema["required"]?.arrayValue ?? []).compactMap(\.stringValue))
+    let conversation = GroundingText(transcript.groundingText)
+    var changed = false
+    for (name, value) in arguments where !required.contains(name) {
+      let property = properties[name] ?? [:]
+      let isDefault = property["default"]?.jsonEquals(value) ?? false
+      if isDefault || !isGiven(value, named: name, schema: property, in: conversation) {
+        arguments[name] = nil
+        changed = true
+      }
+    }
+    guard changed else { return call }
+    var pruned = call
+    pruned.arguments = .object(arguments)
+    return pruned
+  }
+
+  private static func isGiven(_ value: JSONValue, named name: String, schema: JSONValue, in conversation: GroundingText)
+    -> Bool
+  {
+    switch value {
+    case .bool(let flag):
+      guard flag else { return true }
+      let words = TopicWords.split(name).filter { $0.count >= 4 }
+      return words.contains { conversation.mentions(.text($0), fuzzy: true) }
+    case .string(let text):
+      if isISODate(text) { return conversation.words.contains { GroundingVocabulary.dayWords.contains(String($0)) } }
+      return conversation.mentions(.text(text), fuzzy: true)
+    case .integer, .real:
+      guard let number = value.doubleValue else { return true }
+      if conversation.mentions(.number(number)) { return true }
+      if let words = GroundingVocabulary.numberWords[Int(number)], number == number.rounded(),
+        conversation.words.contains(where: { words.contains(String($0)) })
+      {
+        return true
+      }
+      if schema["minimum"]?.doubleValue == 1, schema["maximum"]?.doubleValue == 12, (1...12).contains(number),
+        let months = GroundingVocabulary.monthNames[Int(number)]
+      {
+        return conversation.words.contains { months.contains(String($0)) }
+      }
+      return false
+    case .array, .object:
+      var leaves: [GroundingLeaf] = []
+      collectLeaves(value, schema: schema, into: &leaves)
+      return leaves.isEmpty || leaves.contains { conversation.mentions($0, fuzzy: true) }
+    case .null:
+      return false
+    }
+  }
+
+  private static func isISODate(_ text: String) -> Bool {
+    let parts = text.prefix(10).split(separator: "-")
+    return parts.count == 3 && parts[0].count == 4 && parts.allSatisfy { $0.allSatisfy(\.isNumber) }
+  }
+}
+
+/// The words a tool is about: its name's parts, and the words of its description and parameters, without the
+/// words every question and tool has ("the", "user", "current").
+struct TopicWords {
+  let words: Set<String>
+
+  init(_ tool: Transcript.ToolDefinition) {
+    var text = TopicWords.split(tool.name).joined(separator: " ") + " " + tool.description
+    TopicWords.collect(tool.parameters, into: &text)
+    words = Set(TopicWords.contentWords(text))
+  }
+
+  /// Whether a word of `text` is one of the tool's, or shares a start of five letters with one ("recipes",
+  /// "recipe"; "temperatures", "temperature").
+  /// A text without such words (all common, or too short) is taken as related: there is nothing to judge by.
+  func relates(_ text: String) -> Bool {
+    let candidates = TopicWords.contentWords(text)
+    return candidates.isEmpty || candidates.contains { word in
+      words.contains(word)
+        || (word.count >= 5 && words.contains { $0.count >= 5 && $0.prefix(5) == word.prefix(5) })
+    }
+  }
+
+  /// The lowercase words of `text` of three letters or more that are not ``GroundingVocabulary/commonWords``.
+  static func contentWords(_ text: String) -> [String] {
+    // "to-do" and "e-mail" are the words "todo" and "email".
+    text.lowercased().replacingOccurrences(of: "-", with: "").split { !($0.isLetter || $0.isNumber) }.map(String.init)
+      .filter {
+      $0.count >= 3 && !GroundingVocabulary.commonWords.contains($0) && !$0.allSatisfy(\.isNumber)
+    }
+  }
+
+  /// A name's parts: `getCurrentTime`, `get_current_time` → get, current, time.
+  static func split(_ name: String) -> [String] {
+    var parts: [String] = []
+    var part = ""
+    for character in name {
+      if character == "_" || character == "-" || character == " " || (character.isUppercase && !part.isEmpty) {
+        if !part.isEmpty { parts.append(part.lowercased()) }
+        part = character.isLetter || character.isNumber ? String(character) : ""
+      } else {
+        part.append(character)
+      }
+    }
+    if !part.isEmpty { parts.append(part.lowercased()) }
+    return parts
+  }
+
+  private static func collect(_ schema: JSONValue, into text: inout String) {
+    if let description = schema["description"]?.stringValue { text += " " + description }
+    for (name, property) in schema["properties"]?.objectValue ?? [:] {
+      text += " " + split(name).joined(separator: " ")
+      collect(property, into: &text)
+    }
+    if let items = schema["items"] { collect(items, into: &text) }
+  }
+}
+
+/// Words the checks know: months, numbers and days in six languages, and words too common to tell topics apart.
+enum GroundingVocabulary {
+  /// Month names (and English abbreviations) by number, in English, French, German, Spanish, Italian and
+  /// Portuguese.
+  static let monthNames: [Int: Set<String>] = {
+    let lists = [
+      "january february march april may june july august september october november december",
+      "jan feb mar apr may jun jul aug sep oct nov dec",
+      "janvier février mars avril mai juin juillet août septembre octobre novembre décembre",
+      "januar februar märz april mai juni juli august september oktober november dezember",
+      "enero febrero marzo abril mayo junio julio agosto septiembre octubre noviembre diciembre",
+      "gennaio febbraio marzo aprile maggio giugno luglio agosto settembre ottobre novembre dicembre",
+      "janeiro fevereiro março abril maio junho julho agosto setembro outubro novembro dezembro",
+    ]
+    var names: [Int: Set<String>] = [:]
+    for list in lists {
+      for (index, name) in list.split(separator: " ").enumerated() { names[index + 1, default: []].insert(String(name)) }
+    }
+    names[9, default: []].insert("sept")
+    return names
+  }()
+
+  /// Number words from 1 to 12, in the same languages.
+  static let numberWords: [Int: Set<String>] = {
+    let lists = [
+      "one two three four five six seven eight nine ten eleven twelve",
+      "un deux trois quatre cinq six sept huit neuf dix onze douze",
+      "eins zwei drei vier fünf sechs sieben acht neun zehn elf zwölf",
+      "uno dos tres cuatro cinco seis siete ocho nueve diez once doce",
+      "uno due tre quattro cinque sei sette otto nove dieci undici dodici",
+      "um dois três quatro cinco seis sete oito nove dez onze doze",
+    ]
+    var words: [Int: Set<String>] = [1: ["a", "an", "une", "ein", "eine", "una", "uma", "single"], 2: ["duas", "couple", "pair"]]
+    for list in lists {
+      for (index, word) in list.split(separator: " ").enumerated() { words[index + 1, default: []].insert(String(word)) }
+    }
+    return words
+  }()
+
+  /// Words that name a day or date: a weekday, today, tomorrow, a month, in the same languages.
+  static let dayWords: Set<String> = {
+    var words: Set<String> = [
+      "today", "tomorrow", "tonight", "yesterday", "week", "weekend", "month", "next", "monday", "tuesday",
+      "wednesday", "thursday", "friday", "saturday", "sunday", "mon", "tue", "wed", "thu", "fri", "sat", "sun",
+      "aujourd", "demain", "lundi", "mardi", "mercredi", "jeudi", "vendredi", "samedi", "dimanche", "heute",
+      "morgen", "montag", "dienstag", "mittwoch", "donnerstag", "freitag", "samstag", "sonntag", "hoy", "mañana",
+      "lunes", "martes", "miércoles", "jueves", "viernes", "sábado", "domingo", "oggi", "domani", "lunedì",
+      "martedì", "mercoledì", "giovedì", "venerdì", "sabato", "hoje", "amanhã", "segunda", "terça", "quarta",
+      "quinta", "sexta",
+    ]
+    for names in monthNames.values { words.formUnion(names) }
+    return words
+  }()
+
+  /// Words in most questions and tool descriptions, which say nothing about a topic.
+  static let commonWords: Set<String> = [
+    "the", "and", "for", "with", "what", "whats", "how", "who", "when", "where", "which", "why", "can", "could",
+    "you", "your", "yours", "are", "was", "were", "this", "that", "these", "those", "does", "did", "please",
+    "tell", "give", "show", "find", "get", "gets", "about", "from", "will", "would", "need", "needs", "want",
+    "like", "some", "any", "good", "best", "now", "today", "current", "currently", "there", "here", "one", "two",
+    "use", "used", "using", "user", "users", "when", "into", "than", "then", "them", "they", "their", "its", "it's",
+    "not", "but", "all", "each", "every", "other", "more", "most", "less", "also", "only", "just", "very", "much",
+    "many", "may", "might", "should", "must", "has", "have", "had", "been", "being", "returns", "return",
+    "returned", "given", "gives", "optional", "default", "defaults", "e.g", "etc", "information", "info",
+    "details", "detail", "know", "let", "make", "makes", "see", "say", "says", "said", "look", "looking", "help",
+    "thing", "things", "something", "anything", "way", "well", "new", "name", "names", "number", "numbers", "value",
+    "values", "result", "results", "tool", "tools", "call", "calls", "error",
+    "errors", "string", "integer", "boolean", "object", "array", "true", "false", "null", "our", "his", "her",
+    "him", "she", "myself", "quick", "quickly", "right", "really", "thanks", "thank", "hello", "hey",
+  ]
+}

@@ -1,0 +1,115 @@
+import ToolhostJSON
+import ToolhostSession
+
+/// Tool results as a small model reads them, and as a plain statement when its answer cannot be trusted.
+extension GuidedToolCalls {
+  /// The longest string a result shows the model; longer ones (provenance notes, licences) are left out.
+  public static let longestResultString = 120
+
+  /// A tool output as the guided messages show it: the tool's own rendering for people (when it gave one beside a
+  /// structured value) and the value as compact `name: value` lines (``digest(of:)``); a failure's text as it is.
+  ///
+  /// Raw JSON with long provenance strings is hard for a small model to read: the weather tool's 80-token `source`
+  /// note was read on every ask, and figures were misread among quoted keys. The digest keeps every figure and name.
+  public static func resultText(_ output: Transcript.ToolOutput) -> String {
+    guard !output.isError, let value = output.value else { return output.text }
+    let digest = digest(of: value)
+    guard let summary = output.summary?.trimmingCharacters(in: .whitespacesAndNewlines), !summary.isEmpty else {
+      return digest
+    }
+    return digest.isEmpty ? summary : "\(summary)\nDetails:\n\(digest)"
+  }
+
+  /// A structured value as compact lines: an object's members as `name: value`, one per line at the top level;
+  /// nested objects as `{name: value, …}`, lists as `[a, b]`, and a list of objects one numbered line each. Strings
+  /// longer than ``longestResultString`` and empty members are left out.
+  public static func digest(of value: JSONValue) -> String {
+    switch value {
+    case .object(let object):
+      return object.compactMap { name, member in
+        if case .array(let items) = member, items.contains(where: { $0.objectValue != nil }) {
+          let lines = items.enumerated().map { "  \($0.offset + 1). \(inline($0.element))" }
+          return lines.isEmpty ? "\(name): none" : "\(name):\n" + lines.joined(separator: "\n")
+        }
+        return inlineMember(member).map { "\(name): \($0)" }
+      }.joined(separator: "\n")
+    case .array(let items) where items.contains(where: { $0.objectValue != nil }):
+      return items.enumerated().map { "\($0.offset + 1). \(inline($0.element))" }.joined(separator: "\n")
+    default:
+      return inline(value)
+    }
+  }
+
+  private static func inlineMember(_ value: JSONValue) -> String? {
+    switch value {
+    case .string(let text) where text.count > longestResultString || text.isEmpty: nil
+    case .null: nil
+    default: inline(value)
+    }
+  }
+
+  private static func inline(_ value: JSONValue) -> String {
+    switch value {
+    case .object(let object):
+      let members = object.compactMap { name, member in inlineMember(member).map { "\(name): \($0)" } }
+      return "{" + members.joined(separator: ", ") + "}"
+    case .array(let items):
+      return "[" + items.map(inline).joined(separator: ", ") + "]"
+    case .string(let text):
+      return text
+    default:
+      return value.serialized()
+    }
+  }
+
+  /// Whether a successful output found nothing: its value is an empty list, or an object whose lists are all empty
+  /// (`{"count": 0, "recipes": []}`). Such a result may be followed by one more call (a broader search) before the
+  /// answer.
+  public static func foundNothing(_ output: Transcript.ToolOutput) -> Bool {
+    guard !output.isError, let value = output.value else { return false }
+    if case .array(let items) = value { return items.isEmpty }
+    guard let object = value.objectValue else { return false }
+    let lists = object.compactMap { $0.value.arrayValue }
+    return !lists.isEmpty && lists.allSatisfy(\.isEmpty)
+  }
+
+  /// The outputs of the calls made since the transcript's last prompt, in order.
+  public static func outputsSinceLastPrompt(_ transcript: Transcript) -> [Transcript.ToolOutput] {
+    var outputs: [Transcript.ToolOutput] = []
+    for entry in transcript.entries.reversed() {
+      if case .prompt = entry { break }
+      if case .toolOutput(let output) = entry { outputs.insert(output, at: 0) }
+    }
+    return outputs
+  }
+
+  /// How many rounds of calls were made since the transcript's last prompt.
+  static func roundsSinceLastPrompt(_ transcript: Transcript) -> Int {
+    var rounds = 0
+    for entry in transcript.entries.reversed() {
+      if case .prompt = entry { break }
+      if case .toolCalls = entry { rounds += 1 }
+    }
+    return rounds
+  }
+
+  /// An answer built from the results alone, for when the model's answer states what they do not say: each result
+  /// as the tool rendered it (or its digest), and each failure as the tool reported it.
+  public static func statement(fromResultsIn transcript: Transcript) -> String {
+    let outputs = outputsSinceLastPrompt(transcript)
+    guard !outputs.isEmpty else { return "" }
+    var lines = [outputs.count == 1 ? "Here is what \(outputs[0].toolName) returned:" : "Here is what the tools returned:"]
+    for output in outputs {
+      let body: String
+      if output.isError {
+        body = "\(output.toolName) failed: \(output.text)"
+      } else if let summary = output.summary?.trimmingCharacters(in: .whitespacesAndNewlines), !summary.isEmpty {
+        body = summary
+      } else {
+        body = output.value.map(digest(of:)) ?? output.text
+      }
+      lines.append(outputs.count == 1 ? body : "- " + body.replacingOccurrences(of: "\n", with: "\n  "))
+    }
+    return lines.joined(separator: "\n")
+  }
+}

@@ -1,0 +1,245 @@
+import Foundation
+import Testing
+import ToolhostJSON
+import ToolhostOpenAI
+import ToolhostSession
+
+/// Several calls in one reply, needless calls, arguments the user did not give, and answers checked against the
+/// results: the guided checks, without a model.
+@Suite struct GuidedAnswerTests {
+  let weather = Transcript.ToolDefinition(
+    name: "getWeather",
+    description: "Typical weather for a major world city in a given month: the average high and low temperature.",
+    parameters: [
+      "type": "object",
+      "properties": [
+        "city": ["type": "string", "description": "City name, e.g. \"Boston\"."],
+        "month": ["type": "integer", "minimum": 1, "maximum": 12, "description": "Month number, 1 = January."],
+        "units": ["type": "string", "enum": ["celsius", "fahrenheit"], "default": "celsius"],
+      ],
+      "required": ["city"],
+    ])
+  let bread = Transcript.ToolDefinition(
+    name: "searchBreadDatabase", description: "Searches bread recipes by name, ingredient or country.",
+    parameters: [
+      "type": "object",
+      "properties": [
+        "searchTerm": ["type": "string"], "limit": ["type": "integer", "minimum": 1, "maximum": 6, "default": 3],
+      ],
+      "required": ["searchTerm"],
+    ])
+  let todoAdd = Transcript.ToolDefinition(
+    name: "todoAdd", description: "Adds an item to the user's to-do list.",
+    parameters: [
+      "type": "object",
+      "properties": ["text": ["type": "string"], "due": ["type": "string", "description": "A due date."]],
+      "required": ["text"],
+    ])
+  let todoClear = Transcript.ToolDefinition(
+    name: "todoClear", description: "Deletes every item on the to-do list.",
+    parameters: ["type": "object", "properties": ["onlyDone": ["type": "boolean", "default": false]]])
+
+  func transcript(_ prompt: String, _ entries: [Transcript.Entry] = []) -> Transcript {
+    Transcript(entries: [.prompt(.init(text: prompt))] + entries)
+  }
+
+  func call(_ tool: String, _ arguments: JSONValue, id: String = "c1") -> Transcript.ToolCall {
+    Transcript.ToolCall(id: id, toolName: tool, arguments: arguments)
+  }
+
+  // MARK: Several calls in one reply
+
+  @Test func aReplyCarriesSeveralCalls() {
+    let reply = """
+      {"need": "weather in two cities", "calls": [{"tool": "getWeather", "arguments": {"city": "Paris"}}, \
+      {"tool": "getWeather", "arguments": {"city": "Rome"}}, {"tool": "getWeather", "arguments": {"city": "Paris"}}]}
+      """
+    let turn = GuidedToolCalls.turn(fromReply: reply, base: ModelTurn(finishReason: "stop"), callID: "k")
+    #expect(turn.toolCalls.map(\.toolName) == ["getWeather", "getWeather"], "the repeated Paris call is made once")
+    #expect(turn.toolCalls.map(\.arguments) == [["city": "Paris"], ["city": "Rome"]])
+    #expect(turn.toolCalls.map(\.id) == ["k", "k_2"])
+    #expect(turn.finishReason == "tool_calls")
+    #expect(turn.text == "")
+    // A round of several calls is shown back as one message, and their results as one.
+    let history = transcript(
+      "Paris or Rome?",
+      [
+        .toolCalls(.init(calls: turn.toolCalls)),
+        .toolOutput(.init(callID: "k", toolName: "getWeather", text: "{}", value: ["high": 8])),
+        .toolOutput(.init(callID: "k_2", toolName: "getWeather", text: "{}", value: ["high": 13])),
+      ])
+    let messages = GuidedToolCalls.messages(from: history, tools: [weather], choice: .auto, followUp: .answer)
+    #expect(messages.map { $0["role"]?.stringValue ?? "" } == ["system", "user", "assistant", "user"])
+    let results = messages[3]["content"]?.stringValue ?? ""
+    #expect(results.hasPrefix("Result of getWeather:\nhigh: 8\n\nResult of getWeather:\nhigh: 13\n\nNow answer"))
+  }
+
+  // MARK: Results as the model reads them
+
+  @Test func resultsAreShownAsCompactLines() {
+    let value: JSONValue = [
+      "city": "Oslo", "averageHigh": -0.9, "precipitation": 57, "note": "",
+      "source": .string(String(repeating: "a long provenance note ", count: 10)),
+      "recipes": [["name": "Rye", "ingredients": [["name": "rye flour", "grams": 300]]]],
+    ]
+    #expect(
+      GuidedToolCalls.digest(of: value)
+        == "city: Oslo\naverageHigh: -0.9\nprecipitation: 57\nrecipes:\n  1. {name: Rye, ingredients: [{name: rye flour, grams: 300}]}"
+    )
+    let output = Transcript.ToolOutput(
+      callID: "c", toolName: "getWeather", text: value.serialized(), value: ["high": 1], summary: "Oslo: high 1 °C")
+    #expect(GuidedToolCalls.resultText(output) == "Oslo: high 1 °C\nDetails:\nhigh: 1")
+    let failure = Transcript.ToolOutput(callID: "c", toolName: "getWeather", text: "unknown city", isError: true)
+    #expect(GuidedToolCalls.resultText(failure) == "unknown city")
+  }
+
+  @Test func aSearchThatFoundNothingMayBeFollowedByOneMoreCall() throws {
+    let nothing = Transcript.ToolOutput(
+      callID: "c1", toolName: "searchBreadDatabase", text: "{}", value: ["count": 0, "recipes": []])
+    let found = Transcript.ToolOutput(
+      callID: "c1", toolName: "searchBreadDatabase", text: "{}", value: ["count": 1, "recipes": [["name": "Rye"]]])
+    #expect(GuidedToolCalls.foundNothing(nothing))
+    #expect(!GuidedToolCalls.foundNothing(found))
+    let first = transcript(
+      "Rye bread recipe?", [.toolCalls(.init(calls: [call("searchBreadDatabase", ["searchTerm": "rye breads"])])), .toolOutput(nothing)])
+    #expect(!GuidedToolCalls.answersResults(first), "one more call is allowed")
+    let message = GuidedToolCalls.messages(from: first, tools: [bread], choice: .auto, followUp: .answer).last
+    #expect(message?["content"]?.stringValue?.contains("Call the tool once more with a broader argument") == true)
+    let second = Transcript(
+      entries: first.entries + [
+        .toolCalls(.init(calls: [call("searchBreadDatabase", ["searchTerm": "rye"], id: "c2")])),
+        .toolOutput(.init(callID: "c2", toolName: "searchBreadDatabase", text: "{}", value: ["recipes": []])),
+      ])
+    #expect(GuidedToolCalls.answersResults(second), "only once: then the answer")
+    #expect(GuidedToolCalls.answersResults(transcript("Rye?", [.toolCalls(.init(calls: [])), .toolOutput(found)])))
+  }
+
+  // MARK: Needless calls
+
+  @Test func aCallWithInventedArgumentsOrNoBearingOnTheQuestionIsNeedless() {
+    let stock = transcript("What's the stock price of Apple?")
+    #expect(
+      GuidedToolCalls.servesNoNeed(
+        call("getWeather", ["city": "New York"]), of: weather, need: "the stock price of Apple", in: stock))
+    let penicillin = transcript("Who discovered penicillin?")
+    #expect(
+      GuidedToolCalls.servesNoNeed(
+        call("searchBreadDatabase", ["searchTerm": "penicillin"]), of: bread, need: "the discoverer of penicillin",
+        in: penicillin))
+    // Calls the question asks for.
+    let coat = transcript("Will I need a coat in Oslo in January?")
+    #expect(
+      !GuidedToolCalls.servesNoNeed(
+        call("getWeather", ["city": "Oslo", "month": 1]), of: weather, need: "a coat for Oslo in January", in: coat))
+    let french = transcript("Quel temps fait-il à Londres en juillet ?")
+    #expect(
+      !GuidedToolCalls.servesNoNeed(
+        call("getWeather", ["city": "London", "month": 7]), of: weather, need: "the weather in London in July",
+        in: french), "a translated name is the user's")
+    let rye = transcript("Any rye recipes?")
+    #expect(
+      !GuidedToolCalls.servesNoNeed(
+        call("searchBreadDatabase", ["searchTerm": "rye"]), of: bread, need: "rye recipes", in: rye))
+  }
+
+  @Test func argumentsTheUserDidNotGiveAreLeftOut() {
+    func pruned(_ tool: Transcript.ToolDefinition, _ arguments: JSONValue, _ prompt: String) -> JSONValue {
+      GuidedToolCalls.withoutUngivenArguments(call(tool.name, arguments), of: tool, in: transcript(prompt)).arguments
+    }
+    #expect(pruned(todoAdd, ["text": "buy eggs", "due": "2023-10-05"], "Add buy eggs to my list") == ["text": "buy eggs"])
+    #expect(
+      pruned(todoAdd, ["text": "call mum", "due": "2026-11-27"], "Remind me to call mum on Friday")
+        == ["text": "call mum", "due": "2026-11-27"], "a date the model worked out from a weekday")
+    #expect(pruned(weather, ["city": "Paris", "month": 1], "Weather in Paris?") == ["city": "Paris"])
+    #expect(pruned(weather, ["city": "Paris", "month": 7], "Paris in July?") == ["city": "Paris", "month": 7])
+    #expect(pruned(weather, ["city": "Paris", "month": 7], "Paris en juillet ?") == ["city": "Paris", "month": 7])
+    #expect(pruned(weather, ["city": "Paris", "units": "celsius"], "Paris in °C?") == ["city": "Paris"], "the default")
+    #expect(
+      pruned(weather, ["city": "Paris", "units": "fahrenheit"], "Paris in Fahrenheit?")
+        == ["city": "Paris", "units": "fahrenheit"])
+    #expect(pruned(weather, ["city": "Paris", "units": "fahrenheit"], "Paris?") == ["city": "Paris"])
+    #expect(pruned(bread, ["searchTerm": "rye", "limit": 2], "Two rye recipes") == ["searchTerm": "rye", "limit": 2])
+    #expect(pruned(bread, ["searchTerm": "rye", "limit": 1], "A rye recipe") == ["searchTerm": "rye", "limit": 1])
+    #expect(pruned(bread, ["searchTerm": "rye", "limit": 5], "rye recipes") == ["searchTerm": "rye"])
+    #expect(pruned(todoClear, ["onlyDone": true], "Clear my whole list") == [:])
+    #expect(pruned(todoClear, ["onlyDone": true], "Clear the done items") == ["onlyDone": true])
+  }
+
+  // MARK: Answers checked against the results
+
+  func answered(_ prompt: String, _ value: JSONValue, summary: String? = nil, isError: Bool = false) -> Transcript {
+    transcript(
+      prompt,
+      [
+        .toolCalls(.init(calls: [call("getWeather", ["city": "Oslo"])])),
+        .toolOutput(
+          .init(
+            callID: "c1", toolName: "getWeather", text: isError ? "unknown city" : value.serialized(),
+            value: isError ? nil : value, isError: isError, summary: summary)),
+      ])
+  }
+
+  @Test func anAnswerMustStateTheResultsFigures() {
+    let oslo = answered(
+      "What's the weather in Oslo in January?", ["averageHigh": -0.9, "averageLow": -6.2, "precipitation": 57],
+      summary: "Oslo — January normals: high -0.9 °C, low -6.2 °C, precipitation 57 mm (1991–2020 normals)")
+    #expect(GuidedToolCalls.answerProblem("Highs of −0.9 °C, lows of -6.2 °C and 57 mm of rain.", in: oslo) == nil)
+    #expect(GuidedToolCalls.answerProblem("About -1 °C by day and -6 °C at night.", in: oslo) == nil, "rounded")
+    #expect(GuidedToolCalls.answerProblem("It is 12 °C.", in: oslo) == "the figure 12 is in no result")
+    #expect(GuidedToolCalls.answerProblem("", in: oslo) == "the answer is empty")
+    #expect(
+      GuidedToolCalls.answerProblem("The weather in Oslo in January?", in: oslo) == "the answer repeats the question")
+    let units = answered("Convert 10 km to miles", ["value": 6.21371, "unit": "mi"])
+    #expect(GuidedToolCalls.answerProblem("10 km is 6.21 miles.", in: units) == nil)
+    #expect(GuidedToolCalls.answerProblem("10 km is 6,2 miles.", in: units) == nil, "a decimal comma")
+    #expect(GuidedToolCalls.answerProblem("10 km is 16.09 miles.", in: units) == "the figure 16.09 is in no result")
+    let list = answered("My to-dos?", ["items": [["id": 1, "text": "buy milk"]]])
+    #expect(GuidedToolCalls.answerProblem("Your list:\n1. buy milk\n2) nothing else", in: list) == nil, "markers")
+    let failed = answered("Weather in Atlantis?", [:], isError: true)
+    #expect(GuidedToolCalls.answerProblem("It is sunny in Atlantis.", in: failed) != nil)
+    #expect(GuidedToolCalls.answerProblem("Sorry, I could not find Atlantis.", in: failed) == nil)
+    // An answer with no call made for the prompt is not checked here.
+    #expect(GuidedToolCalls.answerProblem("It is 12 °C.", in: transcript("Hi")) == nil)
+  }
+
+  @Test func anUntrustworthyAnswerIsAskedForAgainThenReplacedByTheResults() throws {
+    let oslo = answered(
+      "What's the weather in Oslo in January?", ["averageHigh": -0.9], summary: "Oslo — January: high -0.9 °C")
+    let request = ModelRequest(transcript: oslo, tools: [weather], toolChoice: .auto)
+    var attempt = GuidedToolCalls.Attempt()
+    #expect(attempt.review(ModelTurn(text: "It is 57 °C."), reply: "", for: request) == .retry)
+    #expect(attempt.strict && attempt.answerOnly)
+    let body = GuidedToolCalls.requestBody(
+      for: request, model: "m", stream: false, followUp: .answer, strict: attempt.strict)
+    let last = try #require(body["messages"]?.arrayValue?.last?["content"]?.stringValue)
+    #expect(last.contains("using only what these results say"))
+    let verdict = attempt.review(ModelTurn(text: "Still 57 °C."), reply: "", for: request)
+    #expect(verdict == .accept(ModelTurn(text: "Here is what getWeather returned:\nOslo — January: high -0.9 °C")))
+    var fresh = GuidedToolCalls.Attempt()
+    let good = ModelTurn(text: "About -0.9 °C.")
+    #expect(fresh.review(good, reply: "", for: request) == .accept(good))
+  }
+
+  @Test func aNeedlessCallAmongGoodOnesIsDropped() {
+    let request = ModelRequest(
+      transcript: transcript("Weather in Paris and the stock price of Apple?"), tools: [weather, bread],
+      toolChoice: .auto)
+    var turn = ModelTurn()
+    turn.toolCalls = [
+      call("getWeather", ["city": "Paris", "month": 3]),
+      call("getWeather", ["city": "New York"], id: "c2"),
+    ]
+    var attempt = GuidedToolCalls.Attempt()
+    var expected = ModelTurn()
+    expected.toolCalls = [call("getWeather", ["city": "Paris"])]
+    #expect(attempt.review(turn, reply: #"{"need": "weather and a price"}"#, for: request) == .accept(expected))
+  }
+
+  @Test func todaysDateIsInTheInstructions() {
+    let date = Date(timeIntervalSince1970: 1_795_600_000)  // a Wednesday in November 2026
+    let today = GuidedToolCalls.today(date)
+    #expect(today.hasSuffix("November 2026"))
+    let text = GuidedToolCalls.toolInstructions(tools: [weather], choice: .auto, today: today)
+    #expect(text.contains("Today is \(today)."))
+  }
+}
