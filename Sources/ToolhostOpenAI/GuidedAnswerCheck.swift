@@ -16,6 +16,10 @@ extension GuidedToolCalls {
     let text = answer.trimmingCharacters(in: .whitespacesAndNewlines)
     if text.isEmpty { return "the answer is empty" }
     let prompt = transcript.lastPrompt ?? ""
+    let lowered = text.lowercased()
+    if ["the user's request", "result of ", "details:\n", "call the tool once more"].contains(where: lowered.contains) {
+      return "the answer repeats the instructions"
+    }
     let answerFigures = AnswerFigures.numbers(in: text)
     if answerFigures.isEmpty, echoes(text, prompt) { return "the answer repeats the question" }
     var known: [Double] = []
@@ -32,6 +36,24 @@ extension GuidedToolCalls {
       return "every call failed and the answer does not say so"
     }
     return nil
+  }
+
+  /// Whether `answer`, given without a call for the transcript's last prompt, answers from memory what a tool
+  /// would compute: the prompt holds figures, the answer holds figures the prompt does not, and the reply's `need`
+  /// (or, without one, the prompt) is about one of `tools` (a word of its name, description or parameters). "Convert
+  /// 10 km to miles and 20 kg to pounds" answered "6.28 miles, 45.3 pounds" with `convertUnits` offered is;
+  /// "What is 2+2?" is not (no word to relate to a tool).
+  public static func answersFromMemory(
+    _ answer: String, need: String?, in transcript: Transcript, tools: [Transcript.ToolDefinition]
+  ) -> Bool {
+    guard outputsSinceLastPrompt(transcript).isEmpty, let prompt = transcript.lastPrompt else { return false }
+    let asked = AnswerFigures.numbers(in: prompt).map(\.value)
+    guard !asked.isEmpty else { return false }
+    let answered = AnswerFigures.numbers(in: answer)
+    guard answered.contains(where: { !AnswerFigures.matches($0, asked) }) else { return false }
+    let about = need ?? prompt
+    guard !TopicWords.contentWords(about).isEmpty else { return false }
+    return tools.contains { TopicWords($0).relates(about) }
   }
 
   /// Whether `answer` is `prompt` said again: its words (three letters or more) are all the prompt's, and it has

@@ -69,7 +69,11 @@ extension GuidedToolCalls {
   ///   (``servesNoNeed(_:of:need:in:)``) is dropped from the reply; when no call is left, the reply is asked for
   ///   again with those tools left out of its schema, for at most ``maximumExclusions`` tools, and then as an
   ///   answer only. The calls that stand lose the optional arguments the user did not give
-  ///   (``withoutUngivenArguments(_:of:in:)``).
+  ///   (``withoutUngivenArguments(_:of:in:)``), and in the first round are completed over the lists the prompt
+  ///   names (``completingLists(_:prompt:)``).
+  /// - An answer without a call, with figures, to a question with figures about what an offered tool does
+  ///   (``answersFromMemory(_:need:in:tools:)``: "Convert 10 km to miles" → "6.28 miles") is asked for again as a
+  ///   call (``callRequired``).
   /// - An answer after results that does not state what they say (``answerProblem(_:in:)``) is asked for again
   ///   under stricter words (``strict``); when the second answer fails too, the answer is a plain statement of the
   ///   results (``statement(fromResultsIn:)``).
@@ -86,6 +90,9 @@ extension GuidedToolCalls {
     /// Whether the answer is asked for under stricter words, after an answer that did not state what the results
     /// say.
     public private(set) var strict = false
+    /// Whether the reply must be a call: the second try after a question with the user's figures, about what an
+    /// offered tool does, was answered from memory with other figures (``answersFromMemory(_:need:in:tools:)``).
+    public private(set) var callRequired = false
     /// Why the last reply was not taken as it was, for logs and tests.
     public private(set) var lastProblem: String?
 
@@ -106,6 +113,15 @@ extension GuidedToolCalls {
     public mutating func review(_ turn: ModelTurn, reply: String, for request: ModelRequest) -> Verdict {
       let transcript = request.transcript
       guard !turn.toolCalls.isEmpty else {
+        if !answerOnly, !callRequired, request.toolChoice == .auto,
+          GuidedToolCalls.answersFromMemory(
+            turn.text, need: GuidedToolCalls.parseReply(reply)?["need"]?.stringValue, in: transcript,
+            tools: request.tools)
+        {
+          lastProblem = "a question with figures, about what a tool does, answered from memory"
+          callRequired = true
+          return .retry
+        }
         guard let problem = GuidedToolCalls.answerProblem(turn.text, in: transcript) else { return .accept(turn) }
         lastProblem = problem
         if !strict {
@@ -142,7 +158,9 @@ extension GuidedToolCalls {
       }
       guard kept.isEmpty else {
         var accepted = turn
-        accepted.toolCalls = kept
+        accepted.toolCalls =
+          GuidedToolCalls.roundsSinceLastPrompt(transcript) == 0
+          ? GuidedToolCalls.completingLists(kept, prompt: transcript.lastPrompt ?? "") : kept
         return .accept(accepted)
       }
       lastProblem = "needless or copied calls to \(rejected.sorted().joined(separator: ", "))"

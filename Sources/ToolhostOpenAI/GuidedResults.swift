@@ -7,17 +7,32 @@ extension GuidedToolCalls {
   public static let longestResultString = 120
 
   /// A tool output as the guided messages show it: the tool's own rendering for people (when it gave one beside a
-  /// structured value) and the value as compact `name: value` lines (``digest(of:)``); a failure's text as it is.
+  /// structured value) and the members of the value it does not show, as compact `name: value` lines
+  /// (``digest(of:)``); without a rendering, the whole value so; a failure's text as it is.
   ///
   /// Raw JSON with long provenance strings is hard for a small model to read: the weather tool's 80-token `source`
   /// note was read on every ask, and figures were misread among quoted keys. The digest keeps every figure and name.
   public static func resultText(_ output: Transcript.ToolOutput) -> String {
     guard !output.isError, let value = output.value else { return output.text }
-    let digest = digest(of: value)
     guard let summary = output.summary?.trimmingCharacters(in: .whitespacesAndNewlines), !summary.isEmpty else {
-      return digest
+      return digest(of: value)
     }
-    return digest.isEmpty ? summary : "\(summary)\nDetails:\n\(digest)"
+    // The members the tool's own rendering already shows are not repeated.
+    let shown = AnswerFigures.numbers(in: summary).map(\.value)
+    let lowered = summary.lowercased()
+    var rest = JSONObject()
+    for (name, member) in value.objectValue ?? [:] {
+      switch member {
+      case .string(let text) where lowered.contains(text.lowercased()): continue
+      case .integer, .real:
+        let figures = AnswerFigures.numbers(in: member.serialized())
+        if figures.allSatisfy({ AnswerFigures.matches($0, shown) }) { continue }
+        rest[name] = member
+      default: rest[name] = member
+      }
+    }
+    let details = value.objectValue == nil ? "" : digest(of: .object(rest))
+    return details.isEmpty ? summary : "\(summary)\nDetails:\n\(details)"
   }
 
   /// A structured value as compact lines: an object's members as `name: value`, one per line at the top level;

@@ -30,7 +30,7 @@ public enum GuidedToolCalls {
     for request: ModelRequest, model: String, stream: Bool,
     format: GuidedResponseFormat = .jsonObjectWithSchema, answerOnly: Bool = false,
     followUp: GuidedFollowUp = .answerOrCall, excluding: Set<String> = [], strict: Bool = false,
-    today: String? = nil
+    callRequired: Bool = false, today: String? = nil
   ) -> JSONValue {
     let constrained = isConstrained(request)
     let tools = constrained ? offeredTools(for: request) : []
@@ -46,7 +46,8 @@ public enum GuidedToolCalls {
       let callable = tools.filter { !excluding.contains($0.name) }
       let schema =
         answerOnly
-        ? answerSchema : replySchema(tools: callable.isEmpty ? tools : callable, choice: request.toolChoice)
+        ? answerSchema
+        : replySchema(tools: callable.isEmpty ? tools : callable, choice: callRequired ? .required : request.toolChoice)
       switch format {
       case .jsonObjectWithSchema:
         body["response_format"] = ["type": "json_object", "schema": schema]

@@ -166,7 +166,7 @@ public final class OpenAIModel: LanguageModel {
       GuidedToolCalls.requestBody(
         for: request, model: configuration.model, stream: stream, format: configuration.guidedResponseFormat,
         answerOnly: attempt.answerOnly, followUp: configuration.guidedFollowUp, excluding: attempt.excluded,
-        strict: attempt.strict, today: GuidedToolCalls.today())
+        strict: attempt.strict, callRequired: attempt.callRequired, today: GuidedToolCalls.today())
     }
   }
 

@@ -74,6 +74,60 @@ import ToolhostSession
     #expect(results.hasPrefix("Result of getWeather:\nhigh: 8\n\nResult of getWeather:\nhigh: 13\n\nNow answer"))
   }
 
+  @Test func aCallForOneMemberOfAListIsMadeForEveryMember() {
+    func completed(_ arguments: JSONValue, _ prompt: String) -> [JSONValue] {
+      GuidedToolCalls.completingLists([call("getWeather", arguments)], prompt: prompt).map(\.arguments)
+    }
+    #expect(
+      completed(["city": "Boston", "month": 7], "Is it hotter in Boston, Chicago, or Miami in July?") == [
+        ["city": "Boston", "month": 7], ["city": "Chicago", "month": 7], ["city": "Miami", "month": 7],
+      ])
+    #expect(completed(["city": "Rome"], "Compare the weather in Paris and Rome") == [["city": "Rome"], ["city": "Paris"]])
+    #expect(
+      completed(["city": "Honolulu", "month": 1], "Is Honolulu warmer than Anchorage in January?") == [
+        ["city": "Honolulu", "month": 1], ["city": "Anchorage", "month": 1],
+      ])
+    #expect(completed(["city": "New York"], "New York or São Paulo?") == [["city": "New York"], ["city": "São Paulo"]])
+    #expect(
+      GuidedToolCalls.completingLists([call("todoDone", ["id": 1])], prompt: "Mark 1 and 3 as done").map(\.arguments)
+        == [["id": 1], ["id": 3]])
+    // Not lists of the value's kind: nothing added.
+    #expect(completed(["city": "Paris"], "Weather in Paris and what time is it there?") == [["city": "Paris"]])
+    #expect(completed(["city": "Paris"], "How warm is Paris in July?") == [["city": "Paris"]])
+    #expect(completed(["city": "Lisbon"], "Weather in Lisboa and Madrid") == [["city": "Lisbon"]], "not in the prompt")
+    // Calls the model made already are not made twice, and there are at most four.
+    let both = GuidedToolCalls.completingLists(
+      [call("getWeather", ["city": "Paris"]), call("getWeather", ["city": "Rome"], id: "c2")], prompt: "Paris or Rome?")
+    #expect(both.count == 2)
+    #expect(completed(["city": "A"], "A, B, C, D, E and F").count == GuidedToolCalls.maximumCallsPerReply)
+  }
+
+  @Test func aQuestionWithFiguresAboutAToolIsNotAnsweredFromMemory() {
+    let units = Transcript.ToolDefinition(
+      name: "convertUnits", description: "Converts a quantity between units of length, mass or temperature.",
+      parameters: ["type": "object", "properties": ["value": ["type": "number"]]])
+    let convert = transcript("Convert 10 km to miles and 20 kg to pounds")
+    #expect(
+      GuidedToolCalls.answersFromMemory(
+        "10 km = 6.28 miles, 20 kg = 45.35 pounds", need: "conversions", in: convert, tools: [units, weather]))
+    #expect(!GuidedToolCalls.answersFromMemory("4", need: nil, in: transcript("What is 2+2?"), tools: [units, weather]))
+    #expect(
+      !GuidedToolCalls.answersFromMemory(
+        "Alexander Fleming, in 1928.", need: "the discoverer of penicillin", in: transcript("Who discovered penicillin?"),
+        tools: [units, weather]))
+    #expect(
+      !GuidedToolCalls.answersFromMemory(
+        "Sure, 10 km.", need: "a conversion", in: convert, tools: [units]), "no figure of its own")
+    let request = ModelRequest(transcript: convert, tools: [units, weather], toolChoice: .auto)
+    var attempt = GuidedToolCalls.Attempt()
+    #expect(
+      attempt.review(ModelTurn(text: "6.28 miles"), reply: #"{"need": "a unit conversion", "answer": "6.28 miles"}"#, for: request)
+        == .retry)
+    #expect(attempt.callRequired)
+    let body = GuidedToolCalls.requestBody(for: request, model: "m", stream: false, callRequired: true)
+    #expect(body["response_format"]?["schema"]?["anyOf"] == nil, "only calls")
+  }
+
   // MARK: Results as the model reads them
 
   @Test func resultsAreShownAsCompactLines() {
@@ -88,7 +142,10 @@ import ToolhostSession
     )
     let output = Transcript.ToolOutput(
       callID: "c", toolName: "getWeather", text: value.serialized(), value: ["high": 1], summary: "Oslo: high 1 °C")
-    #expect(GuidedToolCalls.resultText(output) == "Oslo: high 1 °C\nDetails:\nhigh: 1")
+    #expect(GuidedToolCalls.resultText(output) == "Oslo: high 1 °C", "what the rendering shows is not repeated")
+    let more = Transcript.ToolOutput(
+      callID: "c", toolName: "getWeather", text: "", value: ["high": 1, "month": 7, "city": "Oslo"], summary: "Oslo: high 1 °C")
+    #expect(GuidedToolCalls.resultText(more) == "Oslo: high 1 °C\nDetails:\nmonth: 7")
     let failure = Transcript.ToolOutput(callID: "c", toolName: "getWeather", text: "unknown city", isError: true)
     #expect(GuidedToolCalls.resultText(failure) == "unknown city")
   }
@@ -187,6 +244,9 @@ import ToolhostSession
     #expect(GuidedToolCalls.answerProblem("About -1 °C by day and -6 °C at night.", in: oslo) == nil, "rounded")
     #expect(GuidedToolCalls.answerProblem("It is 12 °C.", in: oslo) == "the figure 12 is in no result")
     #expect(GuidedToolCalls.answerProblem("", in: oslo) == "the answer is empty")
+    #expect(
+      GuidedToolCalls.answerProblem("Now answer the user's request with these results.", in: oslo)
+        == "the answer repeats the instructions")
     #expect(
       GuidedToolCalls.answerProblem("The weather in Oslo in January?", in: oslo) == "the answer repeats the question")
     let units = answered("Convert 10 km to miles", ["value": 6.21371, "unit": "mi"])

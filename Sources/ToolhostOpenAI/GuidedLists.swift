@@ -1,0 +1,145 @@
+import Foundation
+import ToolhostJSON
+import ToolhostSession
+
+/// A question about several things of one kind ("Boston, Chicago or Miami") answered with one call: the calls for
+/// the others, made the same way.
+extension GuidedToolCalls {
+  /// `calls` and, for each argument value that the prompt names in a list ("Boston, Chicago, or Miami", "Paris and
+  /// Rome", "Honolulu warmer than Anchorage", "5 and 10 miles"), the same call for each other member of the list
+  /// that no call has yet; at most ``maximumCallsPerReply`` calls in all.
+  ///
+  /// A small model asked about several cities mostly calls the tool for the first one and then answers for all of
+  /// them. Only names (a value that starts with a capital letter, and list members that do too) and numbers are
+  /// expanded, only from the prompt's own words, and only one argument per call.
+  public static func completingLists(_ calls: [Transcript.ToolCall], prompt: String) -> [Transcript.ToolCall] {
+    var result = calls
+    for call in calls {
+      guard let arguments = call.arguments.objectValue else { continue }
+      for (name, value) in arguments {
+        let text: String
+        switch value {
+        case .string(let s): text = s
+        case .integer, .real: text = value.serialized()
+        default: continue
+        }
+        let siblings = PromptList.siblings(of: text, in: prompt)
+        guard !siblings.isEmpty else { continue }
+        for sibling in siblings {
+          guard result.count < maximumCallsPerReply else { break }
+          var changed = arguments
+          changed[name] = value.stringValue != nil ? .string(sibling) : (try? JSONValue.parse(sibling)) ?? value
+          let arguments = JSONValue.object(changed)
+          if result.contains(where: { $0.toolName == call.toolName && $0.arguments.jsonEquals(arguments) }) {
+            continue
+          }
+          result.append(
+            Transcript.ToolCall(id: "\(call.id)_l\(result.count + 1)", toolName: call.toolName, arguments: arguments))
+        }
+        break
+      }
+    }
+    return result
+  }
+}
+
+/// Lists in a prompt: the members beside a value, joined by commas, conjunctions or a comparison.
+enum PromptList {
+  /// Words that join list members, in English, French, German, Spanish, Italian and Portuguese.
+  static let joiners: Set<String> = [
+    "and", "or", "vs", "versus", "than", "et", "ou", "und", "oder", "als", "y", "o", "e", "que", "di",
+  ]
+
+  /// A token of a prompt: a word (letters, digits, apostrophes, dots inside numbers) or a comma.
+  struct Token: Equatable {
+    var text: String
+    var isComma: Bool { text == "," }
+    var isName: Bool { text.first?.isUppercase ?? false }
+    var isNumber: Bool { Double(text) != nil }
+  }
+
+  static func tokens(_ text: String) -> [Token] {
+    var tokens: [Token] = []
+    var word = ""
+    for character in text {
+      if character.isLetter || character.isNumber || character == "'" || character == "-"
+        || (character == "." && word.last?.isNumber == true)
+      {
+        word.append(character)
+      } else {
+        if !word.isEmpty { tokens.append(Token(text: word)) }
+        word = ""
+        if character == "," { tokens.append(Token(text: ",")) }
+      }
+    }
+    if !word.isEmpty { tokens.append(Token(text: word)) }
+    return tokens
+  }
+
+  /// The other members of a list in `prompt` that holds `value`: names when `value` is a name, numbers when it is a
+  /// number; empty when `value` is not in a list (or not in the prompt).
+  static func siblings(of value: String, in prompt: String) -> [String] {
+    let target = tokens(value)
+    guard let first = target.first, first.isName || (target.count == 1 && first.isNumber) else { return [] }
+    let words = tokens(prompt)
+    guard let start = find(target, in: words) else { return [] }
+    let kind: (Token) -> Bool = first.isNumber ? { $0.isNumber } : { $0.isName }
+    var members: [String] = []
+    // Forwards: joiner(s), then a member; a comparison may come between ("warmer than", "more humid than").
+    var index = start + target.count
+    while true {
+      var next = index
+      var joined = false
+      var skipped = 0
+      while next < words.count, words[next].isComma || joiners.contains(words[next].text.lowercased())
+        || (!joined && skipped < 2 && next + 1 < words.count && !kind(words[next])
+          && words[(next + 1)...].prefix(2).contains(where: { $0.text.lowercased() == "than" }))
+      {
+        if words[next].isComma || joiners.contains(words[next].text.lowercased()) { joined = true } else { skipped += 1 }
+        next += 1
+      }
+      guard joined, next < words.count, kind(words[next]) else { break }
+      let (member, end) = member(at: next, in: words, numbers: first.isNumber)
+      members.append(member)
+      index = end
+    }
+    // Backwards: a member, then joiner(s), then the value.
+    index = start
+    while index > 0 {
+      var previous = index - 1
+      var joined = false
+      while previous >= 0, words[previous].isComma || joiners.contains(words[previous].text.lowercased()) {
+        joined = true
+        previous -= 1
+      }
+      guard joined, previous >= 0, kind(words[previous]) else { break }
+      var begin = previous
+      if !first.isNumber { while begin > 0, words[begin - 1].isName { begin -= 1 } }
+      // A sentence's first word is capitalised without being a name.
+      if begin == 0, words[0].text.lowercased() != words[0].text, previous > 0 { begin = 1 }
+      guard begin <= previous else { break }
+      members.insert(words[begin...previous].map(\.text).joined(separator: " "), at: 0)
+      index = begin
+    }
+    let own = target.map(\.text).joined(separator: " ").lowercased()
+    var seen = Set<String>([own])
+    return members.filter { seen.insert($0.lowercased()).inserted }
+  }
+
+  private static func find(_ target: [Token], in words: [Token]) -> Int? {
+    guard words.count >= target.count else { return nil }
+    for start in 0...(words.count - target.count)
+    where zip(words[start...], target).allSatisfy({ $0.text.lowercased() == $1.text.lowercased() }) {
+      return start
+    }
+    return nil
+  }
+
+  /// The member starting at `index`: one number, or a run of capitalised words ("New York", "São Paulo").
+  private static func member(at index: Int, in words: [Token], numbers: Bool) -> (String, Int) {
+    if numbers { return (words[index].text, index + 1) }
+    var end = index
+    while end < words.count, words[end].isName { end += 1 }
+    return (words[index..<end].map(\.text).joined(separator: " "), end)
+  }
+}
