@@ -219,4 +219,9 @@ struct DeclaredApprovalTests {
     #expect(diagnostic.path == home.file("time-mcp/toolhost.json"))
     #expect(diagnostic.message.contains(#""mcp.approvals" gives "convert_time" "always""#), "\(diagnostic.message)")
   }
+
+  @Test func theExampleTimeServerDeclaresItsTwoReadOnlyToolsAuto() throws {
+    let shipped = try PluginManifest.load(path: TestPackage.plugins.path + "/time-mcp/toolhost.json")
+    #expect(shipped.mcp?.approvals == ["get_current_time": .auto, "convert_time": .auto])
+  }
 }
