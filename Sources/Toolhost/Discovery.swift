@@ -178,6 +178,8 @@ public struct PluginCatalog: Sendable {
         let bytes = try readManifest(path, in: folder, trust: trust, checker: checker)
         var manifest = try PluginManifest.parse(bytes, path: path)
         if folder.origin == .project { manifest.projectDigest = TrustStore.digest(bytes) }
+        // Read from a folder of the user's own, or pinned by the user as it is (readManifest refuses the rest).
+        manifest.isTrusted = true
         // A remote MCP server runs nothing here: its "executable" is its URL.
         let remote = manifest.mcp?.url
         let executable: String

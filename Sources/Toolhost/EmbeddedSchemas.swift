@@ -108,6 +108,12 @@ public enum EmbeddedSchemas {
               "minimum": 0,
               "maximum": 2592000,
               "description": "Seconds a listing of the server's tools may be reused by later runs, so list, describe and call start no server meanwhile; overrides the server's own ttlMs (which servers before MCP 2026-07-28, and the SDK's defaults, leave at 0: never reuse)."
+            },
+            "approvals": {
+              "type": "object",
+              "description": "The approval of the server's tools when a model or an MCP client calls them, by the tool's name as toolhost lists it (before any name. prefix), or * for every tool not named: auto runs, ask asks first, deny never runs. It counts only while the user trusts this manifest (a project's manifest as pinned by toolhost trust; a changed manifest is not loaded until trusted again), and the user's own rules and remembered answers come first. A tool the manifest does not name (and no *) asks, as every MCP server's tool does.",
+              "propertyNames": { "pattern": "^([*]|[A-Za-z0-9_.-]{1,64})$" },
+              "additionalProperties": { "enum": ["auto", "ask", "deny"] }
             }
           }
         },

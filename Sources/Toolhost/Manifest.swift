@@ -27,6 +27,11 @@ public struct PluginManifest: Sendable {
     public var url: String?
     /// The host environment variable whose value is sent as the remote server's bearer token (`bearerTokenEnv`).
     public var bearerTokenEnv: String?
+    /// The approval the manifest declares for the server's tools (`approvals`): a tool's name as toolhost lists it
+    /// (before any `name.` prefix), or `*` for every tool not named → its mode. It counts only while the user trusts
+    /// the manifest (``PluginManifest/isTrusted``), and after the user's own rules; see
+    /// ``PluginManifest/declaredApproval(forServerTool:)``.
+    public var approvals: [String: ApprovalMode] = [:]
   }
 
   /// How a plugin's stdout is read.
@@ -67,6 +72,11 @@ public struct PluginManifest: Sendable {
   /// The SHA-256 (hex) of the manifest's bytes when discovery found it in a project folder, whose trust pins it;
   /// `nil` otherwise. An "always" answer for a project's tool is bound to it (``ToolSource/manifestDigest``).
   public var projectDigest: String?
+  /// Whether the user trusts this manifest: discovery sets it for every manifest it loads (one in a folder of the
+  /// user's own, or one of a project folder unchanged since the user pinned it with `toolhost trust`). What the
+  /// manifest declares about approvals (``MCPServer/approvals``) counts only when it is set: `false` for a manifest
+  /// read any other way.
+  public var isTrusted = false
 
   /// The compiled manifest schema.
   static let schema: JSONSchema = {
@@ -175,7 +185,10 @@ public struct PluginManifest: Sendable {
         environment: m["env"]?.arrayValue?.compactMap(\.stringValue) ?? [],
         prefixTools: m["prefixTools"]?.boolValue ?? false, startupTimeout: m["startupTimeout"]?.doubleValue,
         toolListTTL: m["toolListTTL"]?.doubleValue, url: m["url"]?.stringValue,
-        bearerTokenEnv: m["bearerTokenEnv"]?.stringValue)
+        bearerTokenEnv: m["bearerTokenEnv"]?.stringValue,
+        approvals: (m["approvals"]?.objectValue ?? [:]).reduce(into: [:]) { modes, entry in
+          modes[entry.key] = entry.value.stringValue.flatMap(ApprovalMode.init(rawValue:))
+        })
       manifest.mcp = server
       // The server's command is resolved, and its environment filtered, like a plugin's.
       manifest.command = server.command
@@ -189,6 +202,7 @@ public struct PluginManifest: Sendable {
   /// What the schema cannot say in plain words: combinations of keys that do not go together.
   static func combinationProblem(_ o: JSONObject) -> String? {
     if let m = o["mcp"] {
+      if let approvals = m["approvals"], let problem = approvalsProblem(approvals) { return problem }
       if m["url"] != nil {
         let local = ["command", "args", "env", "limits"].filter { m[$0] != nil }
         if !local.isEmpty {
@@ -224,6 +238,39 @@ public struct PluginManifest: Sendable {
       return "\"poolSize\" needs \"persistent\": true"
     }
     return nil
+  }
+
+  /// What is wrong with `mcp.approvals`, in words naming the entry and what it may be, or `nil`.
+  static func approvalsProblem(_ value: JSONValue) -> String? {
+    let modes = ApprovalMode.allCases.map { "\"\($0.rawValue)\"" }
+    let allowed = modes.dropLast().joined(separator: ", ") + " or " + modes.last!
+    guard let entries = value.objectValue else {
+      return "\"mcp.approvals\" must be an object of the server's tool names (or \"*\") to \(allowed), not "
+        + value.serialized()
+    }
+    for (name, mode) in entries {
+      if name != "*", !ToolName.isValid(name) {
+        return
+          "\"mcp.approvals\" names \"\(name)\", which is not a tool name (1 to 64 characters of A-Z a-z 0-9 _ . -) "
+          + "or \"*\""
+      }
+      guard let text = mode.stringValue, ApprovalMode(rawValue: text) != nil else {
+        return "\"mcp.approvals\" gives \"\(name)\" \(mode.serialized()): a tool's approval is \(allowed)"
+      }
+    }
+    return nil
+  }
+
+  /// The approval this manifest declares for its MCP server's tool `name` (the name as toolhost lists it, before any
+  /// `server.` prefix): the tool's own entry in `mcp.approvals`, else the `*` entry.
+  ///
+  /// `nil` when the manifest is not trusted (``isTrusted``: a declaration counts only because the user chose this
+  /// manifest as it is), declares no MCP server, or names neither the tool nor `*`. The user's own rules come before
+  /// it (``UserConfiguration/approval(for:)``).
+  public func declaredApproval(forServerTool name: String) -> DeclaredApproval? {
+    guard isTrusted, let approvals = mcp?.approvals else { return nil }
+    let key = approvals[name] != nil ? name : "*"
+    return approvals[key].map { DeclaredApproval(mode: $0, key: key, manifest: path) }
   }
 
   /// Why `url` cannot be a remote server's endpoint, or `nil`: it must be `http` or `https` with a host, and a

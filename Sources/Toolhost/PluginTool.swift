@@ -18,6 +18,9 @@ public struct PluginTool: PrecompiledTool, ExternalTool {
   /// The tool's definition from the manifest (for an MCP server's tool: from the server's listing, under the name
   /// the catalog offers it by).
   public internal(set) var definition: ToolDefinition
+  /// The name its manifest or MCP server gives it (as toolhost lists it), which stays when discovery offers it under
+  /// another (`server.tool`); the name a manifest's `mcp.approvals` knows it by.
+  public let listedName: String
   /// The manifest that provides it.
   public let manifest: PluginManifest
   /// The resolved executable.
@@ -78,6 +81,7 @@ public struct PluginTool: PrecompiledTool, ExternalTool {
     hostEnvironment: [String: String], pool: PersistentPool?, compiled: (JSONSchema, JSONSchema?)
   ) throws(SchemaError) {
     self.definition = definition
+    self.listedName = definition.name
     self.manifest = manifest
     self.executable = executable
     self.runner = runner
@@ -106,6 +110,7 @@ public struct PluginTool: PrecompiledTool, ExternalTool {
     hostEnvironment: [String: String] = ProcessInfo.processInfo.environment
   ) throws(SchemaError) {
     self.definition = definition
+    self.listedName = definition.name
     self.manifest = manifest
     self.executable = executable
     self.runner = .shared
@@ -160,6 +165,9 @@ public struct PluginTool: PrecompiledTool, ExternalTool {
   public var source: ToolSource { manifest.toolSource }
   /// Whether its annotations may set its default approval: a plugin's are, an MCP server's are not.
   public var annotationsAreTrusted: Bool { manifest.mcp == nil }
+  /// What its manifest declares for it under its ``listedName``: an MCP server manifest's `mcp.approvals`, when the
+  /// user trusts the manifest (``PluginManifest/declaredApproval(forServerTool:)``).
+  public var declaredApproval: DeclaredApproval? { manifest.declaredApproval(forServerTool: listedName) }
 
   /// The resource limits of a call: ``ResourceLimits/pluginDefaults``, under the manifest's `limits`, under the
   /// tool's own.

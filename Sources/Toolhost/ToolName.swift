@@ -21,6 +21,17 @@ package enum ToolName {
     return String(name.utf8.prefix(maxLength - 9))! + "-" + suffix
   }
 
+  /// Whether `name` is a tool name: 1 to ``maxLength`` characters of `A-Z a-z 0-9 _ . -`.
+  package static func isValid(_ name: String) -> Bool {
+    (1...maxLength).contains(name.utf8.count)
+      && name.utf8.allSatisfy { byte in
+        switch byte {
+        case 0x41...0x5A, 0x61...0x7A, 0x30...0x39, 0x5F, 0x2E, 0x2D: true
+        default: false
+        }
+      }
+  }
+
   /// `server.tool`, fitted to the limit: the name an MCP server's tool is offered under when its own is taken, or
   /// when the manifest asks for prefixes.
   package static func prefixed(_ tool: String, server: String) -> String {

@@ -20,8 +20,10 @@ public enum TrustSummary {
     do { manifest = try PluginManifest.parse(bytes, path: path) } catch {
       return ["problem: \(error.message) (it is pinned as it is, and stays broken until fixed and trusted again)"]
     }
-    // The folder being trusted is a project's: its tools' "always" answers are bound to this manifest.
+    // The folder being trusted is a project's: its tools' "always" answers are bound to this manifest, and what it
+    // declares is shown as it holds once trusted.
     manifest.projectDigest = TrustStore.digest(bytes)
+    manifest.isTrusted = true
     var lines: [String] = []
     // The program as it resolves now (a bare name is looked for in the plugin's folder before PATH).
     let program = (try? manifest.resolveExecutable(searchPath: searchPath)) ?? manifest.command
@@ -30,12 +32,12 @@ public enum TrustSummary {
       if let token = server.bearerTokenEnv {
         lines.append("sends the value of \(token) to \(url) as its bearer token")
       }
-      lines.append(serverApproval(manifest, configuration: configuration))
+      lines += serverApproval(manifest, configuration: configuration)
     } else if let server = manifest.mcp {
       lines.append(
         "MCP server \(server.name): runs \(commandLine([program] + manifest.arguments)); its tools are listed when it "
           + "starts")
-      lines.append(serverApproval(manifest, configuration: configuration))
+      lines += serverApproval(manifest, configuration: configuration)
     } else {
       lines.append(
         "runs: \(commandLine([program] + manifest.arguments))\(manifest.persistent ? " (kept running)" : "")")
@@ -71,12 +73,26 @@ public enum TrustSummary {
     }
   }
 
-  /// What an MCP server's tools do when called: they ask, unless a rule of the user's for the plugin says otherwise.
-  static func serverApproval(_ manifest: PluginManifest, configuration: UserConfiguration) -> String {
-    if let (mode, rule) = configuration.mode(forPlugin: manifest.folderName, location: manifest.location) {
-      return "its tools: " + words(mode, "set by \(rule)")
+  /// What an MCP server's tools do when called: each tool the manifest names in `mcp.approvals` as declared, unless
+  /// a rule of the user's says otherwise (one line each, with where its approval comes from); then the others: as a
+  /// plugin rule of the user's says, else as the manifest's `*` declares, else they ask.
+  static func serverApproval(_ manifest: PluginManifest, configuration: UserConfiguration) -> [String] {
+    let declared = manifest.mcp?.approvals ?? [:]
+    var lines = declared.keys.sorted().filter { $0 != "*" }.map { name in
+      let decision = configuration.approval(for: ServerTool(name: name, manifest: manifest))
+      return "tool \(name) (when the server lists it): \(words(decision.mode, decision.reason))"
     }
-    return "its tools: ask before they run (an MCP server's hints are its own claims), unless a rule says otherwise"
+    let others = lines.isEmpty ? "its tools" : "its other tools"
+    if let (mode, rule) = configuration.mode(forPlugin: manifest.folderName, location: manifest.location) {
+      lines.append("\(others): " + words(mode, "set by \(rule)"))
+    } else if let all = declared["*"] {
+      let reason = DeclaredApproval(mode: all, key: "*", manifest: manifest.path).reason
+      lines.append("\(others): " + words(all, reason) + ", unless a rule says otherwise")
+    } else {
+      lines.append(
+        "\(others): ask before they run (an MCP server's hints are its own claims), unless a rule says otherwise")
+    }
+    return lines
   }
 
   /// Words as a shell would need them typed: each word with a space, quote or other special character in single
@@ -103,6 +119,22 @@ public enum TrustSummary {
     var pluginName: String { manifest.folderName }
     var source: ToolSource { manifest.toolSource }
     var annotationsAreTrusted: Bool { true }
+    func call(arguments: JSONValue) async throws -> String {
+      throw ToolFailure.refused(reason: "\(name) is shown, not run, while its folder is being trusted")
+    }
+  }
+
+  /// A tool an MCP server manifest names in `mcp.approvals`, as approvals will see it once the server lists it:
+  /// its hints are the server's (not trusted), its manifest's declaration counts.
+  struct ServerTool: ExternalTool {
+    let name: String
+    let manifest: PluginManifest
+    var description: String { "" }
+    var parameters: JSONValue { ["type": "object"] }
+    var pluginName: String { manifest.folderName }
+    var source: ToolSource { manifest.toolSource }
+    var annotationsAreTrusted: Bool { false }
+    var declaredApproval: DeclaredApproval? { manifest.declaredApproval(forServerTool: name) }
     func call(arguments: JSONValue) async throws -> String {
       throw ToolFailure.refused(reason: "\(name) is shown, not run, while its folder is being trusted")
     }

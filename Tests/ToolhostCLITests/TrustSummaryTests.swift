@@ -44,6 +44,37 @@ struct TrustSummaryTests {
     #expect(!approved.joined().contains("warning"), "\(approved)")
   }
 
+  @Test func anMCPManifestsDeclaredApprovalsShowWhereTheyComeFrom() throws {
+    let manifest = #"""
+      {"manifestVersion": 1,
+       "mcp": {"name": "time", "command": "/bin/cat", "approvals": {"get_current_time": "auto", "convert_time": "auto"}}}
+      """#
+    let path = "/p/time-mcp/toolhost.json"
+    let shown = try lines(manifest, path: path).joined(separator: "\n")
+    #expect(
+      shown.contains(
+        "tool get_current_time (when the server lists it): runs without asking when a model calls it (declared by "
+          + #"the trusted manifest /p/time-mcp/toolhost.json, mcp.approvals "get_current_time")"#), "\(shown)")
+    #expect(shown.contains("tool convert_time (when the server lists it): runs without asking"), "\(shown)")
+    #expect(shown.contains("its other tools: ask before they run"), "\(shown)")
+    // The user's rule over the declaration, shown as the user's.
+    let ruled = try lines(manifest, config: #"{"approvals": {"tools": {"convert_time": "deny"}}}"#, path: path)
+      .joined(separator: "\n")
+    #expect(
+      ruled.contains(
+        #"tool convert_time (when the server lists it): never runs (set by approvals.tools "convert_time""#),
+      "\(ruled)")
+    #expect(ruled.contains("tool get_current_time (when the server lists it): runs without asking"), "\(ruled)")
+    // "*" covers the tools the manifest does not name.
+    let star = try lines(
+      #"{"manifestVersion": 1, "mcp": {"command": "/bin/cat", "approvals": {"*": "deny"}}}"#, path: path
+    ).joined(separator: "\n")
+    #expect(
+      star.contains(
+        #"its tools: never runs (declared by the trusted manifest /p/time-mcp/toolhost.json, mcp.approvals "*")"#),
+      "\(star)")
+  }
+
   @Test func theApprovalPromptCutsLongArgumentsAndAsksByName() {
     let padded = #"{"path": ""# + String(repeating: " ", count: 5000) + #"x"}"#
     let text = ApprovalPrompt.text(

@@ -139,6 +139,18 @@ struct ApprovalFixture: Sendable {
 
   /// Whether `mcp-server-time` (PyPI mcp-server-time, plugins/time-mcp) is on PATH.
   static let hasTimeServer = TestPackage.which("mcp-server-time") != nil
+
+  /// plugins/time-mcp's manifest with `mcp.approvals` replaced by `approvals` (left out when `nil`).
+  static func timeManifest(approvals: JSONValue?) throws -> String {
+    let shipped = try JSONValue.parse(
+      String(contentsOf: TestPackage.plugins.appendingPathComponent("time-mcp/toolhost.json"), encoding: .utf8))
+    guard var manifest = shipped.objectValue, var server = manifest["mcp"]?.objectValue else {
+      throw TestFailure("plugins/time-mcp/toolhost.json has no \"mcp\" object: \(shipped)")
+    }
+    server["approvals"] = approvals
+    manifest["mcp"] = .object(server)
+    return JSONValue.object(manifest).serialized()
+  }
 }
 
 // MARK: - toolhost ask
@@ -274,11 +286,9 @@ struct ApprovalCLITests {
   func mcpToolsAskWhateverTheirAnnotations() async throws {
     let fixture = try ApprovalFixture()
     defer { fixture.remove() }
-    // plugins/time-mcp's manifest, in a folder of its own (the server declares readOnlyHint: true, which toolhost
-    // must not trust).
-    let manifest = try String(
-      contentsOf: TestPackage.plugins.appendingPathComponent("time-mcp/toolhost.json"), encoding: .utf8)
-    try fixture.write("time-plugins/time-mcp/toolhost.json", manifest)
+    // plugins/time-mcp's manifest without the approvals it declares, in a folder of its own (the server declares
+    // readOnlyHint: true, which toolhost must not trust).
+    try fixture.write("time-plugins/time-mcp/toolhost.json", try ApprovalFixture.timeManifest(approvals: nil))
     let plugins = fixture.path("time-plugins")
     let rules = """
       rules:
@@ -313,6 +323,87 @@ struct ApprovalCLITests {
       try fixture.writeConfig(#"{"approvals": {"plugins": {"time-mcp": "auto"}}}"#)
       let auto = try await fixture.toolhost(["ask", "--plugins", plugins, "What time is it? (4)"], server: server)
       #expect(auto.stdout == "It ran.\n", "\(auto.output)")
+    }
+  }
+
+  /// fakellm rules for the time server's tools: turn 1 calls convert_time when the prompt says CONVERT, else
+  /// get_current_time; turn 2 says whether the tool ran, from its result.
+  static let timeRules = """
+    rules:
+      - name: convert
+        when: {turn: 1, messages_contain: "CONVERT"}
+        respond:
+          tool_calls:
+            - {name: convert_time, arguments: {source_timezone: UTC, time: "12:00", target_timezone: Asia/Tokyo}}
+      - name: now
+        when: {turn: 1}
+        respond:
+          tool_calls:
+            - {name: get_current_time, arguments: {timezone: Asia/Tokyo}}
+      - name: ran
+        when: {turn: 2, tool_result_contains: "datetime"}
+        respond: {content: "It ran."}
+      - name: refused
+        when: {turn: 2}
+        respond: {content: "It did not run."}
+    """
+
+  /// Issue 30: the example time server's tools work from `ask` with no terminal and no --yes, because the manifest
+  /// the user trusted declares them `auto`; a tool it does not declare still asks, and the user's rules still win.
+  @Test(.enabled(if: ApprovalFixture.hasTimeServer, "mcp-server-time is not on PATH (pip install mcp-server-time)"))
+  func aTrustedManifestsDeclaredApprovalLetsItsServersToolsRun() async throws {
+    let fixture = try ApprovalFixture()
+    defer { fixture.remove() }
+    // plugins/time-mcp as shipped, as a project's ./plugins, pinned with toolhost trust.
+    let shipped = try String(
+      contentsOf: TestPackage.plugins.appendingPathComponent("time-mcp/toolhost.json"), encoding: .utf8)
+    try fixture.write("plugins/time-mcp/toolhost.json", shipped)
+    let trust = try await fixture.toolhost(["trust"])
+    #expect(trust.status == 0, "\(trust.output)")
+    #expect(
+      trust.stdout.contains(
+        "tool get_current_time (when the server lists it): runs without asking when a model calls "
+          + "it (declared by the trusted manifest"), "\(trust.output)")
+    try await FakeLLM.with(rules: Self.timeRules) { server in
+      let now = try await fixture.toolhost(["ask", "What time is it in Tokyo? (1)"], server: server)
+      #expect(now.status == 0, "\(now.output)\nserver:\n\(server.log)")
+      #expect(now.stdout == "It ran.\n", "\(now.output)")
+      #expect(!now.stderr.contains("needs approval"), "\(now.stderr)")
+      let convert = try await fixture.toolhost(["ask", "CONVERT noon UTC to Tokyo time (2)"], server: server)
+      #expect(convert.stdout == "It ran.\n", "\(convert.output)")
+
+      // A manifest that declares get_current_time only: convert_time asks, so without a terminal it is refused.
+      try fixture.write(
+        "partial/time-mcp/toolhost.json", try ApprovalFixture.timeManifest(approvals: ["get_current_time": "auto"]))
+      let partial = fixture.path("partial")
+      let declared = try await fixture.toolhost(
+        ["ask", "--plugins", partial, "What time is it in Tokyo? (3)"], server: server)
+      #expect(declared.stdout == "It ran.\n", "\(declared.output)")
+      let undeclared = try await fixture.toolhost(
+        ["ask", "--plugins", partial, "CONVERT noon UTC to Tokyo time (4)"], server: server)
+      #expect(undeclared.status == 0, "\(undeclared.output)")
+      #expect(undeclared.stdout == "It did not run.\n", "\(undeclared.output)")
+      #expect(
+        undeclared.stderr.contains("convert_time needs approval and there is no terminal to ask on"),
+        "\(undeclared.stderr)")
+
+      // The user's own rules win over the declaration: ask asks (refused here), deny is never offered.
+      try fixture.writeConfig(#"{"approvals": {"tools": {"get_current_time": "ask"}}}"#)
+      let ask = try await fixture.toolhost(["ask", "What time is it in Tokyo? (5)"], server: server)
+      #expect(ask.stdout == "It did not run.\n", "\(ask.output)")
+      #expect(ask.stderr.contains("get_current_time needs approval"), "\(ask.stderr)")
+      try fixture.writeConfig(#"{"approvals": {"plugins": {"time-mcp": "deny"}}}"#)
+      let deny = try await fixture.toolhost(["ask", "What time is it in Tokyo? (6)"], server: server)
+      #expect(deny.stdout == "It did not run.\n", "\(deny.output)")
+      let offered = try server.requests().last?["tools"] as? [[String: Any]] ?? []
+      #expect(!offered.contains { ($0["function"] as? [String: Any])?["name"] as? String == "get_current_time" })
+      try fixture.writeConfig("{}")
+
+      // A changed manifest is not the one the user pinned: not loaded, so nothing it declares counts.
+      try fixture.write("plugins/time-mcp/toolhost.json", shipped.replacingOccurrences(of: "\"UTC\"", with: "\"UTC\" "))
+      let changed = try await fixture.toolhost(["ask", "What time is it in Tokyo? (7)"], server: server)
+      #expect(changed.stdout == "It did not run.\n", "\(changed.output)")
+      #expect(changed.stderr.contains("broken plugin left out"), "\(changed.stderr)")
     }
   }
 

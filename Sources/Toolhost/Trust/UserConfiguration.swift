@@ -305,7 +305,7 @@ public struct ApprovalDecision: Sendable, Equatable {
   public var mode: ApprovalMode
   /// Why, in words ("marked destructive", "approvals.tools \"rm*\" in …/config.json", …).
   public var reason: String
-  /// Whether a rule of the user's set the mode (rather than a default).
+  /// Whether a rule of the user's set the mode (rather than a default or a trusted manifest's declaration).
   public var isUserRule: Bool
 }
 
@@ -319,12 +319,53 @@ public protocol ExternalTool: Tool {
   /// Whether the tool's annotations may set its default approval: `true` for plugins in folders the user trusts,
   /// `false` for tools an MCP server lists.
   var annotationsAreTrusted: Bool { get }
+  /// The approval its manifest declares for it (an MCP server manifest's `mcp.approvals`), which counts only when
+  /// the user trusts that manifest (``PluginManifest/declaredApproval(forServerTool:)``); `nil` for none, the
+  /// default. The user's own rules come first (``UserConfiguration/approval(for:)``).
+  var declaredApproval: DeclaredApproval? { get }
+}
+
+extension ExternalTool {
+  /// No declaration: a tool's approval comes from the user's rules and its annotations alone.
+  public var declaredApproval: DeclaredApproval? { nil }
+}
+
+/// The approval a trusted manifest declares for one of its MCP server's tools (`"mcp": {"approvals": {…}}`).
+///
+/// The user pinned the manifest (or keeps it in a folder of their own), so what it declares is the user's choice as
+/// much as the command it runs; what the server says about its tools (their annotations) still counts for nothing.
+public struct DeclaredApproval: Sendable, Equatable {
+  /// The mode declared.
+  public var mode: ApprovalMode
+  /// The entry that declares it: the tool's name, or `*`.
+  public var key: String
+  /// The manifest's path.
+  public var manifest: String
+
+  /// Makes a declaration.
+  public init(mode: ApprovalMode, key: String, manifest: String) {
+    self.mode = mode
+    self.key = key
+    self.manifest = manifest
+  }
+
+  /// Where it comes from, in words: `declared by the trusted manifest PATH, mcp.approvals "KEY"`.
+  public var reason: String { "declared by the trusted manifest \(manifest), mcp.approvals \"\(key)\"" }
 }
 
 extension UserConfiguration {
-  /// The approval of `tool`: an "always" answer remembered for it from its source (unless a rule of the user's
-  /// denies it); else the user's rule by name, then by plugin; else, for a tool whose annotations are trusted,
-  /// `auto` when they say read-only or not destructive and `ask` otherwise; `ask` for every MCP server's tool.
+  /// The approval of `tool`, the first of:
+  ///
+  /// 1. an "always" answer remembered for it from its source, unless a rule of the user's denies it;
+  /// 2. the user's rule by the tool's name, then by its plugin (`approvals.tools`, `approvals.plugins`), whatever its
+  ///    mode: the user's rule replaces what a manifest declares, so a user's `deny` or `ask` always holds;
+  /// 3. what its trusted manifest declares for it (``ExternalTool/declaredApproval``, an MCP server manifest's
+  ///    `mcp.approvals` entry for the tool or `*`): the user pinned that manifest, so the declaration is theirs;
+  /// 4. for a tool whose annotations are trusted (a plugin's), `auto` when they say read-only or not destructive,
+  ///    `ask` otherwise; `ask` for every MCP server's tool, whatever the server says of it.
+  ///
+  /// So a manifest can loosen only a tool no rule of the user's covers, and nothing the server itself reports ever
+  /// loosens one.
   public func approval(for tool: any Tool) -> ApprovalDecision {
     let external = tool as? any ExternalTool
     let source = external?.source ?? .inProcess
@@ -339,6 +380,9 @@ extension UserConfiguration {
     }
     if let (mode, rule) = byRule {
       return ApprovalDecision(mode: mode, reason: "set by \(rule)", isUserRule: true)
+    }
+    if let declared = external?.declaredApproval {
+      return ApprovalDecision(mode: declared.mode, reason: declared.reason, isUserRule: false)
     }
     if let external, !external.annotationsAreTrusted {
       return ApprovalDecision(
