@@ -152,6 +152,7 @@ extension GuidedToolCalls {
     var lastPrompt = ""
     var round: [Transcript.ToolOutput] = []
     var roundsForPrompt = 0
+    var callsForPrompt: [Transcript.ToolCall] = []
     func flushRound() {
       guard !round.isEmpty else { return }
       let question = lastPrompt.count > 300 ? String(lastPrompt.prefix(300)) + "…" : lastPrompt
@@ -162,9 +163,14 @@ extension GuidedToolCalls {
       }
       let failed = round.contains(where: \.isError)
       let nothing = roundsForPrompt == 1 && round.contains(where: foundNothing)
+      let uncovered = roundsForPrompt == 1 ? uncoveredMentions(of: lastPrompt, by: callsForPrompt) : []
       let next: String
       if failed {
         next = "Fix the call, or answer the user's request (\"\(question)\") without it, saying what failed."
+      } else if !uncovered.isEmpty && !nothing {
+        next =
+          "The user also asked about \(uncovered.joined(separator: ", ")): call the tools for that too, or answer the "
+          + "user's request (\"\(question)\") with these results."
       } else if nothing {
         next =
           "Nothing was found. Call the tool once more with a broader argument if the result suggests one, or "
@@ -199,12 +205,14 @@ extension GuidedToolCalls {
       case .prompt(let p):
         lastPrompt = p.text
         roundsForPrompt = 0
+        callsForPrompt = []
         messages.append(["role": "user", "content": .string(p.text)])
       case .response(let r):
         let content: String = guided ? (["answer": .string(r.text)] as JSONValue).serialized() : r.text
         messages.append(["role": "assistant", "content": .string(content)])
       case .toolCalls(let calls):
         roundsForPrompt += 1
+        callsForPrompt += calls.calls
         let list: [JSONValue] = calls.calls.map { call in
           ["tool": .string(call.toolName), "arguments": call.argumentsText.map { .string($0) } ?? call.arguments]
         }

@@ -98,6 +98,43 @@ extension GuidedToolCalls {
     return outputs
   }
 
+  /// What the prompt names that no call made for it covers: numbers no call's arguments hold, and names
+  /// (capitalised words past a sentence's start, not a month or a day) that no argument holds, also translated.
+  /// "Convert 10 km to miles and 20 kg to pounds" with only the call for 10 km → `["20"]`; "two rye recipes and
+  /// the weather in Berlin" with only the recipe search → `["Berlin"]`.
+  public static func uncoveredMentions(of prompt: String, by calls: [Transcript.ToolCall]) -> [String] {
+    var numbers: [Double] = []
+    var text = ""
+    for call in calls {
+      AnswerFigures.collect(call.arguments, into: &numbers)
+      text += " " + call.arguments.serialized()
+    }
+    let argumentWords = GroundingText(text).words
+    var uncovered: [String] = []
+    for figure in AnswerFigures.numbers(in: prompt) where !numbers.contains(figure.value) {
+      uncovered.append(figure.text)
+    }
+    let words = prompt.split { !($0.isLetter || $0.isNumber || $0 == "'") }
+    for (index, word) in words.enumerated() where index > 0 && word.first?.isUppercase == true && word.count > 1 {
+      let lowered = word.lowercased()
+      guard !GroundingVocabulary.dayWords.contains(lowered),
+        !argumentWords.contains(where: { $0 == Substring(lowered) || GroundingText.sameStem($0, Substring(lowered)) })
+      else { continue }
+      uncovered.append(String(word))
+    }
+    return uncovered
+  }
+
+  /// The calls made since the transcript's last prompt, in order.
+  static func callsSinceLastPrompt(_ transcript: Transcript) -> [Transcript.ToolCall] {
+    var calls: [Transcript.ToolCall] = []
+    for entry in transcript.entries.reversed() {
+      if case .prompt = entry { break }
+      if case .toolCalls(let round) = entry { calls.insert(contentsOf: round.calls, at: 0) }
+    }
+    return calls
+  }
+
   /// How many rounds of calls were made since the transcript's last prompt.
   static func roundsSinceLastPrompt(_ transcript: Transcript) -> Int {
     var rounds = 0

@@ -77,7 +77,8 @@ public enum GuidedToolCalls {
 
   /// Whether `transcript` ends with the results of a round of calls made for its last prompt, all of them
   /// successful: where ``GuidedFollowUp/answer`` asks for the answer.
-  /// A first round that found nothing (``foundNothing(_:)``) may be followed by one more call instead.
+  /// A first round that found nothing (``foundNothing(_:)``), or that left something the prompt names uncovered
+  /// (``uncoveredMentions(of:by:)``), may be followed by one more round of calls instead.
   public static func answersResults(_ transcript: Transcript) -> Bool {
     var round: [Transcript.ToolOutput] = []
     for entry in transcript.entries.reversed() {
@@ -86,7 +87,9 @@ public enum GuidedToolCalls {
       round.append(output)
     }
     guard !round.isEmpty else { return false }
-    return !(roundsSinceLastPrompt(transcript) == 1 && round.contains(where: foundNothing))
+    guard roundsSinceLastPrompt(transcript) == 1 else { return true }
+    return !round.contains(where: foundNothing)
+      && uncoveredMentions(of: transcript.lastPrompt ?? "", by: callsSinceLastPrompt(transcript)).isEmpty
   }
 
   /// Whether the reply of `request` is constrained: it has tools and may call them.

@@ -102,6 +102,24 @@ import ToolhostSession
     #expect(completed(["city": "A"], "A, B, C, D, E and F").count == GuidedToolCalls.maximumCallsPerReply)
   }
 
+  @Test func whatTheFirstRoundLeftUncoveredMayGetASecondRound() throws {
+    let convert = call("convertUnits", ["value": 10, "from": "km", "to": "mi"])
+    #expect(
+      GuidedToolCalls.uncoveredMentions(of: "Convert 10 km to miles and 20 kg to pounds", by: [convert]) == ["20"])
+    let rye = call("searchBreadDatabase", ["searchTerm": "rye", "limit": 2])
+    #expect(GuidedToolCalls.uncoveredMentions(of: "Two rye recipes and the weather in Berlin", by: [rye]) == ["Berlin"])
+    let oslo = call("getWeather", ["city": "Oslo", "month": 1])
+    #expect(GuidedToolCalls.uncoveredMentions(of: "What's the weather in Oslo in January?", by: [oslo]).isEmpty)
+    let london = call("getWeather", ["city": "London"])
+    #expect(GuidedToolCalls.uncoveredMentions(of: "Il fait combien à Londres ?", by: [london]).isEmpty)
+    let first = transcript(
+      "Two rye recipes and the weather in Berlin",
+      [.toolCalls(.init(calls: [rye])), .toolOutput(.init(callID: "c1", toolName: "searchBreadDatabase", text: "{}"))])
+    #expect(!GuidedToolCalls.answersResults(first))
+    let last = GuidedToolCalls.messages(from: first, tools: [bread, weather], choice: .auto, followUp: .answer).last
+    #expect(last?["content"]?.stringValue?.contains("The user also asked about Berlin") == true)
+  }
+
   @Test func aQuestionWithFiguresAboutAToolIsNotAnsweredFromMemory() {
     let units = Transcript.ToolDefinition(
       name: "convertUnits", description: "Converts a quantity between units of length, mass or temperature.",
