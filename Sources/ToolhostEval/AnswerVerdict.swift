@@ -11,7 +11,8 @@ public enum FailureKind: String, Sendable, CaseIterable {
   case emptyAnswer = "empty answer"
   /// An expected call was not made with the expected arguments (Goal 1).
   case missingCall = "missing call"
-  /// An expected call was made but failed or was refused, and no retry succeeded.
+  /// An expected call was made but failed or was refused, and no retry succeeded (a refusal is no failure for a
+  /// call that needs approval by design, ``ExpectedCall/needsApproval``).
   case callFailed = "call failed"
   /// Independent calls took several rounds (Goal 1).
   case severalRounds = "calls in several rounds"
@@ -101,8 +102,9 @@ public func answerVerdict(
     let succeeded = calls.contains { call in
       expected.isMet(tool: call.tool, arguments: call.arguments) && transcript.result(of: call)?.ok == true
     }
-    if !succeeded {
-      let error = transcript.result(of: calls[index])?.error
+    let error = transcript.result(of: calls[index])?.error
+    // A call that needs approval by design is refused with no terminal: the answer must say so (below).
+    if !succeeded, !(expected.needsApproval && error?["code"]?.stringValue == "refused") {
       let why = error?["message"]?.stringValue ?? error?["code"]?.stringValue ?? "no result"
       verdict.reasons.append(FailureReason(.callFailed, "\(expected.tool) failed: \(why)"))
     }

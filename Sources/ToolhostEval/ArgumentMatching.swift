@@ -45,7 +45,8 @@ private func sameList(_ actual: JSONValue, _ expected: [JSONValue]) -> Bool {
 }
 
 /// The argument names of `arguments` that are neither expected nor allowed: dotted (`datasets.weights`) inside a
-/// nested object the expectation describes (an expected object, or array of objects).
+/// nested object the expectation describes (an expected object, or array of objects), and, where the argument is an
+/// array of such objects, an element that meets none of them (`datasets[1]`: a data set nobody gave).
 public func inventedArguments(_ arguments: JSONValue, expected: JSONObject, allowed: Set<String>) -> [String] {
   var invented: [String] = []
   collectInvented(arguments, expected: expected, allowed: allowed, prefix: "", into: &invented)
@@ -63,13 +64,21 @@ private func collectInvented(
       if !allowed.contains(path) { invented.append(path) }
       continue
     }
-    // The keys a nested expectation names, merged over its objects.
-    let nested = [expectation] + (expectation.arrayValue ?? [])
+    // The objects a nested expectation describes, and the keys they name.
+    let parts = ([expectation] + (expectation.arrayValue ?? [])).filter { $0.objectValue != nil }
+    guard !parts.isEmpty else { continue }
     var keys = JSONObject()
-    for part in nested { for (k, v) in part.objectValue ?? [:] { keys[k] = v } }
-    guard !keys.isEmpty else { continue }
-    for element in member.arrayValue ?? [member] {
-      collectInvented(element, expected: keys, allowed: allowed, prefix: path + ".", into: &invented)
+    for part in parts { for (k, v) in part.objectValue ?? [:] { keys[k] = v } }
+    if let elements = member.arrayValue {
+      for (n, element) in elements.enumerated() {
+        if parts.contains(where: { matches(element, $0) }) {
+          collectInvented(element, expected: keys, allowed: allowed, prefix: path + ".", into: &invented)
+        } else {
+          invented.append("\(path)[\(n)]")
+        }
+      }
+    } else {
+      collectInvented(member, expected: keys, allowed: allowed, prefix: path + ".", into: &invented)
     }
   }
 }

@@ -26,12 +26,18 @@ public struct ExpectedCall: Sendable, Equatable {
   /// Argument names that may be present beyond the expected ones (dotted for a key of a nested object:
   /// `datasets.name`).
   public var allowedArguments: Set<String>
+  /// Whether the call asks for the user's approval by design (a destructive tool), so that `ask` with no terminal
+  /// refuses it: then the call made with the expected arguments and an answer saying it was not done are right.
+  public var needsApproval: Bool
 
   /// Makes an expected call.
-  public init(tool: String, arguments: JSONObject = [:], allowedArguments: Set<String> = []) {
+  public init(
+    tool: String, arguments: JSONObject = [:], allowedArguments: Set<String> = [], needsApproval: Bool = false
+  ) {
     self.tool = tool
     self.arguments = arguments
     self.allowedArguments = allowedArguments
+    self.needsApproval = needsApproval
   }
 
   /// Whether a call of `tool` with `arguments` is this call: the same tool, every expected argument matching.
@@ -64,7 +70,7 @@ public struct EvalQuestion: Sendable, Equatable {
   }
 
   /// The questions of a file `{"questions": [{"prompt", "category", "calls": [{"tool", "arguments",
-  /// "allowedArguments"}], "sequential"}]}`; throws ``EvalFileError`` naming the file and the question when it is
+  /// "allowedArguments", "needsApproval"}], "sequential"}]}`; throws ``EvalFileError`` naming the file and the question when it is
   /// missing or malformed.
   public static func load(from file: URL) throws -> [EvalQuestion] {
     guard let data = FileManager.default.contents(atPath: file.path) else {
@@ -96,7 +102,9 @@ public struct EvalQuestion: Sendable, Equatable {
         let allowed = call["allowedArguments"]?.arrayValue ?? []
         guard allowed.allSatisfy({ $0.stringValue != nil }) else { throw fail("allowedArguments are not names") }
         calls.append(
-          ExpectedCall(tool: tool, arguments: object, allowedArguments: Set(allowed.compactMap(\.stringValue))))
+          ExpectedCall(
+            tool: tool, arguments: object, allowedArguments: Set(allowed.compactMap(\.stringValue)),
+            needsApproval: call["needsApproval"]?.boolValue ?? false))
       }
       guard (category == .none) == calls.isEmpty else {
         throw fail(category == .none ? "a none question with calls" : "no calls for a \(name) question")

@@ -98,6 +98,11 @@ struct AnswerChecksTests {
     ]
     #expect(
       inventedArguments(call, expected: expected, allowed: ["datasets.name"]) == ["datasets.weights", "rounding"])
+    // A data set nobody gave, beside the user's (the "weights" set of issue 30).
+    let extraSet: JSONValue = [
+      "datasets": [["name": "numbers", "values": [1, 2]], ["name": "weights", "values": [1, 1]]]
+    ]
+    #expect(inventedArguments(extraSet, expected: expected, allowed: ["datasets.name"]) == ["datasets[1]"])
     #expect(inventedArguments(["city": "Oslo"], expected: ["city": "Oslo"], allowed: []) == [])
     #expect(inventedArguments(["city": "Oslo", "month": 11], expected: ["city": "Oslo"], allowed: []) == ["month"])
     #expect(

@@ -189,6 +189,26 @@ struct AnswerVerdictTests {
     #expect(resolved.right, "\(resolved.reasons)")
   }
 
+  @Test func refusedCallThatNeedsApproval() {
+    var clear = EvalQuestion(
+      prompt: "Wipe my to-do list completely.", category: .single,
+      calls: [ExpectedCall(tool: "todoClear", arguments: ["onlyDone": false], needsApproval: true)])
+    let call = ObservedCall(id: "1", tool: "todoClear", arguments: [:], round: 1)
+    let refused = ObservedResult(
+      id: "1", tool: "todoClear", ok: false,
+      error: ["code": "refused", "message": "refused: the user has not approved running todoClear"])
+    func verdict(_ answer: String) -> AnswerVerdict {
+      answerVerdict(
+        for: clear, transcript: AskTranscript(calls: [call], results: [refused], answer: answer), status: 0)
+    }
+    // Refused by design, and said so: right.
+    #expect(verdict("I could not clear the list: that needs your approval.").right)
+    #expect(kinds(verdict("Your to-do list is now empty.")) == [.hidesFailure])
+    // A refusal of a call that should have run is a failure, however honest the answer.
+    clear.calls[0].needsApproval = false
+    #expect(kinds(verdict("I could not clear the list: that needs your approval.")) == [.callFailed])
+  }
+
   @Test func roundsReadFromTheEventStream() {
     let ndjson = """
       {"type":"request_started","prompt":"x"}

@@ -68,7 +68,10 @@ struct QuestionFileTests {
       "questions": [
         [
           "prompt": "Weather in Oslo?", "category": "single", "sequential": true,
-          "calls": [["tool": "getWeather", "arguments": ["city": "Oslo"], "allowedArguments": ["units"]]],
+          "calls": [
+            ["tool": "getWeather", "arguments": ["city": "Oslo"], "allowedArguments": ["units"]],
+            ["tool": "todoClear", "needsApproval": true],
+          ],
         ]
       ]
     ])
@@ -76,7 +79,10 @@ struct QuestionFileTests {
       parsed == [
         EvalQuestion(
           prompt: "Weather in Oslo?", category: .single,
-          calls: [ExpectedCall(tool: "getWeather", arguments: ["city": "Oslo"], allowedArguments: ["units"])],
+          calls: [
+            ExpectedCall(tool: "getWeather", arguments: ["city": "Oslo"], allowedArguments: ["units"]),
+            ExpectedCall(tool: "todoClear", needsApproval: true),
+          ],
           sequential: true)
       ])
   }
