@@ -50,6 +50,9 @@ let package = Package(
       pkgConfig: "jansson",
       providers: [.apt(["libjansson-dev"]), .brew(["jansson"])]
     ),
+    // The `answers` eval's questions and checks (issue 30): pure code, built always so that its tests run with the
+    // others; the benchmark that runs `toolhost ask` for it is ToolhostBench's.
+    .target(name: "ToolhostEval", dependencies: ["ToolhostJSON"]),
     // Small C helpers for system calls Swift cannot reach (variadic or macro-only), and the commit toolhost was
     // built from (`toolhost --version`).
     .target(name: "CToolhostSupport", cSettings: buildCommitSettings),
@@ -134,6 +137,7 @@ let package = Package(
         "ToolhostMCP", "ToolhostMCPHTTP", "ToolhostTestSupport",
         .product(name: "AsyncHTTPClient", package: "async-http-client"), .product(name: "NIOCore", package: "swift-nio"),
       ]),
+    .testTarget(name: "ToolhostEvalTests", dependencies: ["ToolhostEval", "ToolhostJSON", "ToolhostTestSupport"]),
     .testTarget(name: "ToolhostChatTests", dependencies: ["ToolhostChat", "ToolhostTestSupport"]),
     .testTarget(name: "ToolhostHistoryTests", dependencies: ["ToolhostHistory", "ToolhostTestSupport"]),
     .testTarget(
@@ -153,7 +157,7 @@ if Context.environment["TOOLHOST_BENCHMARKS"] != nil {
       name: "ToolhostBench",
       dependencies: [
         "Toolhost", "ToolhostSession", "ToolhostOpenAI", "ToolhostMCP", "ToolhostMCPHTTP", "ToolhostLocal",
-        "CToolhostSupport", "CBenchBaseline",
+        "ToolhostEval", "CToolhostSupport", "CBenchBaseline",
         .product(name: "AsyncHTTPClient", package: "async-http-client"),
       ]
     ),

@@ -3,6 +3,7 @@
 // (cold: each ask starts and ends its own) and then against a shared server that `toolhost model start` loaded
 // (warm). Needs scripts/install-local-model, `make -C plugins` and a release build of `toolhost`.
 import Foundation
+import ToolhostEval
 import ToolhostJSON
 
 #if canImport(Glibc)
@@ -10,7 +11,7 @@ import ToolhostJSON
 #endif
 
 /// What one `toolhost ask` did.
-private struct AskOutcome {
+struct AskOutcome {
   var status: Int32?
   var seconds: Double
   var calls: [(tool: String, arguments: JSONValue)]
@@ -27,21 +28,16 @@ private func verdict(_ outcome: AskOutcome, for c: EvalCase) -> String? {
   guard let expected = c.tool else {
     return outcome.calls.isEmpty ? nil : "needless call"
   }
-  let right = outcome.calls.filter { call in
-    call.tool == expected
-      && c.expect.allSatisfy { key, value in
-        // An expected `false` is also met by leaving the argument out (its default).
-        value == .bool(false) && call.arguments[key] == nil || matches(call.arguments[key], value)
-      }
-  }
+  let expect = JSONObject(c.expect.map { ($0.key, $0.value) })
+  let right = outcome.calls.filter { call in call.tool == expected && argumentsMatch(call.arguments, expect) }
   if right.isEmpty {
     return outcome.calls.contains { $0.tool == expected } ? "arguments off" : "wrong or no tool"
   }
   return outcome.calls.count > 2 ? "\(outcome.calls.count) calls" : nil
 }
 
-/// Where the eval finds its programs and data.
-private struct AskEvalSetup {
+/// Where the evals of `toolhost ask` (`ask`, `answers`) find their programs and data.
+struct AskEvalSetup {
   var toolhost: String
   var plugins: URL
   var model: String
@@ -121,20 +117,26 @@ private struct AskEvalSetup {
     )
   }
 
-  /// `toolhost ask --json` for one prompt in a fresh scratch folder, with `folders`' plugins and cache folder.
-  func ask(_ prompt: String, keepAlive: Bool, folders: UserFolders) throws -> AskOutcome {
+  /// `toolhost ask --json` for one prompt in a fresh scratch folder, with `folders`' plugins and cache folder; with
+  /// `yes`, approving every call (`--yes`). Returns the exit status (nil: timed out), the event stream and stderr.
+  func askJSON(_ prompt: String, yes: Bool, keepAlive: Bool, folders: UserFolders) throws -> (
+    status: Int32?, stdout: String, stderr: String, seconds: Double
+  ) {
     let dir = try scratch(plugins: folders.plugins)
     defer { try? FileManager.default.removeItem(at: dir) }
-    var arguments = ["ask", "--json", "--yes", "--model", model, "--plugins", folders.plugins.path]
+    var arguments = ["ask", "--json"] + (yes ? ["--yes"] : []) + ["--model", model, "--plugins", folders.plugins.path]
     if keepAlive { arguments += ["--keep-alive", "10m"] }
-    let result = try run(arguments + [prompt], in: dir, cache: folders.cache, timeout: 240)
-    let events = result.stdout.split(separator: "\n").compactMap { try? JSONValue.parse(String($0)) }
-    let calls = events.filter { $0["type"] == "tool_call_started" }.map {
-      (tool: $0["tool"]?.stringValue ?? "?", arguments: $0["arguments"] ?? .null)
-    }
-    let answer = events.last { $0["type"] == "response" }?["text"]?.stringValue
+    return try run(arguments + [prompt], in: dir, cache: folders.cache, timeout: 240)
+  }
+
+  /// `toolhost ask --json --yes` for one prompt (``askJSON(_:yes:keepAlive:folders:)``), its calls and answer.
+  func ask(_ prompt: String, keepAlive: Bool, folders: UserFolders) throws -> AskOutcome {
+    let result = try askJSON(prompt, yes: true, keepAlive: keepAlive, folders: folders)
+    let transcript = AskTranscript(ndjson: result.stdout)
     return AskOutcome(
-      status: result.status, seconds: result.seconds, calls: calls, answer: answer, stderr: result.stderr)
+      status: result.status, seconds: result.seconds,
+      calls: transcript.calls.map { (tool: $0.tool, arguments: $0.arguments) },
+      answer: transcript.answer, stderr: result.stderr)
   }
 
   /// `toolhost model start|stop` for the eval's model.
@@ -163,7 +165,7 @@ private struct AskScore {
 }
 
 /// A copy of the example plugins and a cache folder: made for every prompt when cold, once for the run when warm.
-private struct UserFolders {
+struct UserFolders {
   var root: URL
   var plugins: URL { root.appendingPathComponent("plugins") }
   var cache: URL { root.appendingPathComponent("cache") }
@@ -176,50 +178,63 @@ private struct UserFolders {
   }
 }
 
-/// Runs every prompt with `setup`'s toolhost, cold or warm, and scores it; per-prompt lines go to stderr.
+/// Calls `body` for each item with `setup`'s toolhost, cold or warm, and the user folders to ask in.
 ///
 /// Cold is a first use: no server running, and a fresh copy of the plugins with an empty cache folder for every
 /// prompt, so every ask starts the time MCP server to list its tools (about 0.9 s here; the list is cached per
 /// plugin folder). Warm is someone who has used toolhost before: the shared server running, and one plugins folder
 /// and one cache folder kept from prompt to prompt, so the list is read from the cache after the first prompt. HOME
-/// (with the to-do list), configuration and trust are fresh for every prompt either way.
-private func askRun(_ setup: AskEvalSetup, _ cases: [EvalCase], warm: Bool, label: String) throws -> AskScore {
+/// (with the to-do list), configuration and trust are fresh for every prompt either way (``AskEvalSetup/scratch``).
+func forEachAsk<Item>(
+  _ setup: AskEvalSetup, _ items: [Item], warm: Bool, _ body: (Item, UserFolders) throws -> Void
+) throws {
   try setup.model("stop")
   if warm { try setup.model("start") }
   defer { if warm { try? setup.model("stop") } }
   let kept = warm ? try UserFolders(copying: setup.plugins) : nil
   defer { if let kept { try? FileManager.default.removeItem(at: kept.root) } }
-  var score = AskScore()
-  for c in cases {
+  for item in items {
     let folders = try kept ?? UserFolders(copying: setup.plugins)
     defer { if kept == nil { try? FileManager.default.removeItem(at: folders.root) } }
+    try body(item, folders)
+  }
+}
+
+/// The stderr line of one asked prompt: `  warm ok    3.2 s  PROMPT → CALLS  [REASONS]`, and the answer when given.
+func reportAsk(
+  label: String, right: Bool, seconds: Double, prompt: String, calls: [String], reasons: [String],
+  answer: String? = nil
+) {
+  var line = "  \(label) \(right ? "ok " : "BAD") \(String(format: "%5.1f", seconds)) s  \(prompt) → "
+  line += calls.isEmpty ? "no call" : calls.joined(separator: ", ")
+  if !reasons.isEmpty { line += "  [\(reasons.joined(separator: "; "))]" }
+  if let answer { line += "  ⇒ \(answer)" }
+  FileHandle.standardError.write(Data((line + "\n").utf8))
+}
+
+/// Runs every prompt with `setup`'s toolhost, cold or warm (``forEachAsk(_:_:warm:_:)``), and scores it; per-prompt
+/// lines go to stderr.
+private func askRun(_ setup: AskEvalSetup, _ cases: [EvalCase], warm: Bool, label: String) throws -> AskScore {
+  var score = AskScore()
+  try forEachAsk(setup, cases, warm: warm) { c, folders in
     let outcome = try setup.ask(c.prompt, keepAlive: warm, folders: folders)
     let wrong = verdict(outcome, for: c)
     if wrong == nil { score.right += 1 }
     score.times.append(outcome.seconds)
     if c.tool == nil { score.needless += outcome.calls.count } else { score.extra += max(0, outcome.calls.count - 1) }
-    let calls =
-      outcome.calls.isEmpty
-      ? "no call" : outcome.calls.map { "\($0.tool) \($0.arguments.description)" }.joined(separator: ", ")
-    FileHandle.standardError.write(
-      Data(
-        ("  \(label) \(wrong == nil ? "ok " : "BAD") \(String(format: "%5.1f", outcome.seconds)) s  \(c.prompt) → "
-          + calls + (wrong.map { "  [\($0)]" } ?? "") + "\n").utf8))
+    reportAsk(
+      label: label, right: wrong == nil, seconds: outcome.seconds, prompt: c.prompt,
+      calls: outcome.calls.map { "\($0.tool) \($0.arguments.description)" }, reasons: wrong.map { [$0] } ?? [])
   }
   return score
 }
 
-/// Runs every prompt cold, then warm, and scores both. Per-prompt lines go to stderr. `TOOLHOST_EVAL_RUNS`
-/// (`cold,warm` by default) picks the runs; `TOOLHOST_BENCH_MODEL` the model (`local:/path/model.gguf`);
-/// `TOOLHOST_EVAL_TOOLS` (tool names, `none` for the prompts needing none) a part of the set, while trying things;
-/// `TOOLHOST_EVAL_BASELINE` another `toolhost` binary (an earlier commit's) to run the same prompts with, in the same
-/// run, as the baseline column.
-func askEvalBenchmarks() async throws -> [BenchRow] {
+/// The runs (`TOOLHOST_EVAL_RUNS`: `cold,warm` by default) and the binaries of an eval of `toolhost ask`: this
+/// build's, and `TOOLHOST_EVAL_BASELINE`'s (another `toolhost`, an earlier commit's) when set.
+func askEvalPlan() throws -> (setup: AskEvalSetup, baseline: AskEvalSetup?, runs: [String]) {
   let setup = try AskEvalSetup.locate()
   let environment = ProcessInfo.processInfo.environment
   let runs = (environment["TOOLHOST_EVAL_RUNS"] ?? "cold,warm").split(separator: ",").map(String.init)
-  let only = environment["TOOLHOST_EVAL_TOOLS"].map { Set($0.split(separator: ",").map(String.init)) }
-  let cases = everydayPrompts.filter { c in only.map { $0.contains(c.tool ?? "none") } ?? true }
   var baseline: AskEvalSetup? = nil
   if let path = environment["TOOLHOST_EVAL_BASELINE"] {
     guard FileManager.default.isExecutableFile(atPath: path) else {
@@ -228,6 +243,20 @@ func askEvalBenchmarks() async throws -> [BenchRow] {
     baseline = setup
     baseline?.toolhost = path
   }
+  return (setup, baseline, runs)
+}
+
+/// Runs every prompt cold, then warm, and scores both. Per-prompt lines go to stderr. `TOOLHOST_EVAL_RUNS`
+/// (`cold,warm` by default) picks the runs; `TOOLHOST_BENCH_MODEL` the model (`local:/path/model.gguf`);
+/// `TOOLHOST_EVAL_TOOLS` (tool names, `none` for the prompts needing none) a part of the set, while trying things;
+/// `TOOLHOST_EVAL_BASELINE` another `toolhost` binary (an earlier commit's) to run the same prompts with, in the same
+/// run, as the baseline column.
+func askEvalBenchmarks() async throws -> [BenchRow] {
+  let (setup, baseline, runs) = try askEvalPlan()
+  let only = ProcessInfo.processInfo.environment["TOOLHOST_EVAL_TOOLS"].map {
+    Set($0.split(separator: ",").map(String.init))
+  }
+  let cases = everydayPrompts.filter { c in only.map { $0.contains(c.tool ?? "none") } ?? true }
   var rows: [BenchRow] = []
   let total = Double(cases.count)
   for run in runs {

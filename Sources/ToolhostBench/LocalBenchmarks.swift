@@ -4,6 +4,7 @@ import AsyncHTTPClient
 import Foundation
 import NIOCore
 import Toolhost
+import ToolhostEval
 import ToolhostJSON
 import ToolhostLocal
 import ToolhostMCP
@@ -256,18 +257,4 @@ func toolCallBenchmarks() async throws -> [BenchRow] {
       "calls", higher: false))
   rows.append(row("guided: median time per turn", median(g.times), median(n.times), "s", higher: false))
   return rows
-}
-
-/// Whether an argument value is what was expected: numbers as numbers, strings as a case-insensitive substring, an
-/// array of strings as any of them.
-func matches(_ actual: JSONValue?, _ expected: JSONValue) -> Bool {
-  guard let actual else { return false }
-  if let options = expected.arrayValue { return options.contains { matches(actual, $0) } }
-  if let e = expected.doubleValue, expected.stringValue == nil {
-    return actual.doubleValue == e
-  }
-  if let e = expected.stringValue?.lowercased(), let a = actual.stringValue?.lowercased() {
-    return a.contains(e)
-  }
-  return actual.jsonEquals(expected)
 }

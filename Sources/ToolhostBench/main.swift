@@ -4,9 +4,10 @@ import Foundation
 // Suites: json, discovery, validation, runner, persistent, session (run by default), serve (tools/call through
 // `toolhost serve --mcp` over stdio and HTTP; needs the release toolhost binary beside this one), and local,
 // toolcalls, ask (the local model's speed, tool-call accuracy and the end-to-end `toolhost ask` eval: minutes each,
-// and they need scripts/install-local-model).
+// and they need scripts/install-local-model), and answers (issue 30: every call a question needs, nothing invented,
+// answers grounded in the results; the questions of Benchmarks/answers.json).
 let defaults = ["json", "discovery", "validation", "runner", "persistent", "session"]
-let all = defaults + ["serve", "local", "toolcalls", "ask"]
+let all = defaults + ["serve", "local", "toolcalls", "ask", "answers"]
 var wanted = Array(CommandLine.arguments.dropFirst())
 if wanted.isEmpty { wanted = defaults }
 if let bad = wanted.first(where: { !all.contains($0) }) {
@@ -28,6 +29,7 @@ for suite in wanted {
     case "local": rows += try await localBenchmarks()
     case "toolcalls": rows += try await toolCallBenchmarks()
     case "ask": rows += try await askEvalBenchmarks()
+    case "answers": rows += try await answersEvalBenchmarks()
     default: break
     }
   } catch {
