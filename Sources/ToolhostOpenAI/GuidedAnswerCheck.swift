@@ -17,7 +17,7 @@ extension GuidedToolCalls {
     if text.isEmpty { return "the answer is empty" }
     let prompt = transcript.lastPrompt ?? ""
     let lowered = text.lowercased()
-    if ["the user's request", "result of ", "details:\n", "call the tool once more"].contains(where: lowered.contains) {
+    if ["the user's request", "result of ", "details:\n", "call the tool once more", "the call to ", "my request"].contains(where: lowered.contains) {
       return "the answer repeats the instructions"
     }
     let answerFigures = AnswerFigures.numbers(in: text)
@@ -55,6 +55,23 @@ extension GuidedToolCalls {
     guard !TopicWords.contentWords(about).isEmpty else { return false }
     return tools.contains { TopicWords($0).relates(about) }
   }
+
+  /// Whether a reply's `need` (in the model's words, mostly English whatever the prompt's language) holds a word of
+  /// an offered tool's name: "the weather in Berlin in December" and `getWeather`, "mark task 1 as done" and
+  /// `todoDone`. The model then answered what a tool is named for from memory.
+  public static func needNamesATool(_ need: String?, _ tools: [Transcript.ToolDefinition]) -> Bool {
+    guard let need else { return false }
+    let words = Set(TopicWords.contentWords(need))
+    return tools.contains { tool in
+      TopicWords.split(tool.name).contains { part in
+        part.count >= 3 && !GroundingVocabulary.commonWords.contains(part) && !genericNameWords.contains(part)
+          && words.contains { $0 == part || ($0.count >= 5 && $0.hasPrefix(part)) || (part.count >= 5 && part.hasPrefix($0)) }
+      }
+    }
+  }
+
+  /// Words of tool names that say how, not what: a need for a list of novels is not about `todoList`.
+  static let genericNameWords: Set<String> = ["search", "database", "query", "lookup", "list", "fetch", "run", "tool"]
 
   /// Whether `answer` is `prompt` said again: its words (three letters or more) are all the prompt's, and it has
   /// at least half of them.

@@ -119,9 +119,12 @@ extension GuidedToolCalls {
 struct TopicWords {
   let words: Set<String>
 
+  /// Quoted examples ("e.g. \"Boston\"") are not the tool's topic: a question about flights from Boston is not
+  /// about the weather.
   init(_ tool: Transcript.ToolDefinition) {
     var text = TopicWords.split(tool.name).joined(separator: " ") + " " + tool.description
     TopicWords.collect(tool.parameters, into: &text)
+    for quote in PromptList.quotations(text) { text = text.replacingOccurrences(of: quote, with: " ") }
     words = Set(TopicWords.contentWords(text))
   }
 

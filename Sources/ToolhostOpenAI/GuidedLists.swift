@@ -50,6 +50,68 @@ enum PromptList {
     "and", "or", "vs", "versus", "than", "et", "ou", "und", "oder", "als", "y", "o", "e", "que", "di",
   ]
 
+  /// The clauses of a prompt: its parts between commas, semicolons, sentence ends and the words "and", "und",
+  /// "et", "y", "e", "also", trimmed, without empty ones.
+  static func clauses(_ prompt: String) -> [String] {
+    var clauses: [String] = []
+    var current = ""
+    func end() {
+      let trimmed = current.trimmingCharacters(in: .whitespaces)
+      if !trimmed.isEmpty { clauses.append(trimmed) }
+      current = ""
+    }
+    var word = ""
+    for character in prompt + " " {
+      if ",;?!\n".contains(character) || (character == "." && !(word.last?.isNumber ?? false)) {
+        current += word
+        word = ""
+        end()
+      } else if character.isWhitespace {
+        if ["and", "und", "et", "y", "e", "also"].contains(word.lowercased()) {
+          end()
+        } else {
+          current += word + " "
+        }
+        word = ""
+      } else {
+        word.append(character)
+      }
+    }
+    current += word
+    end()
+    return clauses
+  }
+
+  /// The texts a clause quotes: between straight or curly quotes (an apostrophe inside a word does not open one).
+  static func quotations(_ text: String) -> [String] {
+    var quotes: [String] = []
+    var open: Character?
+    var current = ""
+    var previous: Character = " "
+    for character in text {
+      if let opener = open {
+        let closes = character == "\u{201D}" ? opener == "\u{201C}" : character == "\u{2019}" ? opener == "\u{2018}" || opener == "'" : character == opener
+        if closes {
+          quotes.append(current)
+          open = nil
+          current = ""
+        } else {
+          current.append(character)
+        }
+      } else if "\"'\u{201C}\u{2018}".contains(character), !(previous.isLetter || previous.isNumber) {
+        open = character
+      }
+      previous = character
+    }
+    return quotes.filter { !$0.trimmingCharacters(in: .whitespaces).isEmpty }
+  }
+
+  /// Whether `prompt` names a list of names or numbers ("Madrid or Athens", "Boston, Chicago and Miami").
+  static func namesAList(_ prompt: String) -> Bool {
+    let words = tokens(prompt)
+    return words.contains { ($0.isName || $0.isNumber) && !siblings(of: $0.text, in: prompt).isEmpty }
+  }
+
   /// A token of a prompt: a word (letters, digits, apostrophes, dots inside numbers) or a comma.
   struct Token: Equatable {
     var text: String
@@ -123,7 +185,10 @@ enum PromptList {
     }
     let own = target.map(\.text).joined(separator: " ").lowercased()
     var seen = Set<String>([own])
-    return members.filter { seen.insert($0.lowercased()).inserted }
+    // "in March, Madrid or Athens": a month or a day is not one of the names.
+    return members.filter {
+      !GroundingVocabulary.dayWords.contains($0.lowercased()) && seen.insert($0.lowercased()).inserted
+    }
   }
 
   private static func find(_ target: [Token], in words: [Token]) -> Int? {

@@ -163,14 +163,14 @@ extension GuidedToolCalls {
       }
       let failed = round.contains(where: \.isError)
       let nothing = roundsForPrompt == 1 && round.contains(where: foundNothing)
-      let uncovered = roundsForPrompt == 1 ? uncoveredMentions(of: lastPrompt, by: callsForPrompt) : []
+      let uncovered = roundsForPrompt == 1 ? uncoveredParts(of: lastPrompt, by: callsForPrompt, tools: tools) : []
       let next: String
       if failed {
         next = "Fix the call, or answer the user's request (\"\(question)\") without it, saying what failed."
       } else if !uncovered.isEmpty && !nothing {
         next =
-          "The user also asked about \(uncovered.joined(separator: ", ")): call the tools for that too, or answer the "
-          + "user's request (\"\(question)\") with these results."
+          "The request also asks: \(uncovered.map { "\"\($0)\"" }.joined(separator: " and ")). Call the tools for "
+          + "that, or answer the user's request (\"\(question)\") with these results."
       } else if nothing {
         next =
           "Nothing was found. Call the tool once more with a broader argument if the result suggests one, or "

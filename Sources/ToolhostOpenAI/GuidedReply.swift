@@ -70,10 +70,14 @@ extension GuidedToolCalls {
   ///   again with those tools left out of its schema, for at most ``maximumExclusions`` tools, and then as an
   ///   answer only. The calls that stand lose the optional arguments the user did not give
   ///   (``withoutUngivenArguments(_:of:in:)``), and in the first round are completed over the lists the prompt
-  ///   names (``completingLists(_:prompt:)``).
+  ///   names (``completingLists(_:prompt:)``); when they still leave parts of the prompt undone
+  ///   (``uncoveredParts(of:by:tools:)``), the calls for those parts are asked for once (``continuation``) and
+  ///   join them in the same round.
   /// - An answer without a call, with figures, to a question with figures about what an offered tool does
-  ///   (``answersFromMemory(_:need:in:tools:)``: "Convert 10 km to miles" → "6.28 miles") is asked for again as a
-  ///   call (``callRequired``).
+  ///   (``answersFromMemory(_:need:in:tools:)``: "Convert 10 km to miles" → "6.28 miles"), or to a question that
+  ///   names a list ("Madrid or Athens"), or whose `need` names what a tool's name says
+  ///   (``needNamesATool(_:_:)``), is asked for again as a call (``callRequired``); that call is reviewed
+  ///   like any other, so a needless one still ends in an answer.
   /// - An answer after results that does not state what they say (``answerProblem(_:in:)``) is asked for again
   ///   under stricter words (``strict``); when the second answer fails too, the answer is a plain statement of the
   ///   results (``statement(fromResultsIn:)``).
@@ -93,6 +97,8 @@ extension GuidedToolCalls {
     /// Whether the reply must be a call: the second try after a question with the user's figures, about what an
     /// offered tool does, was answered from memory with other figures (``answersFromMemory(_:need:in:tools:)``).
     public private(set) var callRequired = false
+    /// The first reply's calls and the parts of the prompt they leave undone, while their calls are asked for.
+    public private(set) var continuation: GuidedToolCalls.Continuation?
     /// Why the last reply was not taken as it was, for logs and tests.
     public private(set) var lastProblem: String?
 
@@ -113,12 +119,19 @@ extension GuidedToolCalls {
     public mutating func review(_ turn: ModelTurn, reply: String, for request: ModelRequest) -> Verdict {
       let transcript = request.transcript
       guard !turn.toolCalls.isEmpty else {
+        if let continuation {
+          var pending = turn
+          pending.toolCalls = continuation.calls
+          return .accept(pending)
+        }
         if !answerOnly, !callRequired, request.toolChoice == .auto,
+          GuidedToolCalls.outputsSinceLastPrompt(transcript).isEmpty,
           GuidedToolCalls.answersFromMemory(
             turn.text, need: GuidedToolCalls.parseReply(reply)?["need"]?.stringValue, in: transcript,
-            tools: request.tools)
+            tools: request.tools) || PromptList.namesAList(transcript.lastPrompt ?? "")
+            || GuidedToolCalls.needNamesATool(GuidedToolCalls.parseReply(reply)?["need"]?.stringValue, request.tools)
         {
-          lastProblem = "a question with figures, about what a tool does, answered from memory"
+          lastProblem = "a question about what a tool does (figures or a list) answered without a call"
           callRequired = true
           return .retry
         }
@@ -158,10 +171,40 @@ extension GuidedToolCalls {
       }
       guard kept.isEmpty else {
         var accepted = turn
-        accepted.toolCalls =
-          GuidedToolCalls.roundsSinceLastPrompt(transcript) == 0
-          ? GuidedToolCalls.completingLists(kept, prompt: transcript.lastPrompt ?? "") : kept
+        guard GuidedToolCalls.roundsSinceLastPrompt(transcript) == 0 else {
+          accepted.toolCalls = kept
+          return .accept(accepted)
+        }
+        let prompt = transcript.lastPrompt ?? ""
+        if let continuation {
+          // The calls for the parts the first reply left undone join it: one round.
+          var calls = continuation.calls
+          for call in GuidedToolCalls.completingLists(kept, prompt: prompt)
+          where !calls.contains(where: { $0.toolName == call.toolName && $0.arguments.jsonEquals(call.arguments) })
+            && calls.count < GuidedToolCalls.maximumCallsPerReply
+          {
+            var call = call
+            call.id += "_c"
+            calls.append(call)
+          }
+          accepted.toolCalls = calls
+          return .accept(accepted)
+        }
+        let calls = GuidedToolCalls.completingLists(kept, prompt: prompt)
+        let parts = GuidedToolCalls.uncoveredParts(of: prompt, by: calls, tools: request.tools)
+        if !parts.isEmpty, calls.count < GuidedToolCalls.maximumCallsPerReply {
+          lastProblem = "the calls leave undone: \(parts.joined(separator: "; "))"
+          continuation = GuidedToolCalls.Continuation(calls: calls, parts: parts)
+          callRequired = true
+          return .retry
+        }
+        accepted.toolCalls = calls
         return .accept(accepted)
+      }
+      if let continuation {
+        var pending = turn
+        pending.toolCalls = continuation.calls
+        return .accept(pending)
       }
       lastProblem = "needless or copied calls to \(rejected.sorted().joined(separator: ", "))"
       if excluded.count < Self.maximumExclusions, !rejected.isSubset(of: excluded) {

@@ -98,11 +98,17 @@ extension GuidedToolCalls {
     return outputs
   }
 
-  /// What the prompt names that no call made for it covers: numbers no call's arguments hold, and names
-  /// (capitalised words past a sentence's start, not a month or a day) that no argument holds, also translated.
-  /// "Convert 10 km to miles and 20 kg to pounds" with only the call for 10 km → `["20"]`; "two rye recipes and
-  /// the weather in Berlin" with only the recipe search → `["Berlin"]`.
-  public static func uncoveredMentions(of prompt: String, by calls: [Transcript.ToolCall]) -> [String] {
+  /// The parts of `prompt` that `calls` leave undone: its clauses (split at commas, semicolons, sentence ends and
+  /// "and" in six languages) that hold a number that no call's arguments hold, or that are about what an offered
+  /// tool does (``TopicWords``) and hold a quoted text or a name (a capitalised word past the prompt's start, not a
+  /// month or a day) that no call's arguments hold (a translated name counts), or no word about a called tool or
+  /// in its arguments. "Convert 10 km to
+  /// miles and 20 kg to pounds" with only the call for 10 km → `["20 kg to pounds"]`; "What's on my to-do list,
+  /// and what's the weather in Dublin in June?" with only `todoList` → `["what's the weather in Dublin in June"]`.
+  public static func uncoveredParts(
+    of prompt: String, by calls: [Transcript.ToolCall], tools: [Transcript.ToolDefinition]
+  ) -> [String] {
+    guard !calls.isEmpty else { return [] }
     var numbers: [Double] = []
     var text = ""
     for call in calls {
@@ -110,19 +116,46 @@ extension GuidedToolCalls {
       text += " " + call.arguments.serialized()
     }
     let argumentWords = GroundingText(text).words
-    var uncovered: [String] = []
-    for figure in AnswerFigures.numbers(in: prompt) where !numbers.contains(figure.value) {
-      uncovered.append(figure.text)
+    func covered(_ word: Substring) -> Bool {
+      let lowered = Substring(word.lowercased())
+      return argumentWords.contains { $0 == lowered || GroundingText.sameStem($0, lowered) }
     }
-    let words = prompt.split { !($0.isLetter || $0.isNumber || $0 == "'") }
-    for (index, word) in words.enumerated() where index > 0 && word.first?.isUppercase == true && word.count > 1 {
-      let lowered = word.lowercased()
-      guard !GroundingVocabulary.dayWords.contains(lowered),
-        !argumentWords.contains(where: { $0 == Substring(lowered) || GroundingText.sameStem($0, Substring(lowered)) })
+    let called = tools.filter { tool in calls.contains { $0.toolName == tool.name } }.map(TopicWords.init)
+    let offered = tools.map(TopicWords.init)
+    var parts: [String] = []
+    var isFirst = true
+    for clause in PromptList.clauses(prompt) {
+      defer { isFirst = false }
+      let figures = AnswerFigures.numbers(in: clause)
+      if figures.contains(where: { !numbers.contains($0.value) }) {
+        parts.append(clause)
+        continue
+      }
+      // A quotation or a name counts only in a clause about what an offered tool does: "the stock price of Apple"
+      // is left for the answer to decline.
+      let servable = offered.contains(where: { $0.relates(clause) })
+      if servable, PromptList.quotations(clause).contains(where: { quote in
+        !GroundingText.words(of: quote.lowercased()).contains(where: covered)
+      }) {
+        parts.append(clause)
+        continue
+      }
+      let words = clause.split { !($0.isLetter || $0.isNumber || $0 == "'") }
+      let names = words.enumerated().filter { index, word in
+        !(isFirst && index == 0) && word.count > 1 && word.first?.isUppercase == true
+          && !GroundingVocabulary.dayWords.contains(word.lowercased()) && !word.contains("'")
+      }
+      if servable, names.contains(where: { !covered($0.element) }) {
+        parts.append(clause)
+        continue
+      }
+      let content = TopicWords.contentWords(clause)
+      guard !content.isEmpty, !content.contains(where: { covered(Substring($0)) }),
+        !called.contains(where: { $0.relates(clause) }), servable
       else { continue }
-      uncovered.append(String(word))
+      parts.append(clause)
     }
-    return uncovered
+    return parts
   }
 
   /// The calls made since the transcript's last prompt, in order.

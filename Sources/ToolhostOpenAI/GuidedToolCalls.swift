@@ -30,17 +30,17 @@ public enum GuidedToolCalls {
     for request: ModelRequest, model: String, stream: Bool,
     format: GuidedResponseFormat = .jsonObjectWithSchema, answerOnly: Bool = false,
     followUp: GuidedFollowUp = .answerOrCall, excluding: Set<String> = [], strict: Bool = false,
-    callRequired: Bool = false, today: String? = nil
+    callRequired: Bool = false, continuing: Continuation? = nil, today: String? = nil
   ) -> JSONValue {
     let constrained = isConstrained(request)
     let tools = constrained ? offeredTools(for: request) : []
-    let answerOnly = answerOnly || (followUp == .answer && answersResults(request.transcript))
+    let answerOnly = answerOnly || (followUp == .answer && answersResults(request.transcript, tools: tools))
     var body: JSONObject = [
       "model": .string(model),
       "messages": .array(
         messages(
           from: request.transcript, tools: tools, choice: request.toolChoice, followUp: followUp, strict: strict,
-          today: today)),
+          today: today) + (continuing?.messages ?? [])),
     ]
     if constrained {
       let callable = tools.filter { !excluding.contains($0.name) }
@@ -61,6 +61,34 @@ public enum GuidedToolCalls {
     return .object(body)
   }
 
+  /// A reply whose calls leave parts of the prompt undone (``uncoveredParts(of:by:tools:)``), and those parts: the
+  /// next request shows the reply and asks for the calls for them, so that every call is made in one round.
+  public struct Continuation: Sendable, Equatable {
+    /// The calls the reply made.
+    public var calls: [Transcript.ToolCall]
+    /// The parts of the prompt they leave undone.
+    public var parts: [String]
+
+    /// Makes a continuation.
+    public init(calls: [Transcript.ToolCall], parts: [String]) {
+      self.calls = calls
+      self.parts = parts
+    }
+
+    /// The reply as the model's message, and the request for the calls still needed.
+    var messages: [JSONValue] {
+      let list: [JSONValue] = calls.map { ["tool": .string($0.toolName), "arguments": $0.arguments] }
+      let asked = parts.map { "\"\($0)\"" }.joined(separator: " and ")
+      return [
+        ["role": "assistant", "content": .string((["calls": .array(list)] as JSONValue).serialized())],
+        [
+          "role": "user",
+          "content": .string("Those calls do not cover all of my request. It also asks: \(asked). Reply with the calls for that."),
+        ],
+      ]
+    }
+  }
+
   /// The most tools a request lists; with more offered, the best ``shortlistSize`` for the prompt are shown.
   public static let shortlistThreshold = 12
   /// How many tools a shortlist holds.
@@ -78,8 +106,8 @@ public enum GuidedToolCalls {
   /// Whether `transcript` ends with the results of a round of calls made for its last prompt, all of them
   /// successful: where ``GuidedFollowUp/answer`` asks for the answer.
   /// A first round that found nothing (``foundNothing(_:)``), or that left something the prompt names uncovered
-  /// (``uncoveredMentions(of:by:)``), may be followed by one more round of calls instead.
-  public static func answersResults(_ transcript: Transcript) -> Bool {
+  /// (``uncoveredParts(of:by:tools:)``), may be followed by one more round of calls instead.
+  public static func answersResults(_ transcript: Transcript, tools: [Transcript.ToolDefinition] = []) -> Bool {
     var round: [Transcript.ToolOutput] = []
     for entry in transcript.entries.reversed() {
       guard case .toolOutput(let output) = entry else { break }
@@ -89,7 +117,7 @@ public enum GuidedToolCalls {
     guard !round.isEmpty else { return false }
     guard roundsSinceLastPrompt(transcript) == 1 else { return true }
     return !round.contains(where: foundNothing)
-      && uncoveredMentions(of: transcript.lastPrompt ?? "", by: callsSinceLastPrompt(transcript)).isEmpty
+      && uncoveredParts(of: transcript.lastPrompt ?? "", by: callsSinceLastPrompt(transcript), tools: tools).isEmpty
   }
 
   /// Whether the reply of `request` is constrained: it has tools and may call them.

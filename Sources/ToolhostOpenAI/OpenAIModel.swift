@@ -166,7 +166,8 @@ public final class OpenAIModel: LanguageModel {
       GuidedToolCalls.requestBody(
         for: request, model: configuration.model, stream: stream, format: configuration.guidedResponseFormat,
         answerOnly: attempt.answerOnly, followUp: configuration.guidedFollowUp, excluding: attempt.excluded,
-        strict: attempt.strict, callRequired: attempt.callRequired, today: GuidedToolCalls.today())
+        strict: attempt.strict, callRequired: attempt.callRequired, continuing: attempt.continuation,
+        today: GuidedToolCalls.today())
     }
   }
 

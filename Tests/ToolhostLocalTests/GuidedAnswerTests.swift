@@ -105,19 +105,23 @@ import ToolhostSession
   @Test func whatTheFirstRoundLeftUncoveredMayGetASecondRound() throws {
     let convert = call("convertUnits", ["value": 10, "from": "km", "to": "mi"])
     #expect(
-      GuidedToolCalls.uncoveredMentions(of: "Convert 10 km to miles and 20 kg to pounds", by: [convert]) == ["20"])
+      GuidedToolCalls.uncoveredParts(of: "Convert 10 km to miles and 20 kg to pounds", by: [convert], tools: [])
+        == ["20 kg to pounds"])
     let rye = call("searchBreadDatabase", ["searchTerm": "rye", "limit": 2])
-    #expect(GuidedToolCalls.uncoveredMentions(of: "Two rye recipes and the weather in Berlin", by: [rye]) == ["Berlin"])
+    #expect(
+      GuidedToolCalls.uncoveredParts(of: "Two rye recipes and the weather in Berlin", by: [rye], tools: [bread, weather])
+        == ["the weather in Berlin"])
     let oslo = call("getWeather", ["city": "Oslo", "month": 1])
-    #expect(GuidedToolCalls.uncoveredMentions(of: "What's the weather in Oslo in January?", by: [oslo]).isEmpty)
+    #expect(
+      GuidedToolCalls.uncoveredParts(of: "What's the weather in Oslo in January?", by: [oslo], tools: [weather]).isEmpty)
     let london = call("getWeather", ["city": "London"])
-    #expect(GuidedToolCalls.uncoveredMentions(of: "Il fait combien à Londres ?", by: [london]).isEmpty)
+    #expect(GuidedToolCalls.uncoveredParts(of: "Il fait combien à Londres ?", by: [london], tools: [weather]).isEmpty)
     let first = transcript(
       "Two rye recipes and the weather in Berlin",
       [.toolCalls(.init(calls: [rye])), .toolOutput(.init(callID: "c1", toolName: "searchBreadDatabase", text: "{}"))])
-    #expect(!GuidedToolCalls.answersResults(first))
+    #expect(!GuidedToolCalls.answersResults(first, tools: [bread, weather]))
     let last = GuidedToolCalls.messages(from: first, tools: [bread, weather], choice: .auto, followUp: .answer).last
-    #expect(last?["content"]?.stringValue?.contains("The user also asked about Berlin") == true)
+    #expect(last?["content"]?.stringValue?.contains("The request also asks: \"the weather in Berlin\"") == true)
   }
 
   @Test func aQuestionWithFiguresAboutAToolIsNotAnsweredFromMemory() {
@@ -319,5 +323,73 @@ import ToolhostSession
     #expect(today.hasSuffix("November 2026"))
     let text = GuidedToolCalls.toolInstructions(tools: [weather], choice: .auto, today: today)
     #expect(text.contains("Today is \(today)."))
+  }
+}
+
+@Suite struct GuidedSecondOpinionTests {
+  let tools = [
+    Transcript.ToolDefinition(name: "getWeather", description: "Typical weather.", parameters: ["type": "object"]),
+    Transcript.ToolDefinition(name: "todoDone", description: "Marks an item done.", parameters: ["type": "object"]),
+    Transcript.ToolDefinition(
+      name: "searchBreadDatabase", description: "Bread recipes.", parameters: ["type": "object"]),
+    Transcript.ToolDefinition(name: "todoList", description: "Lists to-dos.", parameters: ["type": "object"]),
+  ]
+
+  @Test func aNeedThatNamesAToolAsksForACall() {
+    #expect(GuidedToolCalls.needNamesATool("the weather in Berlin in December", tools))
+    #expect(GuidedToolCalls.needNamesATool("mark task 1 as done", tools))
+    #expect(GuidedToolCalls.needNamesATool("my to-do list", tools))
+    #expect(!GuidedToolCalls.needNamesATool("a list of novels set in Rome", tools))
+    #expect(!GuidedToolCalls.needNamesATool("a search for cheap flights", tools))
+    #expect(!GuidedToolCalls.needNamesATool(nil, tools))
+  }
+
+  @Test func theFirstReplysCallsAreCompletedWithTheCallsForWhatTheyLeaveUndone() throws {
+    let units = Transcript.ToolDefinition(
+      name: "convertUnits", description: "Converts a quantity between units.",
+      parameters: [
+        "type": "object", "properties": ["value": ["type": "number"], "from": ["type": "string"], "to": ["type": "string"]],
+        "required": ["value", "from", "to"],
+      ])
+    let prompt = "Convert 10 km to miles and 20 kg to pounds"
+    let request = ModelRequest(
+      transcript: Transcript(entries: [.prompt(.init(text: prompt))]), tools: [units], toolChoice: .auto)
+    var first = ModelTurn()
+    first.toolCalls = [.init(id: "a", toolName: "convertUnits", arguments: ["value": 10, "from": "km", "to": "miles"])]
+    var attempt = GuidedToolCalls.Attempt()
+    #expect(attempt.review(first, reply: "", for: request) == .retry)
+    let continuation = try #require(attempt.continuation)
+    #expect(continuation.parts == ["20 kg to pounds"])
+    #expect(attempt.callRequired)
+    let body = GuidedToolCalls.requestBody(
+      for: request, model: "m", stream: false, callRequired: true, continuing: continuation)
+    let messages = try #require(body["messages"]?.arrayValue)
+    #expect(messages.suffix(2).map { $0["role"]?.stringValue ?? "" } == ["assistant", "user"])
+    #expect(messages.last?["content"]?.stringValue?.contains("\"20 kg to pounds\"") == true)
+    var second = ModelTurn()
+    second.toolCalls = [.init(id: "b", toolName: "convertUnits", arguments: ["value": 20, "from": "kg", "to": "pounds"])]
+    guard case .accept(let turn) = attempt.review(second, reply: "", for: request) else {
+      Issue.record("the second reply should stand")
+      return
+    }
+    #expect(turn.toolCalls.map(\.arguments) == [["value": 10, "from": "km", "to": "miles"], ["value": 20, "from": "kg", "to": "pounds"]])
+    // Parts already covered: nothing to continue.
+    #expect(GuidedToolCalls.uncoveredParts(of: prompt, by: turn.toolCalls, tools: [units]).isEmpty)
+    #expect(
+      GuidedToolCalls.uncoveredParts(
+        of: "What's on my to-do list, and what's the weather in Dublin in June?",
+        by: [.init(id: "c", toolName: "todoList", arguments: [:])], tools: tools) == ["what's the weather in Dublin in June"])
+    #expect(
+      GuidedToolCalls.uncoveredParts(
+        of: "Add 'book the vet' and 'renew my passport' to my to-do list.",
+        by: [.init(id: "c", toolName: "todoAdd", arguments: ["text": "book the vet"])], tools: tools)
+        == ["'renew my passport' to my to-do list"])
+    #expect(
+      GuidedToolCalls.uncoveredParts(
+        of: "Which is warmer in March, Madrid or Athens?",
+        by: [
+          .init(id: "c", toolName: "getWeather", arguments: ["city": "Madrid", "month": 3]),
+          .init(id: "d", toolName: "getWeather", arguments: ["city": "Athens", "month": 3]),
+        ], tools: tools).isEmpty)
   }
 }
