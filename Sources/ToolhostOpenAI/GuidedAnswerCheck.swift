@@ -17,11 +17,11 @@ extension GuidedToolCalls {
     if text.isEmpty { return "the answer is empty" }
     let prompt = transcript.lastPrompt ?? ""
     let lowered = text.lowercased()
-    if ["the user's request", "result of ", "details:\n", "call the tool once more", "the call to ", "my request"].contains(where: lowered.contains) {
+    if ["the user's request", "result of ", "details:", "call the tool once more", "the call to ", "my request"].contains(where: lowered.contains) {
       return "the answer repeats the instructions"
     }
     let answerFigures = AnswerFigures.numbers(in: text)
-    if answerFigures.isEmpty, echoes(text, prompt) { return "the answer repeats the question" }
+    if echoes(text, prompt) { return "the answer repeats the question" }
     var known: [Double] = []
     for output in outputs {
       known += AnswerFigures.numbers(in: output.text).map(\.value)
@@ -65,20 +65,34 @@ extension GuidedToolCalls {
     return tools.contains { tool in
       TopicWords.split(tool.name).contains { part in
         part.count >= 3 && !GroundingVocabulary.commonWords.contains(part) && !genericNameWords.contains(part)
-          && words.contains { $0 == part || ($0.count >= 5 && $0.hasPrefix(part)) || (part.count >= 5 && part.hasPrefix($0)) }
+          && words.contains { $0 == part || ($0.count >= 5 && part.count >= 5 && $0.prefix(5) == part.prefix(5)) }
       }
+    }
+  }
+
+  /// Whether an answer given without a call states figures the prompt does not hold, about something the prompt
+  /// names (a capitalised word past its start): "I'm visiting Reykjavik in March. How cold will it be?" → "2°C".
+  public static func inventsFiguresAboutANamedThing(_ answer: String, prompt: String) -> Bool {
+    let asked = AnswerFigures.numbers(in: prompt).map(\.value)
+    guard AnswerFigures.numbers(in: answer).contains(where: { !AnswerFigures.matches($0, asked) }) else {
+      return false
+    }
+    let words = prompt.split { !($0.isLetter || $0.isNumber) }
+    return words.dropFirst().contains { word in
+      word.count > 1 && word.first?.isUppercase == true && !GroundingVocabulary.dayWords.contains(word.lowercased())
+        && word != "I"
     }
   }
 
   /// Words of tool names that say how, not what: a need for a list of novels is not about `todoList`.
   static let genericNameWords: Set<String> = ["search", "database", "query", "lookup", "list", "fetch", "run", "tool"]
 
-  /// Whether `answer` is `prompt` said again: its words (three letters or more) are all the prompt's, and it has
-  /// at least half of them.
+  /// Whether `answer` is `prompt` said again: its words (three letters or more, and numbers) are all the prompt's,
+  /// and it has at least half of them.
   static func echoes(_ answer: String, _ prompt: String) -> Bool {
     func words(_ text: String) -> [Substring] { text.lowercased().split { !($0.isLetter || $0.isNumber) } }
-    let answerWords = words(answer).filter { $0.count >= 3 }
-    let promptWords = Set(words(prompt).filter { $0.count >= 3 })
+    let answerWords = words(answer).filter { $0.count >= 3 || $0.contains(where: \.isNumber) }
+    let promptWords = Set(words(prompt).filter { $0.count >= 3 || $0.contains(where: \.isNumber) })
     guard !answerWords.isEmpty, !promptWords.isEmpty else { return false }
     return answerWords.allSatisfy(promptWords.contains) && Set(answerWords).count * 2 >= promptWords.count
   }

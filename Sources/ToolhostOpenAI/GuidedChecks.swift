@@ -50,7 +50,8 @@ extension GuidedToolCalls {
   /// list or object; a `true` stays when a word of the property's name is mentioned ("done" for `includeDone`). A
   /// value equal to the property's default is dropped too: it changes nothing. Small models fill optional
   /// properties with invented values: a due date for every to-do, a month for a question about now, weights for a
-  /// data set.
+  /// data set. A list of records keeps only those with a figure the user gave (or none at all), and a time zone the
+  /// schema asks for by IANA name but given as a city ("Berlin") becomes that city's zone (`Europe/Berlin`).
   public static func withoutUngivenArguments(
     _ call: Transcript.ToolCall, of tool: Transcript.ToolDefinition, in transcript: Transcript
   ) -> Transcript.ToolCall {
@@ -67,6 +68,31 @@ extension GuidedToolCalls {
         arguments[name] = nil
         changed = true
       }
+    }
+    // A list of records (data sets) keeps the records with something the user gave: a "weights" data set of ones
+    // nobody mentioned goes.
+    for (name, value) in arguments {
+      guard let items = value.arrayValue, items.count > 1, items.allSatisfy({ $0.objectValue != nil }) else { continue }
+      let itemSchema = properties[name]?["items"] ?? [:]
+      let given = items.filter { item in
+        var leaves: [GroundingLeaf] = []
+        collectLeaves(item, schema: itemSchema, into: &leaves)
+        let numbers = leaves.filter { if case .number = $0 { true } else { false } }
+        return numbers.isEmpty || numbers.contains { conversation.mentions($0) }
+      }
+      if !given.isEmpty, given.count < items.count {
+        arguments[name] = .array(given)
+        changed = true
+      }
+    }
+    // A time zone the schema asks for by IANA name, given as a city: the zone whose last part is that city.
+    for (name, value) in arguments {
+      guard let text = value.stringValue, !text.contains("/"),
+        let description = properties[name]?["description"]?.stringValue, description.contains("IANA"),
+        let zone = ianaZone(forCity: text)
+      else { continue }
+      arguments[name] = .string(zone)
+      changed = true
     }
     guard changed else { return call }
     var pruned = call
@@ -108,6 +134,16 @@ extension GuidedToolCalls {
     }
   }
 
+  /// The IANA time zone whose city part is `city` ("Berlin" → `Europe/Berlin`, "new york" → `America/New_York`),
+  /// or `nil`; a few common short names too ("NYC", "LA").
+  static func ianaZone(forCity city: String) -> String? {
+    let aliases = ["nyc": "New_York", "ny": "New_York", "la": "Los_Angeles", "sf": "Los_Angeles", "dc": "New_York"]
+    let key = city.trimmingCharacters(in: .whitespaces).lowercased().replacingOccurrences(of: " ", with: "_")
+    let wanted = (aliases[key] ?? key).lowercased()
+    if let exact = TimeZone.knownTimeZoneIdentifiers.first(where: { $0.lowercased() == wanted }) { return exact }
+    return TimeZone.knownTimeZoneIdentifiers.first { $0.split(separator: "/").last?.lowercased() == wanted }
+  }
+
   private static func isISODate(_ text: String) -> Bool {
     let parts = text.prefix(10).split(separator: "-")
     return parts.count == 3 && parts[0].count == 4 && parts.allSatisfy { $0.allSatisfy(\.isNumber) }
@@ -119,12 +155,14 @@ extension GuidedToolCalls {
 struct TopicWords {
   let words: Set<String>
 
-  /// Quoted examples ("e.g. \"Boston\"") are not the tool's topic: a question about flights from Boston is not
-  /// about the weather.
+  /// Quoted names ("e.g. \"Boston\"", a quotation that starts with a capital) are not the tool's topic: a question
+  /// about flights from Boston is not about the weather. Quoted units ("km", "fahrenheit") are.
   init(_ tool: Transcript.ToolDefinition) {
     var text = TopicWords.split(tool.name).joined(separator: " ") + " " + tool.description
     TopicWords.collect(tool.parameters, into: &text)
-    for quote in PromptList.quotations(text) { text = text.replacingOccurrences(of: quote, with: " ") }
+    for quote in PromptList.quotations(text) where quote.first?.isUppercase ?? false {
+      text = text.replacingOccurrences(of: quote, with: " ")
+    }
     words = Set(TopicWords.contentWords(text))
   }
 

@@ -135,7 +135,12 @@ enum PromptList {
       }
     }
     if !word.isEmpty { tokens.append(Token(text: word)) }
-    return tokens
+    // A full stop after a number ends the sentence: "items 2 and 3." holds 3.
+    return tokens.map { token in
+      var token = token
+      while token.text.hasSuffix(".") { token.text.removeLast() }
+      return token
+    }.filter { !$0.text.isEmpty }
   }
 
   /// The other members of a list in `prompt` that holds `value`: names when `value` is a name, numbers when it is a

@@ -76,8 +76,9 @@ extension GuidedToolCalls {
   /// - An answer without a call, with figures, to a question with figures about what an offered tool does
   ///   (``answersFromMemory(_:need:in:tools:)``: "Convert 10 km to miles" → "6.28 miles"), or to a question that
   ///   names a list ("Madrid or Athens"), or whose `need` names what a tool's name says
-  ///   (``needNamesATool(_:_:)``), is asked for again as a call (``callRequired``); that call is reviewed
-  ///   like any other, so a needless one still ends in an answer.
+  ///   (``needNamesATool(_:_:)``), or that gives figures about something the prompt names
+  ///   (``inventsFiguresAboutANamedThing(_:prompt:)``), is asked for again as a call (``callRequired``); that call
+  ///   is reviewed like any other (for a list, only its arguments), so a needless one still ends in an answer.
   /// - An answer after results that does not state what they say (``answerProblem(_:in:)``) is asked for again
   ///   under stricter words (``strict``); when the second answer fails too, the answer is a plain statement of the
   ///   results (``statement(fromResultsIn:)``).
@@ -97,6 +98,8 @@ extension GuidedToolCalls {
     /// Whether the reply must be a call: the second try after a question with the user's figures, about what an
     /// offered tool does, was answered from memory with other figures (``answersFromMemory(_:need:in:tools:)``).
     public private(set) var callRequired = false
+    /// Whether the call is asked for because the prompt names a list.
+    var callForList = false
     /// The first reply's calls and the parts of the prompt they leave undone, while their calls are asked for.
     public private(set) var continuation: GuidedToolCalls.Continuation?
     /// Why the last reply was not taken as it was, for logs and tests.
@@ -125,15 +128,20 @@ extension GuidedToolCalls {
           return .accept(pending)
         }
         if !answerOnly, !callRequired, request.toolChoice == .auto,
-          GuidedToolCalls.outputsSinceLastPrompt(transcript).isEmpty,
-          GuidedToolCalls.answersFromMemory(
-            turn.text, need: GuidedToolCalls.parseReply(reply)?["need"]?.stringValue, in: transcript,
-            tools: request.tools) || PromptList.namesAList(transcript.lastPrompt ?? "")
-            || GuidedToolCalls.needNamesATool(GuidedToolCalls.parseReply(reply)?["need"]?.stringValue, request.tools)
+          GuidedToolCalls.outputsSinceLastPrompt(transcript).isEmpty
         {
-          lastProblem = "a question about what a tool does (figures or a list) answered without a call"
-          callRequired = true
-          return .retry
+          let prompt = transcript.lastPrompt ?? ""
+          let need = GuidedToolCalls.parseReply(reply)?["need"]?.stringValue
+          let list = PromptList.namesAList(prompt)
+          if list || GuidedToolCalls.answersFromMemory(turn.text, need: need, in: transcript, tools: request.tools)
+            || GuidedToolCalls.needNamesATool(need, request.tools)
+            || GuidedToolCalls.inventsFiguresAboutANamedThing(turn.text, prompt: prompt)
+          {
+            lastProblem = "a question about what a tool does answered without a call"
+            callRequired = true
+            callForList = list
+            return .retry
+          }
         }
         guard let problem = GuidedToolCalls.answerProblem(turn.text, in: transcript) else { return .accept(turn) }
         lastProblem = problem
@@ -161,8 +169,12 @@ extension GuidedToolCalls {
           kept.append(call)
           continue
         }
+        // A call asked for because the prompt names a list was judged needed already: only its arguments are
+        // checked.
         if GuidedToolCalls.copiesDescription(call, of: tool, in: transcript)
-          || GuidedToolCalls.servesNoNeed(call, of: tool, need: need, in: transcript)
+          || (callForList
+            ? GuidedToolCalls.inventsArguments(call, of: tool, in: transcript)
+            : GuidedToolCalls.servesNoNeed(call, of: tool, need: need, in: transcript))
         {
           rejected.insert(call.toolName)
         } else {

@@ -7,8 +7,9 @@ extension GuidedToolCalls {
   public static let longestResultString = 120
 
   /// A tool output as the guided messages show it: the tool's own rendering for people (when it gave one beside a
-  /// structured value) and the members of the value it does not show, as compact `name: value` lines
-  /// (``digest(of:)``); without a rendering, the whole value so; a failure's text as it is.
+  /// structured value), followed, for a value holding records (a list of objects), by the members it does not
+  /// show, as compact `name: value` lines (``digest(of:)``); without a rendering, the whole value so; a failure's
+  /// text as it is.
   ///
   /// Raw JSON with long provenance strings is hard for a small model to read: the weather tool's 80-token `source`
   /// note was read on every ask, and figures were misread among quoted keys. The digest keeps every figure and name.
@@ -17,21 +18,26 @@ extension GuidedToolCalls {
     guard let summary = output.summary?.trimmingCharacters(in: .whitespacesAndNewlines), !summary.isEmpty else {
       return digest(of: value)
     }
-    // The members the tool's own rendering already shows are not repeated.
-    let shown = AnswerFigures.numbers(in: summary).map(\.value)
+    // Only records (a list of objects, as recipes with their ingredients) are added to the tool's own rendering,
+    // and only what it does not show: the model copies what it is shown, so shown twice is answered twice.
+    guard let object = value.objectValue,
+      object.contains(where: { $0.value.arrayValue?.contains(where: { $0.objectValue != nil }) ?? false })
+    else { return summary }
+    let shown = AnswerFigures.numbers(in: summary)
     let lowered = summary.lowercased()
     var rest = JSONObject()
-    for (name, member) in value.objectValue ?? [:] {
+    for (name, member) in object {
       switch member {
       case .string(let text) where lowered.contains(text.lowercased()): continue
       case .integer, .real:
-        let figures = AnswerFigures.numbers(in: member.serialized())
-        if figures.allSatisfy({ AnswerFigures.matches($0, shown) }) { continue }
+        if let number = member.doubleValue, shown.contains(where: { AnswerFigures.matches($0, [abs(number)]) }) {
+          continue
+        }
         rest[name] = member
       default: rest[name] = member
       }
     }
-    let details = value.objectValue == nil ? "" : digest(of: .object(rest))
+    let details = digest(of: .object(rest))
     return details.isEmpty ? summary : "\(summary)\nDetails:\n\(details)"
   }
 
@@ -145,7 +151,11 @@ extension GuidedToolCalls {
         !(isFirst && index == 0) && word.count > 1 && word.first?.isUppercase == true
           && !GroundingVocabulary.dayWords.contains(word.lowercased()) && !word.contains("'")
       }
-      if servable, names.contains(where: { !covered($0.element) }) {
+      // A clause that is only names ("and in London") continues a list, whatever it is about.
+      let bare = TopicWords.contentWords(clause).allSatisfy { word in
+        names.contains { $0.element.lowercased() == word }
+      }
+      if servable || bare, names.contains(where: { !covered($0.element) }) {
         parts.append(clause)
         continue
       }

@@ -91,6 +91,9 @@ import ToolhostSession
     #expect(
       GuidedToolCalls.completingLists([call("todoDone", ["id": 1])], prompt: "Mark 1 and 3 as done").map(\.arguments)
         == [["id": 1], ["id": 3]])
+    #expect(
+      GuidedToolCalls.completingLists([call("todoRemove", ["id": 2])], prompt: "Delete to-do items 2 and 3.").map(
+        \.arguments) == [["id": 2], ["id": 3]], "a full stop ends the sentence, not the number")
     // Not lists of the value's kind: nothing added.
     #expect(completed(["city": "Paris"], "Weather in Paris and what time is it there?") == [["city": "Paris"]])
     #expect(completed(["city": "Paris"], "How warm is Paris in July?") == [["city": "Paris"]])
@@ -167,7 +170,13 @@ import ToolhostSession
     #expect(GuidedToolCalls.resultText(output) == "Oslo: high 1 °C", "what the rendering shows is not repeated")
     let more = Transcript.ToolOutput(
       callID: "c", toolName: "getWeather", text: "", value: ["high": 1, "month": 7, "city": "Oslo"], summary: "Oslo: high 1 °C")
-    #expect(GuidedToolCalls.resultText(more) == "Oslo: high 1 °C\nDetails:\nmonth: 7")
+    #expect(GuidedToolCalls.resultText(more) == "Oslo: high 1 °C", "no records: the rendering alone")
+    let recipes = Transcript.ToolOutput(
+      callID: "c", toolName: "searchBreadDatabase", text: "",
+      value: ["query": "rye", "count": 1, "recipes": [["name": "Rye", "grams": 300]]],
+      summary: "1 recipe matching rye: Rye")
+    #expect(
+      GuidedToolCalls.resultText(recipes) == "1 recipe matching rye: Rye\nDetails:\nrecipes:\n  1. {name: Rye, grams: 300}")
     let failure = Transcript.ToolOutput(callID: "c", toolName: "getWeather", text: "unknown city", isError: true)
     #expect(GuidedToolCalls.resultText(failure) == "unknown city")
   }
@@ -241,6 +250,33 @@ import ToolhostSession
     #expect(pruned(bread, ["searchTerm": "rye", "limit": 1], "A rye recipe") == ["searchTerm": "rye", "limit": 1])
     #expect(pruned(bread, ["searchTerm": "rye", "limit": 5], "rye recipes") == ["searchTerm": "rye"])
     #expect(pruned(todoClear, ["onlyDone": true], "Clear my whole list") == [:])
+    let stats = Transcript.ToolDefinition(
+      name: "describeData", description: "Statistics.",
+      parameters: [
+        "type": "object",
+        "properties": [
+          "datasets": [
+            "type": "array",
+            "items": ["type": "object", "properties": ["name": ["type": "string"], "values": ["type": "array"]]],
+          ]
+        ],
+        "required": ["datasets"],
+      ])
+    #expect(
+      pruned(
+        stats, ["datasets": [["name": "data", "values": [12, 15, 9]], ["name": "weights", "values": [1, 1, 1]]]],
+        "Mean of 12, 15 and 9") == ["datasets": [["name": "data", "values": [12, 15, 9]]]])
+    let time = Transcript.ToolDefinition(
+      name: "get_current_time", description: "Current time.",
+      parameters: [
+        "type": "object",
+        "properties": ["timezone": ["type": "string", "description": "IANA timezone name (e.g., 'Europe/London')."]],
+        "required": ["timezone"],
+      ])
+    #expect(pruned(time, ["timezone": "Berlin"], "Time in Berlin?") == ["timezone": "Europe/Berlin"])
+    #expect(pruned(time, ["timezone": "new york"], "Time in New York?") == ["timezone": "America/New_York"])
+    #expect(pruned(time, ["timezone": "Asia/Tokyo"], "Time in Tokyo?") == ["timezone": "Asia/Tokyo"])
+    #expect(pruned(time, ["timezone": "Atlantis"], "Time in Atlantis?") == ["timezone": "Atlantis"])
     #expect(pruned(todoClear, ["onlyDone": true], "Clear the done items") == ["onlyDone": true])
   }
 
@@ -271,6 +307,10 @@ import ToolhostSession
         == "the answer repeats the instructions")
     #expect(
       GuidedToolCalls.answerProblem("The weather in Oslo in January?", in: oslo) == "the answer repeats the question")
+    let refused = answered("Please delete to-do #3, I don't need it anymore.", [:], isError: true)
+    #expect(
+      GuidedToolCalls.answerProblem("Please delete to-do #3, I don't need it anymore.", in: refused)
+        == "the answer repeats the question", "also with a figure")
     let units = answered("Convert 10 km to miles", ["value": 6.21371, "unit": "mi"])
     #expect(GuidedToolCalls.answerProblem("10 km is 6.21 miles.", in: units) == nil)
     #expect(GuidedToolCalls.answerProblem("10 km is 6,2 miles.", in: units) == nil, "a decimal comma")
@@ -384,6 +424,11 @@ import ToolhostSession
         of: "Add 'book the vet' and 'renew my passport' to my to-do list.",
         by: [.init(id: "c", toolName: "todoAdd", arguments: ["text": "book the vet"])], tools: tools)
         == ["'renew my passport' to my to-do list"])
+    #expect(
+      GuidedToolCalls.uncoveredParts(
+        of: "What time is it right now in Sydney and in London?",
+        by: [.init(id: "c", toolName: "get_current_time", arguments: ["timezone": "Australia/Sydney"])], tools: tools)
+        == ["in London"], "a clause of names only continues the list")
     #expect(
       GuidedToolCalls.uncoveredParts(
         of: "Which is warmer in March, Madrid or Athens?",
