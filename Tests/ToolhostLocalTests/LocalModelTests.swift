@@ -139,6 +139,44 @@ struct LocalModelTests {
     #expect(answer.contains("4"), "\(answer)")
   }
 
+  /// Several cities asked about at once: a call for each, in one round, and an answer whose figures are the
+  /// results' (issue 30).
+  @Test func aQuestionAboutSeveralCitiesGetsACallForEachInOneRound() async throws {
+    let (status, events, stderr) = try await ask("Is it hotter in Boston, Chicago, or Miami in July?")
+    #expect(status == 0, "\(stderr)")
+    // The rounds: the calls between one model turn and the next.
+    var rounds: [[JSONValue]] = []
+    for event in events {
+      if event["type"] == "model_turn_started" { rounds.append([]) }
+      if event["type"] == "tool_call_started", !rounds.isEmpty { rounds[rounds.count - 1].append(event) }
+    }
+    let calling = rounds.filter { !$0.isEmpty }
+    #expect(calling.count == 1, "calls in \(calling.count) rounds: \(events)")
+    let cities = Set(
+      (calling.first ?? []).compactMap { $0["arguments"]?["city"]?.stringValue?.lowercased() })
+    #expect(cities == ["boston", "chicago", "miami"], "\(events)")
+    let results = events.filter { $0["type"] == "tool_call_finished" }
+    #expect(results.count == 3 && results.allSatisfy { $0["ok"] == true }, "\(results)")
+    let figures = results.flatMap { result in
+      ["averageHigh", "averageLow", "precipitation", "month"].compactMap { result["result"]?[$0]?.doubleValue }
+    }
+    let answer = try #require(events.last { $0["type"] == "response" }?["text"]?.stringValue)
+    let numbers = answer.split { !($0.isNumber || $0 == ".") }.compactMap { Double($0) }.filter { $0 < 1900 }
+    #expect(!answer.isEmpty)
+    #expect(
+      numbers.allSatisfy { n in figures.contains { abs(abs($0) - n) < 0.51 } },
+      "answer \(answer) states figures that are in no result \(figures)")
+  }
+
+  /// A question no offered tool serves, though it sounds like one (a price, a city): no call (issue 30).
+  @Test func aQuestionNoToolServesGetsNoCall() async throws {
+    let (status, events, stderr) = try await ask("What's the stock price of Apple?")
+    #expect(status == 0, "\(stderr)")
+    #expect(!events.contains { $0["type"] == "tool_call_started" }, "\(events)")
+    let answer = try #require(events.last { $0["type"] == "response" }?["text"]?.stringValue)
+    #expect(!answer.isEmpty)
+  }
+
   @Test func serverIsReusedRestartedWhenItDiesAndStopped() async throws {
     let configuration = try LocalModelConfiguration.named("local")
     let events = EventLog()
