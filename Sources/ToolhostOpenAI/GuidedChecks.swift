@@ -51,7 +51,8 @@ extension GuidedToolCalls {
   /// value equal to the property's default is dropped too: it changes nothing. Small models fill optional
   /// properties with invented values: a due date for every to-do, a month for a question about now, weights for a
   /// data set. A list of records keeps only those with a figure the user gave (or none at all), and a time zone the
-  /// schema asks for by IANA name but given as a city ("Berlin") becomes that city's zone (`Europe/Berlin`).
+  /// schema asks for by IANA name but given as a city ("Berlin") or as an unknown zone ("Australia/London") becomes
+  /// its city's zone (`Europe/Berlin`, `Europe/London`).
   public static func withoutUngivenArguments(
     _ call: Transcript.ToolCall, of tool: Transcript.ToolDefinition, in transcript: Transcript
   ) -> Transcript.ToolCall {
@@ -87,9 +88,9 @@ extension GuidedToolCalls {
     }
     // A time zone the schema asks for by IANA name, given as a city: the zone whose last part is that city.
     for (name, value) in arguments {
-      guard let text = value.stringValue, !text.contains("/"),
+      guard let text = value.stringValue, !TimeZone.knownTimeZoneIdentifiers.contains(text),
         let description = properties[name]?["description"]?.stringValue, description.contains("IANA"),
-        let zone = ianaZone(forCity: text)
+        let zone = ianaZone(forCity: String(text.split(separator: "/").last ?? Substring(text)))
       else { continue }
       arguments[name] = .string(zone)
       changed = true
@@ -155,12 +156,13 @@ extension GuidedToolCalls {
 struct TopicWords {
   let words: Set<String>
 
-  /// Quoted names ("e.g. \"Boston\"", a quotation that starts with a capital) are not the tool's topic: a question
-  /// about flights from Boston is not about the weather. Quoted units ("km", "fahrenheit") are.
+  /// Quoted names and sample questions ("e.g. \"Boston\"", "what is the weather usually like in Lisbon in
+  /// April?": a quotation with a capital) are not the tool's topic: a question about flights from Boston to Lisbon
+  /// in April is not about the weather. Quoted units ("km", "fahrenheit") are.
   init(_ tool: Transcript.ToolDefinition) {
     var text = TopicWords.split(tool.name).joined(separator: " ") + " " + tool.description
     TopicWords.collect(tool.parameters, into: &text)
-    for quote in PromptList.quotations(text) where quote.first?.isUppercase ?? false {
+    for quote in PromptList.quotations(text) where quote.contains(where: \.isUppercase) {
       text = text.replacingOccurrences(of: quote, with: " ")
     }
     words = Set(TopicWords.contentWords(text))

@@ -215,6 +215,14 @@ import ToolhostSession
         call("searchBreadDatabase", ["searchTerm": "penicillin"]), of: bread, need: "the discoverer of penicillin",
         in: penicillin))
     // Calls the question asks for.
+    let described = Transcript.ToolDefinition(
+      name: "getWeather",
+      description: "Typical weather. Use it for questions like \"what is the weather usually like in Lisbon in April?\".",
+      parameters: ["type": "object", "properties": ["city": ["type": "string", "description": "e.g. \"Boston\"."]]])
+    #expect(
+      GuidedToolCalls.servesNoNeed(
+        call("getWeather", ["city": "Boston"]), of: described, need: "a cheap flight from Boston to Lisbon in April",
+        in: transcript("Find me a cheap flight from Boston to Lisbon in April.")), "sample questions are not the topic")
     let coat = transcript("Will I need a coat in Oslo in January?")
     #expect(
       !GuidedToolCalls.servesNoNeed(
@@ -277,6 +285,7 @@ import ToolhostSession
     #expect(pruned(time, ["timezone": "new york"], "Time in New York?") == ["timezone": "America/New_York"])
     #expect(pruned(time, ["timezone": "Asia/Tokyo"], "Time in Tokyo?") == ["timezone": "Asia/Tokyo"])
     #expect(pruned(time, ["timezone": "Atlantis"], "Time in Atlantis?") == ["timezone": "Atlantis"])
+    #expect(pruned(time, ["timezone": "Australia/London"], "Time in London?") == ["timezone": "Europe/London"])
     #expect(pruned(todoClear, ["onlyDone": true], "Clear the done items") == ["onlyDone": true])
   }
 
