@@ -17,7 +17,9 @@ extension GuidedToolCalls {
     if text.isEmpty { return "the answer is empty" }
     let prompt = transcript.lastPrompt ?? ""
     let lowered = text.lowercased()
-    if ["the user's request", "result of ", "details:", "call the tool once more", "the call to ", "my request"].contains(where: lowered.contains) {
+    if ["the user's request", "result of ", "details:", "call the tool once more", "the call to ", "my request"]
+      .contains(where: lowered.contains)
+    {
       return "the answer repeats the instructions"
     }
     let answerFigures = AnswerFigures.numbers(in: text)
@@ -135,7 +137,7 @@ enum AnswerFigures {
           digits.append(c)
           if seenSeparator { decimals += 1 }
           end += 1
-        } else if (c == "." || c == ","), !seenSeparator, end + 1 < characters.count,
+        } else if c == "." || c == ",", !seenSeparator, end + 1 < characters.count,
           characters[end + 1].isASCII, characters[end + 1].isNumber
         {
           // A comma followed by exactly three digits groups thousands; otherwise it is a decimal separator.

@@ -27,7 +27,8 @@ extension GuidedToolCalls {
     _ call: Transcript.ToolCall, of tool: Transcript.ToolDefinition, in transcript: Transcript
   ) -> Bool {
     guard let arguments = call.arguments.objectValue else { return false }
-    let properties = JSONSchema.inliningReferences(in: tool.parameters, maximumDepth: 4)["properties"]?
+    let properties =
+      JSONSchema.inliningReferences(in: tool.parameters, maximumDepth: 4)["properties"]?
       .objectValue ?? [:]
     let conversation = GroundingText(transcript.groundingText)
     var counted = 0
@@ -173,10 +174,11 @@ struct TopicWords {
   /// A text without such words (all common, or too short) is taken as related: there is nothing to judge by.
   func relates(_ text: String) -> Bool {
     let candidates = TopicWords.contentWords(text)
-    return candidates.isEmpty || candidates.contains { word in
-      words.contains(word)
-        || (word.count >= 5 && words.contains { $0.count >= 5 && $0.prefix(5) == word.prefix(5) })
-    }
+    return candidates.isEmpty
+      || candidates.contains { word in
+        words.contains(word)
+          || (word.count >= 5 && words.contains { $0.count >= 5 && $0.prefix(5) == word.prefix(5) })
+      }
   }
 
   /// The lowercase words of `text` of three letters or more that are not ``GroundingVocabulary/commonWords``.
@@ -184,8 +186,8 @@ struct TopicWords {
     // "to-do" and "e-mail" are the words "todo" and "email".
     text.lowercased().replacingOccurrences(of: "-", with: "").split { !($0.isLetter || $0.isNumber) }.map(String.init)
       .filter {
-      $0.count >= 3 && !GroundingVocabulary.commonWords.contains($0) && !$0.allSatisfy(\.isNumber)
-    }
+        $0.count >= 3 && !GroundingVocabulary.commonWords.contains($0) && !$0.allSatisfy(\.isNumber)
+      }
   }
 
   /// A name's parts: `getCurrentTime`, `get_current_time` → get, current, time.
@@ -228,12 +230,7 @@ enum GroundingVocabulary {
       "gennaio febbraio marzo aprile maggio giugno luglio agosto settembre ottobre novembre dicembre",
       "janeiro fevereiro março abril maio junho julho agosto setembro outubro novembro dezembro",
     ]
-    var names: [Int: Set<String>] = [:]
-    for list in lists {
-      for (index, name) in list.split(separator: " ").enumerated() { names[index + 1, default: []].insert(String(name)) }
-    }
-    names[9, default: []].insert("sept")
-    return names
+    return numbered(lists, adding: [9: ["sept"]])
   }()
 
   /// Number words from 1 to 12, in the same languages.
@@ -246,12 +243,20 @@ enum GroundingVocabulary {
       "uno due tre quattro cinque sei sette otto nove dieci undici dodici",
       "um dois três quatro cinco seis sete oito nove dez onze doze",
     ]
-    var words: [Int: Set<String>] = [1: ["a", "an", "une", "ein", "eine", "una", "uma", "single"], 2: ["duas", "couple", "pair"]]
+    return numbered(
+      lists, adding: [1: ["a", "an", "une", "ein", "eine", "una", "uma", "single"], 2: ["duas", "couple", "pair"]])
+  }()
+
+  /// Each list's words by their place in it (the first is 1), with `extra` words added.
+  private static func numbered(_ lists: [String], adding extra: [Int: Set<String>]) -> [Int: Set<String>] {
+    var words = extra
     for list in lists {
-      for (index, word) in list.split(separator: " ").enumerated() { words[index + 1, default: []].insert(String(word)) }
+      for (index, word) in list.split(separator: " ").enumerated() {
+        words[index + 1, default: []].insert(String(word))
+      }
     }
     return words
-  }()
+  }
 
   /// Words that name a day or date: a weekday, today, tomorrow, a month, in the same languages.
   static let dayWords: Set<String> = {

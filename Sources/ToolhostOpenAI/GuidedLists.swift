@@ -90,7 +90,9 @@ enum PromptList {
     var previous: Character = " "
     for character in text {
       if let opener = open {
-        let closes = character == "\u{201D}" ? opener == "\u{201C}" : character == "\u{2019}" ? opener == "\u{2018}" || opener == "'" : character == opener
+        let closes =
+          character == "\u{201D}"
+          ? opener == "\u{201C}" : character == "\u{2019}" ? opener == "\u{2018}" || opener == "'" : character == opener
         if closes {
           quotes.append(current)
           open = nil
@@ -158,11 +160,16 @@ enum PromptList {
       var next = index
       var joined = false
       var skipped = 0
-      while next < words.count, words[next].isComma || joiners.contains(words[next].text.lowercased())
-        || (!joined && skipped < 2 && next + 1 < words.count && !kind(words[next])
-          && words[(next + 1)...].prefix(2).contains(where: { $0.text.lowercased() == "than" }))
+      while next < words.count,
+        words[next].isComma || joiners.contains(words[next].text.lowercased())
+          || (!joined && skipped < 2 && next + 1 < words.count && !kind(words[next])
+            && words[(next + 1)...].prefix(2).contains(where: { $0.text.lowercased() == "than" }))
       {
-        if words[next].isComma || joiners.contains(words[next].text.lowercased()) { joined = true } else { skipped += 1 }
+        if words[next].isComma || joiners.contains(words[next].text.lowercased()) {
+          joined = true
+        } else {
+          skipped += 1
+        }
         next += 1
       }
       guard joined, next < words.count, kind(words[next]) else { break }

@@ -140,9 +140,11 @@ extension GuidedToolCalls {
       // A quotation or a name counts only in a clause about what an offered tool does: "the stock price of Apple"
       // is left for the answer to decline.
       let servable = offered.contains(where: { $0.relates(clause) })
-      if servable, PromptList.quotations(clause).contains(where: { quote in
-        !GroundingText.words(of: quote.lowercased()).contains(where: covered)
-      }) {
+      if servable,
+        PromptList.quotations(clause).contains(where: { quote in
+          !GroundingText.words(of: quote.lowercased()).contains(where: covered)
+        })
+      {
         parts.append(clause)
         continue
       }
@@ -193,7 +195,9 @@ extension GuidedToolCalls {
   public static func statement(fromResultsIn transcript: Transcript) -> String {
     let outputs = outputsSinceLastPrompt(transcript)
     guard !outputs.isEmpty else { return "" }
-    var lines = [outputs.count == 1 ? "Here is what \(outputs[0].toolName) returned:" : "Here is what the tools returned:"]
+    var lines = [
+      outputs.count == 1 ? "Here is what \(outputs[0].toolName) returned:" : "Here is what the tools returned:"
+    ]
     for output in outputs {
       let body: String
       if output.isError {

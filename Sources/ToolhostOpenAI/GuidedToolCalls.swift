@@ -83,7 +83,8 @@ public enum GuidedToolCalls {
         ["role": "assistant", "content": .string((["calls": .array(list)] as JSONValue).serialized())],
         [
           "role": "user",
-          "content": .string("Those calls do not cover all of my request. It also asks: \(asked). Reply with the calls for that."),
+          "content": .string(
+            "Those calls do not cover all of my request. It also asks: \(asked). Reply with the calls for that."),
         ],
       ]
     }

@@ -82,7 +82,8 @@ import ToolhostSession
       completed(["city": "Boston", "month": 7], "Is it hotter in Boston, Chicago, or Miami in July?") == [
         ["city": "Boston", "month": 7], ["city": "Chicago", "month": 7], ["city": "Miami", "month": 7],
       ])
-    #expect(completed(["city": "Rome"], "Compare the weather in Paris and Rome") == [["city": "Rome"], ["city": "Paris"]])
+    #expect(
+      completed(["city": "Rome"], "Compare the weather in Paris and Rome") == [["city": "Rome"], ["city": "Paris"]])
     #expect(
       completed(["city": "Honolulu", "month": 1], "Is Honolulu warmer than Anchorage in January?") == [
         ["city": "Honolulu", "month": 1], ["city": "Anchorage", "month": 1],
@@ -112,11 +113,13 @@ import ToolhostSession
         == ["20 kg to pounds"])
     let rye = call("searchBreadDatabase", ["searchTerm": "rye", "limit": 2])
     #expect(
-      GuidedToolCalls.uncoveredParts(of: "Two rye recipes and the weather in Berlin", by: [rye], tools: [bread, weather])
+      GuidedToolCalls.uncoveredParts(
+        of: "Two rye recipes and the weather in Berlin", by: [rye], tools: [bread, weather])
         == ["the weather in Berlin"])
     let oslo = call("getWeather", ["city": "Oslo", "month": 1])
     #expect(
-      GuidedToolCalls.uncoveredParts(of: "What's the weather in Oslo in January?", by: [oslo], tools: [weather]).isEmpty)
+      GuidedToolCalls.uncoveredParts(of: "What's the weather in Oslo in January?", by: [oslo], tools: [weather]).isEmpty
+    )
     let london = call("getWeather", ["city": "London"])
     #expect(GuidedToolCalls.uncoveredParts(of: "Il fait combien à Londres ?", by: [london], tools: [weather]).isEmpty)
     let first = transcript(
@@ -135,10 +138,12 @@ import ToolhostSession
     #expect(
       GuidedToolCalls.answersFromMemory(
         "10 km = 6.28 miles, 20 kg = 45.35 pounds", need: "conversions", in: convert, tools: [units, weather]))
-    #expect(!GuidedToolCalls.answersFromMemory("4", need: nil, in: transcript("What is 2+2?"), tools: [units, weather]))
+    #expect(
+      !GuidedToolCalls.answersFromMemory("4", need: nil, in: transcript("What is 2+2?"), tools: [units, weather]))
     #expect(
       !GuidedToolCalls.answersFromMemory(
-        "Alexander Fleming, in 1928.", need: "the discoverer of penicillin", in: transcript("Who discovered penicillin?"),
+        "Alexander Fleming, in 1928.", need: "the discoverer of penicillin",
+        in: transcript("Who discovered penicillin?"),
         tools: [units, weather]))
     #expect(
       !GuidedToolCalls.answersFromMemory(
@@ -146,7 +151,8 @@ import ToolhostSession
     let request = ModelRequest(transcript: convert, tools: [units, weather], toolChoice: .auto)
     var attempt = GuidedToolCalls.Attempt()
     #expect(
-      attempt.review(ModelTurn(text: "6.28 miles"), reply: #"{"need": "a unit conversion", "answer": "6.28 miles"}"#, for: request)
+      attempt.review(
+        ModelTurn(text: "6.28 miles"), reply: #"{"need": "a unit conversion", "answer": "6.28 miles"}"#, for: request)
         == .retry)
     #expect(attempt.callRequired)
     let body = GuidedToolCalls.requestBody(for: request, model: "m", stream: false, callRequired: true)
@@ -169,14 +175,16 @@ import ToolhostSession
       callID: "c", toolName: "getWeather", text: value.serialized(), value: ["high": 1], summary: "Oslo: high 1 °C")
     #expect(GuidedToolCalls.resultText(output) == "Oslo: high 1 °C", "what the rendering shows is not repeated")
     let more = Transcript.ToolOutput(
-      callID: "c", toolName: "getWeather", text: "", value: ["high": 1, "month": 7, "city": "Oslo"], summary: "Oslo: high 1 °C")
+      callID: "c", toolName: "getWeather", text: "", value: ["high": 1, "month": 7, "city": "Oslo"],
+      summary: "Oslo: high 1 °C")
     #expect(GuidedToolCalls.resultText(more) == "Oslo: high 1 °C", "no records: the rendering alone")
     let recipes = Transcript.ToolOutput(
       callID: "c", toolName: "searchBreadDatabase", text: "",
       value: ["query": "rye", "count": 1, "recipes": [["name": "Rye", "grams": 300]]],
       summary: "1 recipe matching rye: Rye")
     #expect(
-      GuidedToolCalls.resultText(recipes) == "1 recipe matching rye: Rye\nDetails:\nrecipes:\n  1. {name: Rye, grams: 300}")
+      GuidedToolCalls.resultText(recipes)
+        == "1 recipe matching rye: Rye\nDetails:\nrecipes:\n  1. {name: Rye, grams: 300}")
     let failure = Transcript.ToolOutput(callID: "c", toolName: "getWeather", text: "unknown city", isError: true)
     #expect(GuidedToolCalls.resultText(failure) == "unknown city")
   }
@@ -189,7 +197,8 @@ import ToolhostSession
     #expect(GuidedToolCalls.foundNothing(nothing))
     #expect(!GuidedToolCalls.foundNothing(found))
     let first = transcript(
-      "Rye bread recipe?", [.toolCalls(.init(calls: [call("searchBreadDatabase", ["searchTerm": "rye breads"])])), .toolOutput(nothing)])
+      "Rye bread recipe?",
+      [.toolCalls(.init(calls: [call("searchBreadDatabase", ["searchTerm": "rye breads"])])), .toolOutput(nothing)])
     #expect(!GuidedToolCalls.answersResults(first), "one more call is allowed")
     let message = GuidedToolCalls.messages(from: first, tools: [bread], choice: .auto, followUp: .answer).last
     #expect(message?["content"]?.stringValue?.contains("Call the tool once more with a broader argument") == true)
@@ -217,7 +226,8 @@ import ToolhostSession
     // Calls the question asks for.
     let described = Transcript.ToolDefinition(
       name: "getWeather",
-      description: "Typical weather. Use it for questions like \"what is the weather usually like in Lisbon in April?\".",
+      description:
+        "Typical weather. Use it for questions like \"what is the weather usually like in Lisbon in April?\".",
       parameters: ["type": "object", "properties": ["city": ["type": "string", "description": "e.g. \"Boston\"."]]])
     #expect(
       GuidedToolCalls.servesNoNeed(
@@ -242,7 +252,8 @@ import ToolhostSession
     func pruned(_ tool: Transcript.ToolDefinition, _ arguments: JSONValue, _ prompt: String) -> JSONValue {
       GuidedToolCalls.withoutUngivenArguments(call(tool.name, arguments), of: tool, in: transcript(prompt)).arguments
     }
-    #expect(pruned(todoAdd, ["text": "buy eggs", "due": "2023-10-05"], "Add buy eggs to my list") == ["text": "buy eggs"])
+    #expect(
+      pruned(todoAdd, ["text": "buy eggs", "due": "2023-10-05"], "Add buy eggs to my list") == ["text": "buy eggs"])
     #expect(
       pruned(todoAdd, ["text": "call mum", "due": "2026-11-27"], "Remind me to call mum on Friday")
         == ["text": "call mum", "due": "2026-11-27"], "a date the model worked out from a weekday")
@@ -397,7 +408,8 @@ import ToolhostSession
     let units = Transcript.ToolDefinition(
       name: "convertUnits", description: "Converts a quantity between units.",
       parameters: [
-        "type": "object", "properties": ["value": ["type": "number"], "from": ["type": "string"], "to": ["type": "string"]],
+        "type": "object",
+        "properties": ["value": ["type": "number"], "from": ["type": "string"], "to": ["type": "string"]],
         "required": ["value", "from", "to"],
       ])
     let prompt = "Convert 10 km to miles and 20 kg to pounds"
@@ -416,18 +428,25 @@ import ToolhostSession
     #expect(messages.suffix(2).map { $0["role"]?.stringValue ?? "" } == ["assistant", "user"])
     #expect(messages.last?["content"]?.stringValue?.contains("\"20 kg to pounds\"") == true)
     var second = ModelTurn()
-    second.toolCalls = [.init(id: "b", toolName: "convertUnits", arguments: ["value": 20, "from": "kg", "to": "pounds"])]
+    second.toolCalls = [
+      .init(id: "b", toolName: "convertUnits", arguments: ["value": 20, "from": "kg", "to": "pounds"])
+    ]
     guard case .accept(let turn) = attempt.review(second, reply: "", for: request) else {
       Issue.record("the second reply should stand")
       return
     }
-    #expect(turn.toolCalls.map(\.arguments) == [["value": 10, "from": "km", "to": "miles"], ["value": 20, "from": "kg", "to": "pounds"]])
+    #expect(
+      turn.toolCalls.map(\.arguments) == [
+        ["value": 10, "from": "km", "to": "miles"], ["value": 20, "from": "kg", "to": "pounds"],
+      ])
     // Parts already covered: nothing to continue.
     #expect(GuidedToolCalls.uncoveredParts(of: prompt, by: turn.toolCalls, tools: [units]).isEmpty)
     #expect(
       GuidedToolCalls.uncoveredParts(
         of: "What's on my to-do list, and what's the weather in Dublin in June?",
-        by: [.init(id: "c", toolName: "todoList", arguments: [:])], tools: tools) == ["what's the weather in Dublin in June"])
+        by: [.init(id: "c", toolName: "todoList", arguments: [:])], tools: tools) == [
+          "what's the weather in Dublin in June"
+        ])
     #expect(
       GuidedToolCalls.uncoveredParts(
         of: "Add 'book the vet' and 'renew my passport' to my to-do list.",
@@ -444,6 +463,7 @@ import ToolhostSession
         by: [
           .init(id: "c", toolName: "getWeather", arguments: ["city": "Madrid", "month": 3]),
           .init(id: "d", toolName: "getWeather", arguments: ["city": "Athens", "month": 3]),
-        ], tools: tools).isEmpty)
+        ], tools: tools
+      ).isEmpty)
   }
 }

@@ -465,7 +465,8 @@ import ToolhostSession
   @Test func atMostTwoToolsAreLeftOutThenOnlyAnAnswer() {
     let request = request("How warm is it?", tools: [units, weather, time])
     var attempt = GuidedToolCalls.Attempt()
-    #expect(attempt.review(turn("convertUnits", ["value": 5, "from": "mi", "to": "km"]), reply: "", for: request) == .retry)
+    #expect(
+      attempt.review(turn("convertUnits", ["value": 5, "from": "mi", "to": "km"]), reply: "", for: request) == .retry)
     #expect(attempt.review(turn("getWeather", ["city": "Boston"]), reply: "", for: request) == .retry)
     #expect(attempt.excluded == ["convertUnits", "getWeather"])
     #expect(!attempt.answerOnly)
