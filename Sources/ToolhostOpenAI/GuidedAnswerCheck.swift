@@ -86,8 +86,11 @@ extension GuidedToolCalls {
     }
   }
 
-  /// Words of tool names that say how, not what: a need for a list of novels is not about `todoList`.
-  static let genericNameWords: Set<String> = ["search", "database", "query", "lookup", "list", "fetch", "run", "tool"]
+  /// Words of tool names that say how, not what: a need for a list of novels is not about `todoList`, nor "add 2
+  /// and 2" about `todoAdd`.
+  static let genericNameWords: Set<String> = [
+    "search", "database", "query", "lookup", "list", "fetch", "run", "tool", "add", "set", "remove", "delete",
+  ]
 
   /// Whether `answer` is `prompt` said again: its words (three letters or more, and numbers) are all the prompt's,
   /// and it has at least half of them.

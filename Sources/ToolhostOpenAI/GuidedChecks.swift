@@ -18,7 +18,9 @@ extension GuidedToolCalls {
     if inventsArguments(call, of: tool, in: transcript) { return true }
     guard let need else { return false }
     let topic = TopicWords(tool)
-    return !topic.relates(need) && !topic.relates(transcript.lastPrompt ?? "")
+    let prompt = transcript.lastPrompt ?? ""
+    // A prompt with no word to judge by ("What is 2+2?") is judged by the need alone.
+    return !topic.relates(need) && (TopicWords.contentWords(prompt).isEmpty || !topic.relates(prompt))
   }
 
   /// Whether most of `call`'s counted arguments (as ``copiesDescription(_:of:in:)`` counts them) are never
@@ -161,7 +163,8 @@ struct TopicWords {
   /// April?": a quotation with a capital) are not the tool's topic: a question about flights from Boston to Lisbon
   /// in April is not about the weather. Quoted units ("km", "fahrenheit") are.
   init(_ tool: Transcript.ToolDefinition) {
-    var text = TopicWords.split(tool.name).joined(separator: " ") + " " + tool.description
+    let name = TopicWords.split(tool.name).filter { !GuidedToolCalls.genericNameWords.contains($0) }
+    var text = name.joined(separator: " ") + " " + tool.description
     TopicWords.collect(tool.parameters, into: &text)
     for quote in PromptList.quotations(text) where quote.contains(where: \.isUppercase) {
       text = text.replacingOccurrences(of: quote, with: " ")
@@ -287,6 +290,7 @@ enum GroundingVocabulary {
     "thing", "things", "something", "anything", "way", "well", "new", "name", "names", "number", "numbers", "value",
     "values", "result", "results", "tool", "tools", "call", "calls", "error",
     "errors", "string", "integer", "boolean", "object", "array", "true", "false", "null", "our", "his", "her",
-    "him", "she", "myself", "quick", "quickly", "right", "really", "thanks", "thank", "hello", "hey",
+    "him", "she", "myself", "quick", "quickly", "right", "really", "thanks", "thank", "hello", "hey", "answer",
+    "answers", "question", "questions", "reply",
   ]
 }

@@ -102,10 +102,9 @@ public final class OpenAIModel: LanguageModel {
 
   /// Sends the request with `stream: true` and yields text as it arrives, then the assembled turn.
   ///
-  /// A server that ignores `stream` and answers with one JSON reply works too. With guided tool calling only the
-  /// answer's text is streamed (decoded from the JSON reply as it arrives) and the finished turn is the parsed
-  /// reply (asked for again, as in ``turn(for:)``, when it repeats an answered call). The stream throws
-  /// ``LanguageModelError`` or `CancellationError`.
+  /// A server that ignores `stream` and answers with one JSON reply works too. With guided tool calling the reply
+  /// is reviewed as in ``turn(for:)`` before anything is shown, so the answer's text comes whole once it stands,
+  /// then the finished turn. The stream throws ``LanguageModelError`` or `CancellationError`.
   public func streamTurn(for request: ModelRequest) -> ModelStream {
     let guided = isGuided(request)
     return AsyncThrowingStream { continuation in
@@ -116,36 +115,22 @@ public final class OpenAIModel: LanguageModel {
             continuation.finish()
             return
           }
+          // An answer is reviewed before it is shown (it may be asked for again as a call, or under stricter
+          // words, or replaced by the results), so it is shown whole once it stands, not as it is generated.
           var attempt = GuidedToolCalls.Attempt()
-          // An answer to results is checked before it is shown (it may be asked for again, or replaced by the
-          // results), so it is not streamed as it is generated.
-          let holdsAnswer = !GuidedToolCalls.outputsSinceLastPrompt(request.transcript).isEmpty
-          var done = false
-          while !done {
-            var answer = GuidedAnswerStream()
-            var streamed = ""
+          while true {
             var finished: (ModelTurn, String)?
             try await self.stream(self.body(for: request, stream: true, attempt: attempt)) { event in
-              switch event {
-              case .textDelta(let piece):
-                let text = answer.feed(piece)
-                if !text.isEmpty, !holdsAnswer {
-                  streamed += text
-                  continuation.yield(.textDelta(text))
-                }
-              case .finished(let raw):
+              if case .finished(let raw) = event {
                 let turn = GuidedToolCalls.turn(fromReply: raw.text, base: raw, callID: Self.guidedCallID())
                 finished = (turn, raw.text)
               }
             }
             guard let (reply, raw) = finished else { break }
             guard case .accept(let turn) = attempt.review(reply, reply: raw, for: request) else { continue }
-            // A reply that was not the expected JSON was held back: show what has not been shown.
-            if turn.toolCalls.isEmpty, turn.text.hasPrefix(streamed), turn.text.count > streamed.count {
-              continuation.yield(.textDelta(String(turn.text.dropFirst(streamed.count))))
-            }
+            if turn.toolCalls.isEmpty, !turn.text.isEmpty { continuation.yield(.textDelta(turn.text)) }
             continuation.yield(.finished(turn))
-            done = true
+            break
           }
           continuation.finish()
         } catch {

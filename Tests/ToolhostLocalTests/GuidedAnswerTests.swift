@@ -242,6 +242,11 @@ import ToolhostSession
       !GuidedToolCalls.servesNoNeed(
         call("getWeather", ["city": "London", "month": 7]), of: weather, need: "the weather in London in July",
         in: french), "a translated name is the user's")
+    let sum = transcript("What is 2+2?")
+    #expect(
+      GuidedToolCalls.servesNoNeed(
+        call("searchBreadDatabase", ["searchTerm": "2+2"]), of: bread, need: "the sum of 2 and 2", in: sum),
+      "a prompt with no word to judge by is judged by its need")
     let rye = transcript("Any rye recipes?")
     #expect(
       !GuidedToolCalls.servesNoNeed(
@@ -401,6 +406,9 @@ import ToolhostSession
     #expect(GuidedToolCalls.needNamesATool("my to-do list", tools))
     #expect(!GuidedToolCalls.needNamesATool("a list of novels set in Rome", tools))
     #expect(!GuidedToolCalls.needNamesATool("a search for cheap flights", tools))
+    let todoAdd = Transcript.ToolDefinition(
+      name: "todoAdd", description: "Adds a to-do.", parameters: ["type": "object"])
+    #expect(!GuidedToolCalls.needNamesATool("add 2 and 2", [todoAdd]), "a sum is not a to-do")
     #expect(!GuidedToolCalls.needNamesATool(nil, tools))
   }
 
