@@ -30,11 +30,10 @@ extension GuidedToolCalls {
           var changed = arguments
           changed[name] = value.stringValue != nil ? .string(sibling) : (try? JSONValue.parse(sibling)) ?? value
           let arguments = JSONValue.object(changed)
-          if result.contains(where: { $0.toolName == call.toolName && $0.arguments.jsonEquals(arguments) }) {
-            continue
-          }
-          result.append(
-            Transcript.ToolCall(id: "\(call.id)_l\(result.count + 1)", toolName: call.toolName, arguments: arguments))
+          let completed = Transcript.ToolCall(
+            id: "\(call.id)_l\(result.count + 1)", toolName: call.toolName, arguments: arguments)
+          if result.contains(where: { $0.isSameCall(as: completed) }) { continue }
+          result.append(completed)
         }
         break
       }

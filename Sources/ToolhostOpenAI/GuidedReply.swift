@@ -28,10 +28,9 @@ extension GuidedToolCalls {
     var calls: [Transcript.ToolCall] = []
     for item in requested {
       guard let name = item["tool"]?.stringValue, name != "none" else { continue }
-      let arguments = item["arguments"] ?? [:]
-      if calls.contains(where: { $0.toolName == name && $0.arguments.jsonEquals(arguments) }) { continue }
       let id = calls.isEmpty ? callID : "\(callID)_\(calls.count + 1)"
-      calls.append(Transcript.ToolCall(id: id, toolName: name, arguments: arguments))
+      let call = Transcript.ToolCall(id: id, toolName: name, arguments: item["arguments"] ?? [:])
+      if !calls.contains(where: { $0.isSameCall(as: call) }) { calls.append(call) }
     }
     if !calls.isEmpty {
       turn.text = ""
@@ -49,14 +48,8 @@ extension GuidedToolCalls {
   /// guided backend asks again for an answer instead.
   public static func repeatsEarlierCall(_ turn: ModelTurn, in transcript: Transcript) -> Bool {
     guard !turn.toolCalls.isEmpty else { return false }
-    let start = transcript.entries.lastIndex { if case .prompt = $0 { true } else { false } } ?? 0
-    var earlier: [Transcript.ToolCall] = []
-    for entry in transcript.entries[start...] {
-      if case .toolCalls(let calls) = entry { earlier += calls.calls }
-    }
-    return turn.toolCalls.allSatisfy { call in
-      earlier.contains { $0.toolName == call.toolName && $0.arguments.jsonEquals(call.arguments) }
-    }
+    let earlier = callsSinceLastPrompt(transcript)
+    return turn.toolCalls.allSatisfy { call in earlier.contains { $0.isSameCall(as: call) } }
   }
 
   /// One guided request and its second tries: what the next request constrains the reply to, and what of a reply
@@ -102,8 +95,6 @@ extension GuidedToolCalls {
     var callForList = false
     /// The first reply's calls and the parts of the prompt they leave undone, while their calls are asked for.
     public private(set) var continuation: GuidedToolCalls.Continuation?
-    /// Why the last reply was not taken as it was, for logs and tests.
-    public private(set) var lastProblem: String?
 
     /// The first try: nothing constrained beyond the request.
     public init() {}
@@ -122,11 +113,7 @@ extension GuidedToolCalls {
     public mutating func review(_ turn: ModelTurn, reply: String, for request: ModelRequest) -> Verdict {
       let transcript = request.transcript
       guard !turn.toolCalls.isEmpty else {
-        if let continuation {
-          var pending = turn
-          pending.toolCalls = continuation.calls
-          return .accept(pending)
-        }
+        if let continuation { return .accept(continuation.standing(turn)) }
         if !answerOnly, !callRequired, request.toolChoice == .auto,
           GuidedToolCalls.outputsSinceLastPrompt(transcript).isEmpty
         {
@@ -137,14 +124,12 @@ extension GuidedToolCalls {
             || GuidedToolCalls.needNamesATool(need, request.tools)
             || GuidedToolCalls.inventsFiguresAboutANamedThing(turn.text, prompt: prompt)
           {
-            lastProblem = "a question about what a tool does answered without a call"
             callRequired = true
             callForList = list
             return .retry
           }
         }
-        guard let problem = GuidedToolCalls.answerProblem(turn.text, in: transcript) else { return .accept(turn) }
-        lastProblem = problem
+        guard GuidedToolCalls.answerProblem(turn.text, in: transcript) != nil else { return .accept(turn) }
         if !strict {
           strict = true
           answerOnly = true
@@ -156,7 +141,6 @@ extension GuidedToolCalls {
       }
       if answerOnly { return .accept(turn) }
       if GuidedToolCalls.repeatsEarlierCall(turn, in: transcript) {
-        lastProblem = "the reply repeats a call already answered"
         answerOnly = true
         return .retry
       }
@@ -192,7 +176,7 @@ extension GuidedToolCalls {
           // The calls for the parts the first reply left undone join it: one round.
           var calls = continuation.calls
           for call in GuidedToolCalls.completingLists(kept, prompt: prompt)
-          where !calls.contains(where: { $0.toolName == call.toolName && $0.arguments.jsonEquals(call.arguments) })
+          where !calls.contains(where: { $0.isSameCall(as: call) })
             && calls.count < GuidedToolCalls.maximumCallsPerReply
           {
             var call = call
@@ -205,7 +189,6 @@ extension GuidedToolCalls {
         let calls = GuidedToolCalls.completingLists(kept, prompt: prompt)
         let parts = GuidedToolCalls.uncoveredParts(of: prompt, by: calls, tools: request.tools)
         if !parts.isEmpty, calls.count < GuidedToolCalls.maximumCallsPerReply {
-          lastProblem = "the calls leave undone: \(parts.joined(separator: "; "))"
           continuation = GuidedToolCalls.Continuation(calls: calls, parts: parts)
           callRequired = true
           return .retry
@@ -213,12 +196,7 @@ extension GuidedToolCalls {
         accepted.toolCalls = calls
         return .accept(accepted)
       }
-      if let continuation {
-        var pending = turn
-        pending.toolCalls = continuation.calls
-        return .accept(pending)
-      }
-      lastProblem = "needless or copied calls to \(rejected.sorted().joined(separator: ", "))"
+      if let continuation { return .accept(continuation.standing(turn)) }
       if excluded.count < Self.maximumExclusions, !rejected.isSubset(of: excluded) {
         excluded.formUnion(rejected)
       } else {

@@ -75,6 +75,13 @@ public enum GuidedToolCalls {
       self.parts = parts
     }
 
+    /// `turn` with the first reply's calls: what stands when the reply asked for adds no call.
+    func standing(_ turn: ModelTurn) -> ModelTurn {
+      var standing = turn
+      standing.toolCalls = calls
+      return standing
+    }
+
     /// The reply as the model's message, and the request for the calls still needed.
     var messages: [JSONValue] {
       let list: [JSONValue] = calls.map { ["tool": .string($0.toolName), "arguments": $0.arguments] }

@@ -36,12 +36,19 @@ public struct CallHistory: Sendable {
 
   /// Whether `call` has the tool and arguments of a call that already succeeded for this prompt.
   public func repeats(_ call: Transcript.ToolCall) -> Bool {
-    succeeded.contains { $0.toolName == call.toolName && $0.arguments.jsonEquals(call.arguments) }
+    succeeded.contains { $0.isSameCall(as: call) }
   }
 
   /// Whether every one of `calls` repeats a successful call or would be its tool's third: a turn going nowhere.
   /// `false` for no calls.
   public func loops(_ calls: [Transcript.ToolCall]) -> Bool {
     !calls.isEmpty && calls.allSatisfy { isThirdCall(of: $0.toolName) || repeats($0) }
+  }
+}
+
+extension Transcript.ToolCall {
+  /// Whether `other` calls the same tool with the same arguments (compared as JSON values; ids aside).
+  public func isSameCall(as other: Transcript.ToolCall) -> Bool {
+    toolName == other.toolName && arguments.jsonEquals(other.arguments)
   }
 }
