@@ -67,7 +67,7 @@ extension GuidedToolCalls {
     return tools.contains { tool in
       TopicWords.split(tool.name).contains { part in
         part.count >= 3 && !GroundingVocabulary.commonWords.contains(part) && !genericNameWords.contains(part)
-          && words.contains { $0 == part || ($0.count >= 5 && part.count >= 5 && $0.prefix(5) == part.prefix(5)) }
+          && words.contains { TopicWords.sameWord($0, part) }
       }
     }
   }

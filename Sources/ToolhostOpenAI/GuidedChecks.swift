@@ -23,6 +23,30 @@ extension GuidedToolCalls {
     return !topic.relates(need) && (TopicWords.contentWords(prompt).isEmpty || !topic.relates(prompt))
   }
 
+  /// Whether `call`'s tool is one of a family (tools whose names start with the same word: `todoAdd`, `todoDone`,
+  /// `todoRemove`) and the prompt names another member's action but not its own: "done #2" and `todoRemove`,
+  /// "Mark 'call the dentist' as done" and `todoAdd`. Such a call is a wrong choice of tool, like a copied one.
+  /// Only an action that is no ``genericNameWords`` counts as named: in "Put 'milk' on my list", "list" is what
+  /// the family is about, not `todoList`.
+  public static func picksTheWrongSibling(
+    _ call: Transcript.ToolCall, among tools: [Transcript.ToolDefinition], prompt: String
+  ) -> Bool {
+    let words = TopicWords.contentWords(prompt)
+    func family(_ name: String) -> (String, [String])? {
+      let parts = TopicWords.split(name)
+      guard parts.count >= 2, parts[0] != "get", !genericNameWords.contains(parts[0]) else { return nil }
+      return (parts[0], parts.dropFirst().filter { $0.count >= 3 })
+    }
+    func said(_ action: [String]) -> Bool {
+      !action.isEmpty && action.allSatisfy { part in words.contains { TopicWords.sameWord($0, part) } }
+    }
+    guard let (name, action) = family(call.toolName), !said(action) else { return false }
+    return tools.contains { tool in
+      guard tool.name != call.toolName, let (other, otherAction) = family(tool.name) else { return false }
+      return other == name && !otherAction.contains(where: genericNameWords.contains) && said(otherAction)
+    }
+  }
+
   /// Whether most of `call`'s counted arguments (as ``copiesDescription(_:of:in:)`` counts them) are never
   /// mentioned in the conversation, a translated name allowed.
   static func inventsArguments(
@@ -172,16 +196,23 @@ struct TopicWords {
     words = Set(TopicWords.contentWords(text))
   }
 
-  /// Whether a word of `text` is one of the tool's, or shares a start of five letters with one ("recipes",
-  /// "recipe"; "temperatures", "temperature").
+  /// Whether a word of `text` is one of the tool's (``sameWord(_:_:)``).
   /// A text without such words (all common, or too short) is taken as related: there is nothing to judge by.
   func relates(_ text: String) -> Bool {
     let candidates = TopicWords.contentWords(text)
-    return candidates.isEmpty
-      || candidates.contains { word in
-        words.contains(word)
-          || (word.count >= 5 && words.contains { $0.count >= 5 && $0.prefix(5) == word.prefix(5) })
-      }
+    return candidates.isEmpty || candidates.contains { word in words.contains { TopicWords.sameWord(word, $0) } }
+  }
+
+  /// Whether two lowercase words are the same word for the checks: equal, one the other's plural ("todos" and
+  /// "todo", "cups" and "cup"), or sharing a start of five letters ("recipes" and "recipe", "temperatures" and
+  /// "temperature").
+  static func sameWord(_ a: String, _ b: String) -> Bool {
+    if a == b { return true }
+    let (short, long) = a.count <= b.count ? (a, b) : (b, a)
+    if short.count >= 3, long.hasPrefix(short), ["s", "es"].contains(String(long.dropFirst(short.count))) {
+      return true
+    }
+    return short.count >= 5 && a.prefix(5) == b.prefix(5)
   }
 
   /// The lowercase words of `text` of three letters or more that are not ``GroundingVocabulary/commonWords``.

@@ -156,6 +156,7 @@ extension GuidedToolCalls {
         // A call asked for because the prompt names a list was judged needed already: only its arguments are
         // checked.
         if GuidedToolCalls.copiesDescription(call, of: tool, in: transcript)
+          || GuidedToolCalls.picksTheWrongSibling(call, among: request.tools, prompt: transcript.lastPrompt ?? "")
           || (callForList
             ? GuidedToolCalls.inventsArguments(call, of: tool, in: transcript)
             : GuidedToolCalls.servesNoNeed(call, of: tool, need: need, in: transcript))
@@ -173,23 +174,33 @@ extension GuidedToolCalls {
         }
         let prompt = transcript.lastPrompt ?? ""
         if let continuation {
-          // The calls for the parts the first reply left undone join it: one round.
-          var calls = continuation.calls
+          // The calls for the parts the first reply left undone join it (one round), or replace it when it took
+          // nothing from the prompt.
+          var calls = continuation.replaces ? [] : continuation.calls
           for call in GuidedToolCalls.completingLists(kept, prompt: prompt)
           where !calls.contains(where: { $0.isSameCall(as: call) })
+            && !continuation.calls.contains(where: { $0.isSameCall(as: call) })
             && calls.count < GuidedToolCalls.maximumCallsPerReply
           {
             var call = call
             call.id += "_c"
             calls.append(call)
           }
-          accepted.toolCalls = calls
+          let firstTools = Set(continuation.calls.map(\.toolName))
+          if calls.isEmpty, continuation.replaces, !firstTools.isSubset(of: excluded) {
+            // The same calls again, and they take nothing from the prompt: once more without their tools.
+            excluded.formUnion(firstTools)
+            return .retry
+          }
+          accepted.toolCalls = calls.isEmpty ? continuation.calls : calls
           return .accept(accepted)
         }
         let calls = GuidedToolCalls.completingLists(kept, prompt: prompt)
         let parts = GuidedToolCalls.uncoveredParts(of: prompt, by: calls, tools: request.tools)
         if !parts.isEmpty, calls.count < GuidedToolCalls.maximumCallsPerReply {
-          continuation = GuidedToolCalls.Continuation(calls: calls, parts: parts)
+          continuation = GuidedToolCalls.Continuation(
+            calls: calls, parts: parts,
+            replaces: calls.allSatisfy { GuidedToolCalls.takesNothing(from: prompt, $0) })
           callRequired = true
           return .retry
         }

@@ -170,6 +170,15 @@ extension GuidedToolCalls {
     return parts
   }
 
+  /// Whether `call`'s arguments hold nothing the prompt says: no number or word of theirs is in it (flags do not
+  /// count; a call without arguments takes nothing).
+  static func takesNothing(from prompt: String, _ call: Transcript.ToolCall) -> Bool {
+    let text = GroundingText(prompt)
+    var leaves: [GroundingLeaf] = []
+    collectLeaves(call.arguments, schema: [:], into: &leaves)
+    return !leaves.contains { text.mentions($0) }
+  }
+
   /// The calls made since the transcript's last prompt, in order.
   static func callsSinceLastPrompt(_ transcript: Transcript) -> [Transcript.ToolCall] {
     var calls: [Transcript.ToolCall] = []
@@ -190,6 +199,13 @@ extension GuidedToolCalls {
     return rounds
   }
 
+  /// What a failed call's output says, for a person: the `message` of a ``ToolCallError`` rendered as JSON
+  /// (`{"error": {"message": …}}`), or the text as it is.
+  static func failureMessage(_ output: Transcript.ToolOutput) -> String {
+    let parsed = try? JSONValue.parse(output.text)
+    return (parsed?["error"]?["message"] ?? parsed?["message"])?.stringValue ?? output.text
+  }
+
   /// An answer built from the results alone, for when the model's answer states what they do not say: each result
   /// as the tool rendered it (or its digest), and each failure as the tool reported it.
   public static func statement(fromResultsIn transcript: Transcript) -> String {
@@ -201,7 +217,7 @@ extension GuidedToolCalls {
     for output in outputs {
       let body: String
       if output.isError {
-        body = "\(output.toolName) failed: \(output.text)"
+        body = "\(output.toolName) failed: \(failureMessage(output))"
       } else if let summary = output.summary?.trimmingCharacters(in: .whitespacesAndNewlines), !summary.isEmpty {
         body = summary
       } else {

@@ -35,6 +35,7 @@ public enum GuidedToolCalls {
     let constrained = isConstrained(request)
     let tools = constrained ? offeredTools(for: request) : []
     let answerOnly = answerOnly || (followUp == .answer && answersResults(request.transcript, tools: tools))
+    let callRequired = callRequired || (!answerOnly && failureSuggestsAFix(request.transcript))
     var body: JSONObject = [
       "model": .string(model),
       "messages": .array(
@@ -68,11 +69,16 @@ public enum GuidedToolCalls {
     public var calls: [Transcript.ToolCall]
     /// The parts of the prompt they leave undone.
     public var parts: [String]
+    /// Whether the calls asked for replace the reply's instead of joining them: the reply's calls take nothing
+    /// from the prompt (``takesNothing(from:_:)``: `todoList {}` for "Mark items 1 and 3 as done"), so they were a
+    /// wrong choice of tool, not a part of the answer.
+    public var replaces: Bool
 
     /// Makes a continuation.
-    public init(calls: [Transcript.ToolCall], parts: [String]) {
+    public init(calls: [Transcript.ToolCall], parts: [String], replaces: Bool = false) {
       self.calls = calls
       self.parts = parts
+      self.replaces = replaces
     }
 
     /// `turn` with the first reply's calls: what stands when the reply asked for adds no call.
@@ -86,13 +92,13 @@ public enum GuidedToolCalls {
     var messages: [JSONValue] {
       let list: [JSONValue] = calls.map { ["tool": .string($0.toolName), "arguments": $0.arguments] }
       let asked = parts.map { "\"\($0)\"" }.joined(separator: " and ")
+      let request =
+        replaces
+        ? "Those calls do not do what I asked: \(asked). Reply with the calls that do."
+        : "Those calls do not cover all of my request. It also asks: \(asked). Reply with the calls for that."
       return [
         ["role": "assistant", "content": .string((["calls": .array(list)] as JSONValue).serialized())],
-        [
-          "role": "user",
-          "content": .string(
-            "Those calls do not cover all of my request. It also asks: \(asked). Reply with the calls for that."),
-        ],
+        ["role": "user", "content": .string(request)],
       ]
     }
   }
@@ -126,6 +132,19 @@ public enum GuidedToolCalls {
     guard roundsSinceLastPrompt(transcript) == 1 else { return true }
     return !round.contains(where: foundNothing)
       && uncoveredParts(of: transcript.lastPrompt ?? "", by: callsSinceLastPrompt(transcript), tools: tools).isEmpty
+  }
+
+  /// Whether the transcript ends with the first round of calls for its last prompt, and a call of it failed with
+  /// an error that says what would work ("Did you mean Dubai?", "Expected HH:MM", the known units): the next reply
+  /// is then a call, the one retry before the answer. A small model otherwise answers with the failure and leaves
+  /// the fix unused.
+  public static func failureSuggestsAFix(_ transcript: Transcript) -> Bool {
+    guard roundsSinceLastPrompt(transcript) == 1, case .toolOutput = transcript.entries.last else { return false }
+    return outputsSinceLastPrompt(transcript).contains { output in
+      guard output.isError else { return false }
+      let text = output.text.lowercased()
+      return ["did you mean", "expected", "\"known\"", "known units", "try "].contains(where: text.contains)
+    }
   }
 
   /// Whether the reply of `request` is constrained: it has tools and may call them.

@@ -1,7 +1,7 @@
 import Foundation
 import Testing
 import ToolhostJSON
-import ToolhostOpenAI
+@testable import ToolhostOpenAI
 import ToolhostSession
 
 /// Several calls in one reply, needless calls, arguments the user did not give, and answers checked against the
@@ -473,5 +473,79 @@ import ToolhostSession
           .init(id: "d", toolName: "getWeather", arguments: ["city": "Athens", "month": 3]),
         ], tools: tools
       ).isEmpty)
+  }
+
+  @Test func aReplyThatTookNothingFromThePromptIsReplacedByTheCallsThatDo() throws {
+    let intID: JSONValue = ["type": "object", "properties": ["id": ["type": "integer"]], "required": ["id"]]
+    let todo = [
+      Transcript.ToolDefinition(
+        name: "todoList", description: "Lists the to-do items.",
+        parameters: ["type": "object", "properties": ["includeDone": ["type": "boolean"]]]),
+      Transcript.ToolDefinition(name: "todoDone", description: "Marks a to-do item done.", parameters: intID),
+    ]
+    let prompt = "Item 1 on my to-do list is done."
+    let request = ModelRequest(
+      transcript: Transcript(entries: [.prompt(.init(text: prompt))]), tools: todo, toolChoice: .auto)
+    var first = ModelTurn()
+    first.toolCalls = [.init(id: "a", toolName: "todoList", arguments: ["includeDone": true])]
+    var attempt = GuidedToolCalls.Attempt()
+    #expect(attempt.review(first, reply: "", for: request) == .retry)
+    let continuation = try #require(attempt.continuation)
+    #expect(continuation.replaces, "todoList took nothing from the prompt")
+    // The same call again: asked once more without its tool.
+    #expect(attempt.review(first, reply: "", for: request) == .retry)
+    #expect(attempt.excluded == ["todoList"])
+    var second = ModelTurn()
+    second.toolCalls = [.init(id: "b", toolName: "todoDone", arguments: ["id": 1])]
+    guard case .accept(let turn) = attempt.review(second, reply: "", for: request) else {
+      Issue.record("the call that does what was asked should stand")
+      return
+    }
+    #expect(turn.toolCalls.map(\.toolName) == ["todoDone"], "the first call is replaced, not joined")
+    #expect(GuidedToolCalls.takesNothing(from: prompt, .init(id: "c", toolName: "todoList", arguments: [:])))
+    #expect(!GuidedToolCalls.takesNothing(from: prompt, .init(id: "c", toolName: "todoDone", arguments: ["id": 1])))
+  }
+
+  @Test func aCallForAnotherMemberOfAToolFamilyThanThePromptNamesIsAWrongChoice() {
+    let names = ["todoAdd", "todoList", "todoDone", "todoRemove", "todoClear", "getWeather", "get_current_time"]
+    let family = names.map { Transcript.ToolDefinition(name: $0, description: "", parameters: ["type": "object"]) }
+    func wrong(_ tool: String, _ prompt: String) -> Bool {
+      GuidedToolCalls.picksTheWrongSibling(
+        .init(id: "c", toolName: tool, arguments: [:]), among: family, prompt: prompt)
+    }
+    #expect(wrong("todoRemove", "done #2"))
+    #expect(wrong("todoAdd", "Mark 'call the dentist' as done on my to-do list."))
+    #expect(!wrong("todoDone", "done #2"))
+    #expect(!wrong("todoAdd", "Put 'pick up the dry cleaning' on my list."), "'list' is what the family is about")
+    #expect(!wrong("todoList", "Item 1 on my to-do list is done."), "its own action is named")
+    #expect(!wrong("getWeather", "What is the current time in Oslo?"), "'get' makes no family")
+  }
+
+  @Test func aFailureThatSaysWhatWouldWorkAsksForOneMoreCall() {
+    func transcript(_ error: String, rounds: Int = 1) -> Transcript {
+      var entries: [Transcript.Entry] = [.prompt(.init(text: "how hot is dubay in july"))]
+      for round in 1...rounds {
+        entries.append(
+          .toolCalls(.init(calls: [.init(id: "c\(round)", toolName: "getWeather", arguments: ["city": "Dubay"])])))
+        entries.append(.toolOutput(.init(callID: "c\(round)", toolName: "getWeather", text: error, isError: true)))
+      }
+      return Transcript(entries: entries)
+    }
+    let suggestion = #"{"error": {"message": "Unknown city \"Dubay\". Did you mean Dubai?"}}"#
+    #expect(GuidedToolCalls.failureSuggestsAFix(transcript(suggestion)))
+    #expect(!GuidedToolCalls.failureSuggestsAFix(transcript(#"{"error": {"message": "timed out"}}"#)))
+    #expect(!GuidedToolCalls.failureSuggestsAFix(transcript(suggestion, rounds: 2)), "one retry, not more")
+    let request = ModelRequest(transcript: transcript(suggestion), tools: tools, toolChoice: .auto)
+    let body = GuidedToolCalls.requestBody(for: request, model: "m", stream: false, followUp: .answer)
+    #expect(body["response_format"]?["schema"]?["anyOf"] == nil, "a call, not an answer")
+    #expect(GuidedToolCalls.statement(fromResultsIn: transcript(suggestion)).contains("failed: Unknown city"))
+  }
+
+  @Test func aPluralIsTheSameWord() {
+    #expect(TopicWords.sameWord("todos", "todo"))
+    #expect(TopicWords.sameWord("cups", "cup"))
+    #expect(TopicWords.sameWord("recipes", "recipe"))
+    #expect(!TopicWords.sameWord("cut", "cup"))
+    #expect(!TopicWords.sameWord("as", "a"))
   }
 }
