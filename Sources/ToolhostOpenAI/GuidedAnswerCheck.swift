@@ -37,6 +37,32 @@ extension GuidedToolCalls {
     if outputs.allSatisfy(\.isError), !AnswerFigures.saysFailure(text) {
       return "every call failed and the answer does not say so"
     }
+    if let left = leftOut(by: text, outputs: outputs, calls: callsSinceLastPrompt(transcript)) {
+      return "the answer leaves out the result for \(left)"
+    }
+    return nil
+  }
+
+  /// The first of several successful calls that `answer` says nothing about: no word of its text arguments
+  /// ("Cairo", "pita", "America/New_York") is in it, also as a translated name. `nil` with fewer than two such
+  /// calls; a call without text arguments is not judged.
+  static func leftOut(by answer: String, outputs: [Transcript.ToolOutput], calls: [Transcript.ToolCall]) -> String? {
+    let succeeded = outputs.filter { !$0.isError }
+    guard succeeded.count >= 2 else { return nil }
+    let said = GroundingText(answer).words
+    for output in succeeded {
+      guard let call = calls.first(where: { $0.id == output.callID }) else { continue }
+      var leaves: [GroundingLeaf] = []
+      collectLeaves(call.arguments, schema: [:], into: &leaves)
+      let words = leaves.flatMap { leaf -> [Substring] in
+        guard case .text(let text) = leaf else { return [] }
+        return GroundingText.words(of: text.lowercased()).filter { $0.count >= 3 }
+      }
+      guard !words.isEmpty else { continue }
+      if !words.contains(where: { word in said.contains { $0 == word || GroundingText.sameStem($0, word) } }) {
+        return call.arguments.objectValue?.lazy.compactMap(\.value.stringValue).first ?? call.toolName
+      }
+    }
     return nil
   }
 

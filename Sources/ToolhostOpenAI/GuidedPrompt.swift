@@ -137,7 +137,8 @@ extension GuidedToolCalls {
   /// message; prompts are `user` messages; answers are `assistant` messages holding `{"answer": …}` and each round
   /// of calls one `assistant` message holding `{"calls": [{"tool": …, "arguments": …}, …]}` (when `tools` is empty,
   /// answers stay plain text); each round's outputs are one `user` message naming each tool, with its result as
-  /// ``resultText(_:)`` renders it, and what to do next: with `followUp` ``GuidedFollowUp/answer`` an answer in plain
+  /// ``resultText(_:)`` renders it (several results of one tool also side by side, ``comparison(of:calls:)``), and
+  /// what to do next: with `followUp` ``GuidedFollowUp/answer`` an answer in plain
   /// words with the results' figures, with `strict` one that copies them and adds nothing (the second try after an
   /// answer that did not state what they say, ``answerProblem(_:in:)``); a first round that found nothing
   /// (``foundNothing(_:)``) may be followed by one more call.
@@ -161,6 +162,7 @@ extension GuidedToolCalls {
           ? "The call to \(output.toolName) failed:\n\(output.text)"
           : "Result of \(output.toolName):\n\(resultText(output))"
       }
+      if let compared = comparison(of: round, calls: callsForPrompt) { parts.append(compared) }
       let failed = round.contains(where: \.isError)
       let nothing = roundsForPrompt == 1 && round.contains(where: foundNothing)
       let uncovered = roundsForPrompt == 1 ? uncoveredParts(of: lastPrompt, by: callsForPrompt, tools: tools) : []

@@ -83,6 +83,43 @@ extension GuidedToolCalls {
     }
   }
 
+  /// The results of several calls of one tool side by side, for a question that compares them ("Which is warmer
+  /// in March, Madrid or Athens?"): for each number the structured results all hold and do not all share, which
+  /// call has the highest and which the lowest, each named by the argument that tells the calls apart. `nil` when
+  /// fewer than two calls of one tool succeeded, or nothing tells them apart.
+  ///
+  /// A small model compares figures poorly (Madrid "warmer" at 16.3 °C than Athens at 16.6 °C); the order is
+  /// worked out here and shown beside the results, where the model reads it.
+  public static func comparison(of outputs: [Transcript.ToolOutput], calls: [Transcript.ToolCall]) -> String? {
+    let compared = outputs.filter { !$0.isError && $0.value?.objectValue != nil }
+    guard compared.count >= 2, Set(compared.map(\.toolName)).count == 1 else { return nil }
+    let arguments = compared.map { output in calls.first { $0.id == output.callID }?.arguments.objectValue ?? [:] }
+    guard
+      let key = arguments[0].keys.sorted().first(where: { key in
+        Set(arguments.map { $0[key]?.serialized() ?? "" }).count == compared.count
+      })
+    else { return nil }
+    let labels = arguments.map { $0[key].map { $0.stringValue ?? $0.serialized() } ?? "" }
+    let objects = compared.compactMap { $0.value?.objectValue }
+    var lines: [String] = []
+    for name in objects[0].keys.sorted() {
+      let members = objects.map { $0[name] }
+      let numbers = members.compactMap { member -> Double? in
+        switch member {
+        case .integer, .real: member?.doubleValue
+        default: nil
+        }
+      }
+      guard numbers.count == objects.count, Set(numbers).count > 1,
+        let high = numbers.indices.max(by: { numbers[$0] < numbers[$1] }),
+        let low = numbers.indices.min(by: { numbers[$0] < numbers[$1] })
+      else { continue }
+      let shown = members.map { $0?.serialized() ?? "" }
+      lines.append("\(name): highest \(labels[high]) (\(shown[high])), lowest \(labels[low]) (\(shown[low]))")
+    }
+    return lines.isEmpty ? nil : "Compared:\n" + lines.joined(separator: "\n")
+  }
+
   /// Whether a successful output found nothing: its value is an empty list, or an object whose lists are all empty
   /// (`{"count": 0, "recipes": []}`). Such a result may be followed by one more call (a broader search) before the
   /// answer.

@@ -71,7 +71,10 @@ import ToolhostSession
     let messages = GuidedToolCalls.messages(from: history, tools: [weather], choice: .auto, followUp: .answer)
     #expect(messages.map { $0["role"]?.stringValue ?? "" } == ["system", "user", "assistant", "user"])
     let results = messages[3]["content"]?.stringValue ?? ""
-    #expect(results.hasPrefix("Result of getWeather:\nhigh: 8\n\nResult of getWeather:\nhigh: 13\n\nNow answer"))
+    #expect(
+      results.hasPrefix(
+        "Result of getWeather:\nhigh: 8\n\nResult of getWeather:\nhigh: 13\n\n"
+          + "Compared:\nhigh: highest Rome (13), lowest Paris (8)\n\nNow answer"))
   }
 
   @Test func aCallForOneMemberOfAListIsMadeForEveryMember() {
@@ -547,5 +550,29 @@ import ToolhostSession
     #expect(TopicWords.sameWord("recipes", "recipe"))
     #expect(!TopicWords.sameWord("cut", "cup"))
     #expect(!TopicWords.sameWord("as", "a"))
+  }
+
+  @Test func severalResultsOfOneToolAreComparedAndAnAnswerMustCoverEach() throws {
+    let calls: [Transcript.ToolCall] = [
+      .init(id: "a", toolName: "getWeather", arguments: ["city": "Madrid", "month": 3]),
+      .init(id: "b", toolName: "getWeather", arguments: ["city": "Athens", "month": 3]),
+    ]
+    let outputs: [Transcript.ToolOutput] = [
+      .init(callID: "a", toolName: "getWeather", text: "", value: ["averageHigh": 16.3, "precipitation": 35, "month": 3]),
+      .init(callID: "b", toolName: "getWeather", text: "", value: ["averageHigh": 16.6, "precipitation": 41, "month": 3]),
+    ]
+    let compared = try #require(GuidedToolCalls.comparison(of: outputs, calls: calls))
+    #expect(compared.contains("averageHigh: highest Athens (16.6), lowest Madrid (16.3)"))
+    #expect(!compared.contains("month"), "a number they all share tells nothing")
+    #expect(GuidedToolCalls.comparison(of: Array(outputs.prefix(1)), calls: calls) == nil)
+    let transcript = Transcript(entries: [
+      .prompt(.init(text: "Which is warmer in March, Madrid or Athens?")), .toolCalls(.init(calls: calls)),
+    ] + outputs.map { .toolOutput($0) })
+    let messages = GuidedToolCalls.messages(from: transcript, tools: tools, choice: .auto)
+    #expect(messages.last?["content"]?.stringValue?.contains("highest Athens") == true)
+    #expect(
+      GuidedToolCalls.answerProblem("Madrid has a high of 16.3 °C in March.", in: transcript)
+        == "the answer leaves out the result for Athens")
+    #expect(GuidedToolCalls.answerProblem("Athens (16.6 °C) is warmer than Madrid (16.3 °C).", in: transcript) == nil)
   }
 }
