@@ -23,7 +23,8 @@ extension GuidedToolCalls {
       return "the answer repeats the instructions"
     }
     let answerFigures = AnswerFigures.numbers(in: text)
-    if echoes(text, prompt) { return "the answer repeats the question" }
+    let resultText = outputs.map { [$0.text, $0.summary ?? ""].joined(separator: "\n") }.joined(separator: "\n")
+    if echoes(text, prompt, results: resultText) { return "the answer repeats the question" }
     var known: [Double] = []
     for output in outputs {
       known += AnswerFigures.numbers(in: output.text).map(\.value)
@@ -112,20 +113,39 @@ extension GuidedToolCalls {
     }
   }
 
+  /// Whether `answer` states a figure that `prompt` does not hold.
+  static func statesFiguresNotIn(_ prompt: String, _ answer: String) -> Bool {
+    let asked = AnswerFigures.numbers(in: prompt).map(\.value)
+    return AnswerFigures.numbers(in: answer).contains { !AnswerFigures.matches($0, asked) }
+  }
+
+  /// The answer to a question none of `tools` serves, in place of figures the model would guess: says so, and
+  /// names what the tools are for.
+  public static func declining(tools: [Transcript.ToolDefinition]) -> String {
+    let names = tools.prefix(12).map(\.name).joined(separator: ", ")
+    return "None of my tools can look that up, so I would only be guessing. "
+      + (names.isEmpty ? "" : "The tools I have: \(names).")
+  }
+
   /// Words of tool names that say how, not what: a need for a list of novels is not about `todoList`, nor "add 2
   /// and 2" about `todoAdd`.
   static let genericNameWords: Set<String> = [
     "search", "database", "query", "lookup", "list", "fetch", "run", "tool", "add", "set", "remove", "delete",
   ]
 
-  /// Whether `answer` is `prompt` said again: its words (three letters or more, and numbers) are all the prompt's,
-  /// and it has at least half of them.
-  static func echoes(_ answer: String, _ prompt: String) -> Bool {
-    func words(_ text: String) -> [Substring] { text.lowercased().split { !($0.isLetter || $0.isNumber) } }
-    let answerWords = words(answer).filter { $0.count >= 3 || $0.contains(where: \.isNumber) }
-    let promptWords = Set(words(prompt).filter { $0.count >= 3 || $0.contains(where: \.isNumber) })
+  /// Whether `answer` is `prompt` said again: at least four in five of its words are the prompt's and it has at
+  /// least half of the prompt's, and it adds no word or number of the results. "Marked items 1 and 3 on my to-do
+  /// list as done." after "Mark items 1 and 3 on my to-do list as done." is; "Done: #1 buy milk, #3 water the
+  /// plants" is not.
+  static func echoes(_ answer: String, _ prompt: String, results: String = "") -> Bool {
+    func words(_ text: String) -> Set<Substring> { Set(text.lowercased().split { !($0.isLetter || $0.isNumber) }) }
+    let answerWords = words(answer)
+    let promptWords = words(prompt)
     guard !answerWords.isEmpty, !promptWords.isEmpty else { return false }
-    return answerWords.allSatisfy(promptWords.contains) && Set(answerWords).count * 2 >= promptWords.count
+    let shared = Double(answerWords.intersection(promptWords).count)
+    guard shared >= 0.8 * Double(answerWords.count), shared >= 0.5 * Double(promptWords.count) else { return false }
+    let resultWords = words(results)
+    return !answerWords.subtracting(promptWords).contains(where: resultWords.contains)
   }
 }
 

@@ -52,12 +52,37 @@ extension GuidedToolCalls {
     return turn.toolCalls.allSatisfy { call in earlier.contains { $0.isSameCall(as: call) } }
   }
 
+  /// `call` with the argument an earlier failure of the same call named replaced by that failure's first
+  /// suggestion (`error.data.suggestions`, as the weather tool gives for "Unknown city \"Dubay\". Did you mean
+  /// Dubai?"), or `nil` when no failure of the same call suggests anything.
+  static func followingSuggestion(_ call: Transcript.ToolCall, in transcript: Transcript) -> Transcript.ToolCall? {
+    let calls = callsSinceLastPrompt(transcript)
+    for output in outputsSinceLastPrompt(transcript) where output.isError {
+      guard calls.contains(where: { $0.id == output.callID && $0.isSameCall(as: call) }),
+        let parsed = try? JSONValue.parse(output.text)
+      else { continue }
+      let error = parsed["error"] ?? parsed
+      guard let suggestion = error["data"]?["suggestions"]?.arrayValue?.first?.stringValue,
+        let message = error["message"]?.stringValue, var arguments = call.arguments.objectValue
+      else { continue }
+      for (name, value) in arguments {
+        guard let text = value.stringValue, !text.isEmpty, text != suggestion, message.contains(text) else { continue }
+        arguments[name] = .string(suggestion)
+        var fixed = call
+        fixed.arguments = .object(arguments)
+        return fixed
+      }
+    }
+    return nil
+  }
+
   /// One guided request and its second tries: what the next request constrains the reply to, and what of a reply
   /// stands.
   ///
   /// In this order:
   /// - A reply that repeats a call already answered for this prompt (``repeatsEarlierCall(_:in:)``) is asked for
-  ///   again as an answer only.
+  ///   again as an answer only, unless that call failed with a suggestion: then the call is made with it
+  ///   (``followingSuggestion(_:in:)``).
   /// - A call copied from its tool's description (``copiesDescription(_:of:in:)``) or needless
   ///   (``servesNoNeed(_:of:need:in:)``) is dropped from the reply; when no call is left, the reply is asked for
   ///   again with those tools left out of its schema, for at most ``maximumExclusions`` tools, and then as an
@@ -72,6 +97,9 @@ extension GuidedToolCalls {
   ///   (``needNamesATool(_:_:)``), or that gives figures about something the prompt names
   ///   (``inventsFiguresAboutANamedThing(_:prompt:)``), is asked for again as a call (``callRequired``); that call
   ///   is reviewed like any other (for a list, only its arguments), so a needless one still ends in an answer.
+  /// - An answer given once the call asked for was not made (no offered tool served the question) that still
+  ///   states figures the prompt does not hold ("Tesla's stock price today is $39.00") is replaced by a plain
+  ///   "no tool for that" (``declining(tools:)``).
   /// - An answer after results that does not state what they say (``answerProblem(_:in:)``) is asked for again
   ///   under stricter words (``strict``); when the second answer fails too, the answer is a plain statement of the
   ///   results (``statement(fromResultsIn:)``).
@@ -129,6 +157,14 @@ extension GuidedToolCalls {
             return .retry
           }
         }
+        if answerOnly, callRequired, GuidedToolCalls.outputsSinceLastPrompt(transcript).isEmpty,
+          GuidedToolCalls.statesFiguresNotIn(transcript.lastPrompt ?? "", turn.text)
+        {
+          // A call was asked for, none of the tools served, and the answer still gives figures: a guess.
+          var declined = turn
+          declined.text = GuidedToolCalls.declining(tools: request.tools)
+          return .accept(declined)
+        }
         guard GuidedToolCalls.answerProblem(turn.text, in: transcript) != nil else { return .accept(turn) }
         if !strict {
           strict = true
@@ -141,6 +177,12 @@ extension GuidedToolCalls {
       }
       if answerOnly { return .accept(turn) }
       if GuidedToolCalls.repeatsEarlierCall(turn, in: transcript) {
+        let fixed = turn.toolCalls.compactMap { GuidedToolCalls.followingSuggestion($0, in: transcript) }
+        if !fixed.isEmpty {
+          var accepted = turn
+          accepted.toolCalls = fixed
+          return .accept(accepted)
+        }
         answerOnly = true
         return .retry
       }
@@ -207,8 +249,9 @@ extension GuidedToolCalls {
         accepted.toolCalls = calls
         return .accept(accepted)
       }
-      if let continuation { return .accept(continuation.standing(turn)) }
-      if excluded.count < Self.maximumExclusions, !rejected.isSubset(of: excluded) {
+      let canExclude = excluded.count < Self.maximumExclusions && !rejected.isSubset(of: excluded)
+      if let continuation, !canExclude { return .accept(continuation.standing(turn)) }
+      if canExclude {
         excluded.formUnion(rejected)
       } else {
         answerOnly = true

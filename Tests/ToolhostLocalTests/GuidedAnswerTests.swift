@@ -575,4 +575,65 @@ import ToolhostSession
         == "the answer leaves out the result for Athens")
     #expect(GuidedToolCalls.answerProblem("Athens (16.6 °C) is warmer than Madrid (16.3 °C).", in: transcript) == nil)
   }
+
+  @Test func anAnswerThatOnlyRestatesTheRequestIsAnEcho() {
+    let prompt = "Mark items 1 and 3 on my to-do list as done."
+    #expect(GuidedToolCalls.echoes("Marked items 1 and 3 on my to-do list as done.", prompt, results: "Done: #1 buy milk"))
+    #expect(!GuidedToolCalls.echoes("Done: 1 buy milk and 3 water the plants.", prompt, results: "Done: #1 buy milk"))
+    #expect(!GuidedToolCalls.echoes("Yes.", prompt))
+  }
+
+  @Test func figuresGuessedForAQuestionNoToolServesAreDeclined() {
+    let request = ModelRequest(
+      transcript: Transcript(entries: [.prompt(.init(text: "What's Tesla's stock price today?"))]), tools: tools,
+      toolChoice: .auto)
+    var guess = ModelTurn()
+    guess.text = "Tesla's stock price today is $39.00."
+    var attempt = GuidedToolCalls.Attempt()
+    #expect(attempt.review(guess, reply: #"{"need": "Tesla's stock price"}"#, for: request) == .retry)
+    #expect(attempt.callRequired)
+    // A needless call (no argument from the question), twice, then an answer only.
+    var needless = ModelTurn()
+    needless.toolCalls = [.init(id: "x", toolName: "getWeather", arguments: ["city": "New York"])]
+    #expect(attempt.review(needless, reply: #"{"need": "a price"}"#, for: request) == .retry)
+    needless.toolCalls = [.init(id: "y", toolName: "searchBreadDatabase", arguments: ["searchTerm": "apple"])]
+    #expect(attempt.review(needless, reply: #"{"need": "a price"}"#, for: request) == .retry)
+    needless.toolCalls = [.init(id: "z", toolName: "todoList", arguments: ["includeDone": true])]
+    #expect(attempt.review(needless, reply: #"{"need": "a price"}"#, for: request) == .retry)
+    #expect(attempt.answerOnly)
+    guard case .accept(let turn) = attempt.review(guess, reply: "", for: request) else {
+      Issue.record("an answer stands")
+      return
+    }
+    #expect(turn.text.hasPrefix("None of my tools can look that up"))
+    var plain = ModelTurn()
+    plain.text = "I can't look up stock prices."
+    #expect(attempt.review(plain, reply: "", for: request) == .accept(plain), "an answer without figures stands")
+  }
+
+  @Test func aRepeatedCallThatFailedWithASuggestionIsMadeWithIt() {
+    let failed: Transcript.ToolCall = .init(id: "a", toolName: "getWeather", arguments: ["city": "Dubay", "month": 7])
+    let error = #"{"error": {"message": "Unknown city \"Dubay\". Did you mean Dubai?", "data": {"suggestions": ["Dubai"]}}}"#
+    let transcript = Transcript(entries: [
+      .prompt(.init(text: "how hot is dubay in july")), .toolCalls(.init(calls: [failed])),
+      .toolOutput(.init(callID: "a", toolName: "getWeather", text: error, isError: true)),
+    ])
+    let request = ModelRequest(transcript: transcript, tools: tools, toolChoice: .auto)
+    var again = ModelTurn()
+    again.toolCalls = [.init(id: "b", toolName: "getWeather", arguments: ["city": "Dubay", "month": 7])]
+    var attempt = GuidedToolCalls.Attempt()
+    guard case .accept(let turn) = attempt.review(again, reply: "", for: request) else {
+      Issue.record("the call with the suggestion should stand")
+      return
+    }
+    #expect(turn.toolCalls.map(\.arguments) == [["city": "Dubai", "month": 7]])
+    // Without a suggestion, a repeated call is asked for again as an answer.
+    let plain = Transcript(entries: [
+      .prompt(.init(text: "how hot is dubay in july")), .toolCalls(.init(calls: [failed])),
+      .toolOutput(.init(callID: "a", toolName: "getWeather", text: "timed out", isError: true)),
+    ])
+    var second = GuidedToolCalls.Attempt()
+    #expect(second.review(again, reply: "", for: ModelRequest(transcript: plain, tools: tools, toolChoice: .auto)) == .retry)
+    #expect(second.answerOnly)
+  }
 }
