@@ -123,7 +123,7 @@ extension GuidedToolCalls {
   /// names what the tools are for.
   public static func declining(tools: [Transcript.ToolDefinition]) -> String {
     let names = tools.prefix(12).map(\.name).joined(separator: ", ")
-    return "None of my tools can look that up, so I would only be guessing. "
+    return "I could not get that from my tools, and I won't guess figures. "
       + (names.isEmpty ? "" : "The tools I have: \(names).")
   }
 

@@ -23,6 +23,18 @@ extension GuidedToolCalls {
     return !topic.relates(need) && (TopicWords.contentWords(prompt).isEmpty || !topic.relates(prompt))
   }
 
+  /// Whether another of `tools` shares more words with the need and the prompt than `call`'s tool
+  /// (``TopicWords/matches(_:)``): `searchBreadDatabase` for "the temperature in Boston, Chicago, or Miami" when a
+  /// weather tool speaks of temperatures.
+  static func anotherToolFitsBetter(
+    _ call: Transcript.ToolCall, among tools: [Transcript.ToolDefinition], need: String?, in transcript: Transcript
+  ) -> Bool {
+    let text = (need ?? "") + " " + (transcript.lastPrompt ?? "")
+    guard let tool = tools.first(where: { $0.name == call.toolName }) else { return false }
+    let own = TopicWords(tool).matches(text)
+    return tools.contains { $0.name != call.toolName && TopicWords($0).matches(text) > own }
+  }
+
   /// Whether `call`'s tool is one of a family (tools whose names start with the same word: `todoAdd`, `todoDone`,
   /// `todoRemove`) and the prompt names another member's action but not its own: "done #2" and `todoRemove`,
   /// "Mark 'call the dentist' as done" and `todoAdd`. Such a call is a wrong choice of tool, like a copied one.
@@ -201,6 +213,12 @@ struct TopicWords {
   func relates(_ text: String) -> Bool {
     let candidates = TopicWords.contentWords(text)
     return candidates.isEmpty || candidates.contains { word in words.contains { TopicWords.sameWord(word, $0) } }
+  }
+
+  /// How many different content words of `text` are the tool's (``sameWord(_:_:)``): "What's on my to-do list"
+  /// is two words of `todoList` ("todo", "list") and at most one of a weather tool.
+  func matches(_ text: String) -> Int {
+    Set(TopicWords.contentWords(text)).filter { word in words.contains { TopicWords.sameWord(word, $0) } }.count
   }
 
   /// Whether two lowercase words are the same word for the checks: equal, one the other's plural ("todos" and

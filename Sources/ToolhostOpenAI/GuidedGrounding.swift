@@ -79,7 +79,7 @@ struct GroundingText {
 
   init(_ text: String) {
     lowered = text.lowercased()
-    words = Set(GroundingText.words(of: lowered))
+    words = Set(GroundingText.words(of: lowered) + lowered.split { !($0.isLetter || $0.isNumber) })
     var numbers = Set<Double>()
     var run = ""
     for character in lowered + " " {
@@ -93,8 +93,19 @@ struct GroundingText {
     self.numbers = numbers
   }
 
+  /// Runs of letters and digits, also split where digits meet letters: "350F" is "350" and "f", "5km" "5" and "km".
   static func words(of text: String) -> [Substring] {
-    text.split { !($0.isLetter || $0.isNumber) }
+    text.split { !($0.isLetter || $0.isNumber) }.flatMap { word -> [Substring] in
+      guard word.contains(where: \.isNumber), word.contains(where: \.isLetter) else { return [word] }
+      var parts: [Substring] = []
+      var start = word.startIndex
+      for index in word.indices.dropFirst() where word[index].isNumber != word[word.index(before: index)].isNumber {
+        parts.append(word[start..<index])
+        start = index
+      }
+      parts.append(word[start...])
+      return parts
+    }
   }
 
   /// Whether the conversation mentions `leaf` (see ``GuidedToolCalls/copiesDescription(_:of:in:)``); with `fuzzy`,

@@ -196,11 +196,12 @@ extension GuidedToolCalls {
           continue
         }
         // A call asked for because the prompt names a list was judged needed already: only its arguments are
-        // checked.
+        // checked, and that no other tool fits the request better.
         if GuidedToolCalls.copiesDescription(call, of: tool, in: transcript)
           || GuidedToolCalls.picksTheWrongSibling(call, among: request.tools, prompt: transcript.lastPrompt ?? "")
           || (callForList
             ? GuidedToolCalls.inventsArguments(call, of: tool, in: transcript)
+              || GuidedToolCalls.anotherToolFitsBetter(call, among: request.tools, need: need, in: transcript)
             : GuidedToolCalls.servesNoNeed(call, of: tool, need: need, in: transcript))
         {
           rejected.insert(call.toolName)

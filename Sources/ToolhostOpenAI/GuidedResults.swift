@@ -142,10 +142,11 @@ extension GuidedToolCalls {
   }
 
   /// The parts of `prompt` that `calls` leave undone: its clauses (split at commas, semicolons, sentence ends and
-  /// "and" in six languages) that hold a number that no call's arguments hold, or that are about what an offered
+  /// "and" in six languages) that hold a number (also one written as a word, "one gallon") that no call's
+  /// arguments hold, or that are about what an offered
   /// tool does (``TopicWords``) and hold a quoted text or a name (a capitalised word past the prompt's start, not a
   /// month or a day) that no call's arguments hold (a translated name counts), or no word about a called tool or
-  /// in its arguments. "Convert 10 km to
+  /// in its arguments (or fewer than a tool not called). "Convert 10 km to
   /// miles and 20 kg to pounds" with only the call for 10 km → `["20 kg to pounds"]`; "What's on my to-do list,
   /// and what's the weather in Dublin in June?" with only `todoList` → `["what's the weather in Dublin in June"]`.
   public static func uncoveredParts(
@@ -169,8 +170,8 @@ extension GuidedToolCalls {
     var isFirst = true
     for clause in PromptList.clauses(prompt) {
       defer { isFirst = false }
-      let figures = AnswerFigures.numbers(in: clause)
-      if figures.contains(where: { !numbers.contains($0.value) }) {
+      let figures = AnswerFigures.numbers(in: clause).map(\.value) + spelledNumbers(in: clause)
+      if figures.contains(where: { !numbers.contains($0) }) {
         parts.append(clause)
         continue
       }
@@ -198,9 +199,13 @@ extension GuidedToolCalls {
         parts.append(clause)
         continue
       }
+      // A clause about no called tool, or more about a tool not called than about any called one ("What's on my
+      // to-do list" after only a weather call).
       let content = TopicWords.contentWords(clause)
+      let calledMatch = called.map { $0.matches(clause) }.max() ?? 0
+      let aboutAnother = offered.contains { $0.matches(clause) > calledMatch }
       guard !content.isEmpty, !content.contains(where: { covered(Substring($0)) }),
-        !called.contains(where: { $0.relates(clause) }), servable
+        !called.contains(where: { $0.relates(clause) }) || aboutAnother, servable
       else { continue }
       parts.append(clause)
     }
@@ -214,6 +219,19 @@ extension GuidedToolCalls {
     var leaves: [GroundingLeaf] = []
     collectLeaves(call.arguments, schema: [:], into: &leaves)
     return !leaves.contains { text.mentions($0) }
+  }
+
+  /// The numbers from 1 to 12 written as words of three letters or more in `text` ("one gallon", "zwei"), in the
+  /// languages of ``GroundingVocabulary/numberWords``.
+  static func spelledNumbers(in text: String) -> [Double] {
+    // Words that are also articles ("une", "eine", "una", "uno", "uma") are left out.
+    let articles: Set<String> = ["une", "ein", "eine", "una", "uno", "uma", "single"]
+    let words = text.lowercased().split { !$0.isLetter }.map(String.init).filter {
+      $0.count >= 3 && !articles.contains($0)
+    }
+    return GroundingVocabulary.numberWords.compactMap { number, names in
+      words.contains(where: names.contains) ? Double(number) : nil
+    }
   }
 
   /// The calls made since the transcript's last prompt, in order.

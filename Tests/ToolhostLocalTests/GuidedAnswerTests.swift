@@ -1,8 +1,9 @@
 import Foundation
 import Testing
 import ToolhostJSON
-@testable import ToolhostOpenAI
 import ToolhostSession
+
+@testable import ToolhostOpenAI
 
 /// Several calls in one reply, needless calls, arguments the user did not give, and answers checked against the
 /// results: the guided checks, without a model.
@@ -460,6 +461,22 @@ import ToolhostSession
         ])
     #expect(
       GuidedToolCalls.uncoveredParts(
+        of: "How many kilometers is 26.2 miles, and how many liters is one gallon?",
+        by: [.init(id: "c", toolName: "convertUnits", arguments: ["value": 26.2, "from": "mi", "to": "km"])],
+        tools: [units]) == ["how many liters is one gallon"], "a number written as a word")
+    #expect(GuidedToolCalls.spelledNumbers(in: "Ajoute une tâche et deux autres") == [2])
+    #expect(
+      GuidedToolCalls.uncoveredParts(
+        of: "What's on my to-do list, and what's the weather in Dublin in June?",
+        by: [.init(id: "c", toolName: "getWeather", arguments: ["city": "Dublin", "month": 6])],
+        tools: [
+          .init(
+            name: "getWeather", description: "Typical weather for a city; see the list of known cities.",
+            parameters: ["type": "object"])
+        ] + tools.dropFirst()) == ["What's on my to-do list"],
+      "a clause more about a tool not called than about the called one")
+    #expect(
+      GuidedToolCalls.uncoveredParts(
         of: "Add 'book the vet' and 'renew my passport' to my to-do list.",
         by: [.init(id: "c", toolName: "todoAdd", arguments: ["text": "book the vet"])], tools: tools)
         == ["'renew my passport' to my to-do list"])
@@ -544,6 +561,35 @@ import ToolhostSession
     #expect(GuidedToolCalls.statement(fromResultsIn: transcript(suggestion)).contains("failed: Unknown city"))
   }
 
+  @Test func digitsAndLettersWrittenTogetherAreTwoWords() {
+    #expect(GroundingText.words(of: "350f to c") == ["350", "f", "to", "c"])
+    let call: Transcript.ToolCall = .init(
+      id: "c", toolName: "convertUnits", arguments: ["value": 350, "from": "F", "to": "C"])
+    let units = Transcript.ToolDefinition(
+      name: "convertUnits", description: "Converts units.",
+      parameters: [
+        "type": "object",
+        "properties": ["value": ["type": "number"], "from": ["type": "string"], "to": ["type": "string"]],
+      ])
+    #expect(
+      !GuidedToolCalls.inventsArguments(call, of: units, in: Transcript(entries: [.prompt(.init(text: "350F to C"))])))
+  }
+
+  @Test func aCallForAListGoesToTheToolThatFitsTheRequestBest() {
+    let weather = Transcript.ToolDefinition(
+      name: "getWeather", description: "Average high and low temperature of a city.", parameters: ["type": "object"])
+    let bread = Transcript.ToolDefinition(
+      name: "searchBreadDatabase", description: "Bread recipes.", parameters: ["type": "object"])
+    let transcript = Transcript(entries: [.prompt(.init(text: "Is it hotter in Boston, Chicago, or Miami in July?"))])
+    let need = "the temperature in Boston, Chicago, or Miami in July"
+    func better(_ tool: String) -> Bool {
+      GuidedToolCalls.anotherToolFitsBetter(
+        .init(id: "c", toolName: tool, arguments: [:]), among: [weather, bread], need: need, in: transcript)
+    }
+    #expect(better("searchBreadDatabase"))
+    #expect(!better("getWeather"))
+  }
+
   @Test func aPluralIsTheSameWord() {
     #expect(TopicWords.sameWord("todos", "todo"))
     #expect(TopicWords.sameWord("cups", "cup"))
@@ -558,16 +604,19 @@ import ToolhostSession
       .init(id: "b", toolName: "getWeather", arguments: ["city": "Athens", "month": 3]),
     ]
     let outputs: [Transcript.ToolOutput] = [
-      .init(callID: "a", toolName: "getWeather", text: "", value: ["averageHigh": 16.3, "precipitation": 35, "month": 3]),
-      .init(callID: "b", toolName: "getWeather", text: "", value: ["averageHigh": 16.6, "precipitation": 41, "month": 3]),
+      .init(
+        callID: "a", toolName: "getWeather", text: "", value: ["averageHigh": 16.3, "precipitation": 35, "month": 3]),
+      .init(
+        callID: "b", toolName: "getWeather", text: "", value: ["averageHigh": 16.6, "precipitation": 41, "month": 3]),
     ]
     let compared = try #require(GuidedToolCalls.comparison(of: outputs, calls: calls))
     #expect(compared.contains("averageHigh: highest Athens (16.6), lowest Madrid (16.3)"))
     #expect(!compared.contains("month"), "a number they all share tells nothing")
     #expect(GuidedToolCalls.comparison(of: Array(outputs.prefix(1)), calls: calls) == nil)
-    let transcript = Transcript(entries: [
-      .prompt(.init(text: "Which is warmer in March, Madrid or Athens?")), .toolCalls(.init(calls: calls)),
-    ] + outputs.map { .toolOutput($0) })
+    let transcript = Transcript(
+      entries: [
+        .prompt(.init(text: "Which is warmer in March, Madrid or Athens?")), .toolCalls(.init(calls: calls)),
+      ] + outputs.map { .toolOutput($0) })
     let messages = GuidedToolCalls.messages(from: transcript, tools: tools, choice: .auto)
     #expect(messages.last?["content"]?.stringValue?.contains("highest Athens") == true)
     #expect(
@@ -578,7 +627,8 @@ import ToolhostSession
 
   @Test func anAnswerThatOnlyRestatesTheRequestIsAnEcho() {
     let prompt = "Mark items 1 and 3 on my to-do list as done."
-    #expect(GuidedToolCalls.echoes("Marked items 1 and 3 on my to-do list as done.", prompt, results: "Done: #1 buy milk"))
+    #expect(
+      GuidedToolCalls.echoes("Marked items 1 and 3 on my to-do list as done.", prompt, results: "Done: #1 buy milk"))
     #expect(!GuidedToolCalls.echoes("Done: 1 buy milk and 3 water the plants.", prompt, results: "Done: #1 buy milk"))
     #expect(!GuidedToolCalls.echoes("Yes.", prompt))
   }
@@ -605,7 +655,7 @@ import ToolhostSession
       Issue.record("an answer stands")
       return
     }
-    #expect(turn.text.hasPrefix("None of my tools can look that up"))
+    #expect(turn.text.hasPrefix("I could not get that from my tools"))
     var plain = ModelTurn()
     plain.text = "I can't look up stock prices."
     #expect(attempt.review(plain, reply: "", for: request) == .accept(plain), "an answer without figures stands")
@@ -613,7 +663,8 @@ import ToolhostSession
 
   @Test func aRepeatedCallThatFailedWithASuggestionIsMadeWithIt() {
     let failed: Transcript.ToolCall = .init(id: "a", toolName: "getWeather", arguments: ["city": "Dubay", "month": 7])
-    let error = #"{"error": {"message": "Unknown city \"Dubay\". Did you mean Dubai?", "data": {"suggestions": ["Dubai"]}}}"#
+    let error =
+      #"{"error": {"message": "Unknown city \"Dubay\". Did you mean Dubai?", "data": {"suggestions": ["Dubai"]}}}"#
     let transcript = Transcript(entries: [
       .prompt(.init(text: "how hot is dubay in july")), .toolCalls(.init(calls: [failed])),
       .toolOutput(.init(callID: "a", toolName: "getWeather", text: error, isError: true)),
@@ -633,7 +684,8 @@ import ToolhostSession
       .toolOutput(.init(callID: "a", toolName: "getWeather", text: "timed out", isError: true)),
     ])
     var second = GuidedToolCalls.Attempt()
-    #expect(second.review(again, reply: "", for: ModelRequest(transcript: plain, tools: tools, toolChoice: .auto)) == .retry)
+    #expect(
+      second.review(again, reply: "", for: ModelRequest(transcript: plain, tools: tools, toolChoice: .auto)) == .retry)
     #expect(second.answerOnly)
   }
 }
