@@ -45,9 +45,8 @@ extension GuidedToolCalls {
   ) -> Bool {
     let words = TopicWords.contentWords(prompt)
     func family(_ name: String) -> (String, [String])? {
-      let parts = TopicWords.split(name)
-      guard parts.count >= 2, parts[0] != "get", !genericNameWords.contains(parts[0]) else { return nil }
-      return (parts[0], parts.dropFirst().filter { $0.count >= 3 })
+      guard let family = TopicWords.family(of: name) else { return nil }
+      return (family, TopicWords.split(name).dropFirst().filter { $0.count >= 3 })
     }
     func said(_ action: [String]) -> Bool {
       !action.isEmpty && action.allSatisfy { part in words.contains { TopicWords.sameWord($0, part) } }
@@ -240,6 +239,14 @@ struct TopicWords {
       .filter {
         $0.count >= 3 && !GroundingVocabulary.commonWords.contains($0) && !$0.allSatisfy(\.isNumber)
       }
+  }
+
+  /// The family of a tool's name: its first word when more follow and it is no verb of any tool ("todo" for
+  /// `todoAdd` and `todoList`; none for `getWeather` or `searchBreadDatabase`).
+  static func family(of name: String) -> String? {
+    let parts = split(name)
+    guard parts.count >= 2, parts[0] != "get", !GuidedToolCalls.genericNameWords.contains(parts[0]) else { return nil }
+    return parts[0]
   }
 
   /// A name's parts: `getCurrentTime`, `get_current_time` → get, current, time.

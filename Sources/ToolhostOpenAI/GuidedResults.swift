@@ -158,14 +158,25 @@ extension GuidedToolCalls {
     for call in calls {
       AnswerFigures.collect(call.arguments, into: &numbers)
       text += " " + call.arguments.serialized()
+      // A flag set covers the words of its name: `includeDone: true` covers "including the finished ones" as far
+      // as "including" goes.
+      for (name, value) in call.arguments.objectValue ?? [:] where value.boolValue == true {
+        text += " " + TopicWords.split(name).joined(separator: " ")
+      }
     }
     let argumentWords = GroundingText(text).words
     func covered(_ word: Substring) -> Bool {
       let lowered = Substring(word.lowercased())
       return argumentWords.contains { $0 == lowered || GroundingText.sameStem($0, lowered) }
     }
-    let called = tools.filter { tool in calls.contains { $0.toolName == tool.name } }.map(TopicWords.init)
+    let calledTools = tools.filter { tool in calls.contains { $0.toolName == tool.name } }
+    let called = calledTools.map(TopicWords.init)
     let offered = tools.map(TopicWords.init)
+    // Tools of another family than every called one: within a family ("todoList", "todoClear") their words tell
+    // the members apart too poorly to say a clause is about another.
+    let families = Set(calledTools.compactMap { TopicWords.family(of: $0.name) })
+    let others = tools.filter { TopicWords.family(of: $0.name).map { !families.contains($0) } ?? true }
+      .filter { tool in !calls.contains { $0.toolName == tool.name } }.map(TopicWords.init)
     var parts: [String] = []
     var isFirst = true
     for clause in PromptList.clauses(prompt) {
@@ -199,11 +210,11 @@ extension GuidedToolCalls {
         parts.append(clause)
         continue
       }
-      // A clause about no called tool, or more about a tool not called than about any called one ("What's on my
-      // to-do list" after only a weather call).
+      // A clause about no called tool, or more about a tool of another family than about any called one ("What's
+      // on my to-do list" after only a weather call).
       let content = TopicWords.contentWords(clause)
       let calledMatch = called.map { $0.matches(clause) }.max() ?? 0
-      let aboutAnother = offered.contains { $0.matches(clause) > calledMatch }
+      let aboutAnother = others.contains { $0.matches(clause) > calledMatch }
       guard !content.isEmpty, !content.contains(where: { covered(Substring($0)) }),
         !called.contains(where: { $0.relates(clause) }) || aboutAnother, servable
       else { continue }
@@ -226,9 +237,11 @@ extension GuidedToolCalls {
   static func spelledNumbers(in text: String) -> [Double] {
     // Words that are also articles ("une", "eine", "una", "uno", "uma") are left out.
     let articles: Set<String> = ["une", "ein", "eine", "una", "uno", "uma", "single"]
-    let words = text.lowercased().split { !$0.isLetter }.map(String.init).filter {
-      $0.count >= 3 && !articles.contains($0)
-    }
+    // "to-dos" is one word, not "to" and "dos" (two, in Spanish).
+    let words = text.lowercased().replacingOccurrences(of: "-", with: "").split { !$0.isLetter }.map(String.init)
+      .filter {
+        $0.count >= 3 && !articles.contains($0)
+      }
     return GroundingVocabulary.numberWords.compactMap { number, names in
       words.contains(where: names.contains) ? Double(number) : nil
     }

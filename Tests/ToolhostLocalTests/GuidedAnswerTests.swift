@@ -465,6 +465,7 @@ import ToolhostSession
         by: [.init(id: "c", toolName: "convertUnits", arguments: ["value": 26.2, "from": "mi", "to": "km"])],
         tools: [units]) == ["how many liters is one gallon"], "a number written as a word")
     #expect(GuidedToolCalls.spelledNumbers(in: "Ajoute une tâche et deux autres") == [2])
+    #expect(GuidedToolCalls.spelledNumbers(in: "Show all my to-dos").isEmpty, "not 'dos', two in Spanish")
     #expect(
       GuidedToolCalls.uncoveredParts(
         of: "What's on my to-do list, and what's the weather in Dublin in June?",
