@@ -59,10 +59,8 @@ extension GuidedToolCalls {
     let calls = callsSinceLastPrompt(transcript)
     for output in outputsSinceLastPrompt(transcript) where output.isError {
       guard calls.contains(where: { $0.id == output.callID && $0.isSameCall(as: call) }),
-        let parsed = try? JSONValue.parse(output.text)
-      else { continue }
-      let error = parsed["error"] ?? parsed
-      guard let suggestion = error["data"]?["suggestions"]?.arrayValue?.first?.stringValue,
+        let error = reportedError(output),
+        let suggestion = error["data"]?["suggestions"]?.arrayValue?.first?.stringValue,
         let message = error["message"]?.stringValue, var arguments = call.arguments.objectValue
       else { continue }
       for (name, value) in arguments {

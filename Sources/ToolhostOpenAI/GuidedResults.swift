@@ -267,11 +267,17 @@ extension GuidedToolCalls {
     return rounds
   }
 
-  /// What a failed call's output says, for a person: the `message` of a ``ToolCallError`` rendered as JSON
-  /// (`{"error": {"message": …}}`), or the text as it is.
+  /// The error a failed call's output reports: the `error` object of a ``ToolCallError`` rendered as JSON
+  /// (`{"error": {"message": …, "data": …}}`), or the whole value when it is JSON without one; `nil` for text.
+  static func reportedError(_ output: Transcript.ToolOutput) -> JSONValue? {
+    guard let parsed = try? JSONValue.parse(output.text) else { return nil }
+    return parsed["error"] ?? parsed
+  }
+
+  /// What a failed call's output says, for a person: the `message` of its ``reportedError(_:)``, or the text as it
+  /// is.
   static func failureMessage(_ output: Transcript.ToolOutput) -> String {
-    let parsed = try? JSONValue.parse(output.text)
-    return (parsed?["error"]?["message"] ?? parsed?["message"])?.stringValue ?? output.text
+    reportedError(output)?["message"]?.stringValue ?? output.text
   }
 
   /// An answer built from the results alone, for when the model's answer states what they do not say: each result
