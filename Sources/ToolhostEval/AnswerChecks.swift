@@ -200,8 +200,8 @@ public func numbersNotFound(in answer: String, question: String, facts: ResultFa
 
 /// Whether `answer` is `question` echoed back: the same text once case, punctuation and spacing are set aside, or
 /// made of the question's words (at least 80% of the answer's distinct words are the question's, and they carry at
-/// least half of the question's, so that a bare "Done." is not an echo) while adding no number or word from the
-/// results.
+/// least half of the question's, so that a bare "Done." is not an echo, in the question's order, ``keepsOrder(_:_:shared:)``)
+/// while adding no number or word from the results.
 public func isEcho(_ answer: String, question: String, facts: ResultFacts) -> Bool {
   let a = lowercaseWords(answer)
   let q = lowercaseWords(question)
@@ -210,13 +210,37 @@ public func isEcho(_ answer: String, question: String, facts: ResultFacts) -> Bo
   let questionWords = Set(q)
   guard !answerWords.isEmpty, !questionWords.isEmpty else { return false }
   let shared = Double(answerWords.intersection(questionWords).count)
-  guard shared >= 0.8 * Double(answerWords.count), shared >= 0.5 * Double(questionWords.count) else { return false }
+  guard shared >= 0.8 * Double(answerWords.count), shared >= 0.5 * Double(questionWords.count),
+    keepsOrder(a, q, shared: answerWords.intersection(questionWords))
+  else { return false }
   let addsWord = answerWords.subtracting(questionWords).contains { facts.words.contains($0) }
   let questionNumbers = writtenNumbers(in: question).flatMap { $0.readings.map(\.value) }
   let addsNumber = writtenNumbers(in: answer).contains { n in
     !questionNumbers.contains { n.stands(for: $0) } && facts.numbers.contains { n.stands(for: $0) }
   }
   return !addsWord && !addsNumber
+}
+
+/// Whether the `shared` words come in `answer` in `question`'s order, four in five of them (the longest common
+/// subsequence of their first occurrences): "Athens is warmer than Madrid in March." answers "Which is warmer in
+/// March, Madrid or Athens?" with its words in another order; an echo keeps it.
+func keepsOrder(_ answer: [String], _ question: [String], shared: Set<String>) -> Bool {
+  func firstOccurrences(_ words: [String]) -> [String] {
+    var seen: Set<String> = []
+    return words.filter { shared.contains($0) && seen.insert($0).inserted }
+  }
+  let a = firstOccurrences(answer)
+  let q = firstOccurrences(question)
+  var row = Array(repeating: 0, count: q.count + 1)
+  for word in a {
+    var previous = 0
+    for (index, other) in q.enumerated() {
+      let saved = row[index + 1]
+      row[index + 1] = word == other ? previous + 1 : max(row[index + 1], row[index])
+      previous = saved
+    }
+  }
+  return Double(row[q.count]) >= 0.8 * Double(a.count)
 }
 
 /// Words that say something did not work, in English, French, German, Spanish, Italian and Portuguese.

@@ -63,6 +63,15 @@ struct AnswerChecksTests {
     #expect(!isEcho("The weather in Oslo in January: -0.9.", question: "Weather in Oslo in January?", facts: facts))
     #expect(!isEcho("Done.", question: "Mark to-do #1 as done.", facts: empty))
     #expect(!isEcho("It is cold: highs of -0.9 °C.", question: "Is Oslo cold in January?", facts: facts))
+    // The question's words in another order answer it.
+    #expect(
+      !isEcho(
+        "Athens is warmer than Madrid in March.", question: "Which is warmer in March, Madrid or Athens?",
+        facts: empty))
+    #expect(
+      isEcho(
+        "Which is warmer in March, Madrid or Athens.", question: "Which is warmer in March, Madrid or Athens?",
+        facts: empty))
   }
 
   @Test func failureOwnedUpTo() {
