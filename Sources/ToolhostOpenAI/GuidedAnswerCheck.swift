@@ -9,7 +9,9 @@ extension GuidedToolCalls {
   ///
   /// Wrong is: an empty answer; the question echoed (the answer's words are the prompt's, with no figure); a figure
   /// found in neither the results nor the conversation (see ``AnswerFigures``; "57°C" when the result says
-  /// 57 mm of rain is not caught, "350" ounces in a kilogram is); every call failed and the answer does not say so.
+  /// 57 mm of rain is not caught, "350" ounces in a kilogram is); every call failed and the answer does not say so;
+  /// of several results of one tool, one left out, a figure given for the wrong one, or a comparison they
+  /// contradict (``ComparedResults``).
   public static func answerProblem(_ answer: String, in transcript: Transcript) -> String? {
     let outputs = outputsSinceLastPrompt(transcript)
     guard !outputs.isEmpty else { return nil }
@@ -38,8 +40,23 @@ extension GuidedToolCalls {
     if outputs.allSatisfy(\.isError), !AnswerFigures.saysFailure(text) {
       return "every call failed and the answer does not say so"
     }
-    if let left = leftOut(by: text, outputs: outputs, calls: callsSinceLastPrompt(transcript)) {
+    let calls = callsSinceLastPrompt(transcript)
+    // A question that asks which of several is warmer (or most, or less) is answered by naming one.
+    let asksWhich = GroundingText.words(of: prompt.lowercased()).contains { word in
+      GroundingVocabulary.comparatives.contains { $0.words.contains(String(word)) }
+    }
+    if !asksWhich || (ComparedResults(outputs, calls: calls)?.named(in: text).isEmpty ?? true),
+      let left = leftOut(by: text, outputs: outputs, calls: calls)
+    {
       return "the answer leaves out the result for \(left)"
+    }
+    if let compared = ComparedResults(outputs, calls: calls) {
+      if let wrong = compared.misattributedFigure(in: text) {
+        return "the answer gives \(wrong.figure) for \(wrong.label), which is another result's figure"
+      }
+      if let wrong = compared.contradictedComparison(in: text, question: prompt) {
+        return "the answer says \(wrong.label) is \(wrong.word), which the results contradict"
+      }
     }
     return nil
   }
@@ -66,6 +83,25 @@ extension GuidedToolCalls {
     }
     return nil
   }
+
+  /// Whether `answer`, given without a call, says it did what an offered tool does: a word of it is a verb of a
+  /// tool's name (``actionWords``: `add` of `todoAdd`, `done` of `todoDone`, `convert` of `convertUnits`), also
+  /// as a past participle ("added", "removed"). "I've added 'comprare il pane' to my list." with `todoAdd` offered
+  /// did nothing: the model claims an action it never took.
+  public static func claimsAnAction(_ answer: String, _ tools: [Transcript.ToolDefinition]) -> Bool {
+    let words = Set(answer.lowercased().split { !$0.isLetter }.map(String.init))
+    return tools.contains { tool in
+      TopicWords.split(tool.name).contains { verb in
+        actionWords.contains(verb) && [verb, verb + "ed", verb + "d"].contains(where: words.contains)
+      }
+    }
+  }
+
+  /// Verbs in tool names that change something or compute it, which an answer cannot do by itself.
+  static let actionWords: Set<String> = [
+    "add", "remove", "delete", "clear", "done", "mark", "complete", "create", "update", "send", "save", "convert",
+    "schedule", "cancel", "book",
+  ]
 
   /// Whether `answer`, given without a call for the transcript's last prompt, answers from memory what a tool
   /// would compute: the prompt holds figures, the answer holds figures the prompt does not, and the reply's `need`
@@ -113,6 +149,23 @@ extension GuidedToolCalls {
     }
   }
 
+  /// Whether an answer given without a call states figures the prompt does not hold, in words of its own that
+  /// are the topic of a tool the prompt is about too: "how hot is dubay in july" → "The temperature of Dubay in
+  /// July is 25°C." with a weather tool about temperatures. A bare figure ("$0.50" for the price of flour) says
+  /// nothing of what it is about, and is not judged.
+  public static func inventsFiguresOnATopic(
+    _ answer: String, prompt: String, tools: [Transcript.ToolDefinition]
+  ) -> Bool {
+    guard statesFiguresNotIn(prompt, answer) else { return false }
+    let asked = Set(TopicWords.contentWords(prompt))
+    let own = TopicWords.contentWords(answer).filter { !asked.contains($0) }.joined(separator: " ")
+    guard !own.isEmpty else { return false }
+    return tools.contains { tool in
+      let topic = TopicWords(tool)
+      return topic.matches(prompt) > 0 && topic.matches(own) > 0
+    }
+  }
+
   /// Whether `answer` states a figure that `prompt` does not hold.
   static func statesFiguresNotIn(_ prompt: String, _ answer: String) -> Bool {
     let asked = AnswerFigures.numbers(in: prompt).map(\.value)
@@ -138,12 +191,31 @@ extension GuidedToolCalls {
   /// list as done." after "Mark items 1 and 3 on my to-do list as done." is; "Done: #1 buy milk, #3 water the
   /// plants" is not.
   static func echoes(_ answer: String, _ prompt: String, results: String = "") -> Bool {
-    func words(_ text: String) -> Set<Substring> { Set(text.lowercased().split { !($0.isLetter || $0.isNumber) }) }
-    let answerWords = words(answer)
-    let promptWords = words(prompt)
+    func words(_ text: String) -> [Substring] { text.lowercased().split { !($0.isLetter || $0.isNumber) } }
+    let answerWords = Set(words(answer))
+    let promptWords = Set(words(prompt))
     guard !answerWords.isEmpty, !promptWords.isEmpty else { return false }
-    let shared = Double(answerWords.intersection(promptWords).count)
+    let common = answerWords.intersection(promptWords)
+    let shared = Double(common.count)
     guard shared >= 0.8 * Double(answerWords.count), shared >= 0.5 * Double(promptWords.count) else { return false }
+    // An answer that says the prompt's words in another order ("Athens is warmer than Madrid in March." to "Which
+    // is warmer in March, Madrid or Athens?") says something of its own: four in five in the prompt's order echo.
+    func firstOccurrences(_ text: String) -> [Substring] {
+      var seen: Set<Substring> = []
+      return words(text).filter { common.contains($0) && seen.insert($0).inserted }
+    }
+    let inAnswer = firstOccurrences(answer)
+    let inPrompt = firstOccurrences(prompt)
+    var row = Array(repeating: 0, count: inPrompt.count + 1)
+    for word in inAnswer {
+      var previous = 0
+      for (index, other) in inPrompt.enumerated() {
+        let saved = row[index + 1]
+        row[index + 1] = word == other ? previous + 1 : max(row[index + 1], row[index])
+        previous = saved
+      }
+    }
+    guard Double(row[inPrompt.count]) >= 0.8 * Double(inAnswer.count) else { return false }
     let resultWords = words(results)
     return !answerWords.subtracting(promptWords).contains(where: resultWords.contains)
   }

@@ -43,18 +43,81 @@ extension GuidedToolCalls {
   public static func picksTheWrongSibling(
     _ call: Transcript.ToolCall, among tools: [Transcript.ToolDefinition], prompt: String
   ) -> Bool {
+    guard let family = TopicWords.family(of: call.toolName),
+      let tool = tools.first(where: { $0.name == call.toolName }), !namesTheAction(of: tool, prompt)
+    else { return false }
+    return tools.contains { other in
+      other.name != call.toolName && TopicWords.family(of: other.name) == family
+        && !TopicWords.split(other.name).dropFirst().contains(where: genericNameWords.contains)
+        && namesTheAction(of: other, prompt)
+    }
+  }
+
+  /// The tools of `rest` left out of a second try after a wrong choice: the family members whose action the prompt
+  /// does not name when it names another's ("done #2": every to-do tool but `todoDone`), and the tools neither the
+  /// prompt nor the need shares a word with, when some do. A small model asked again among all the tools picks
+  /// another wrong one ("How do Toronto, Montreal and Vancouver compare in January?" tried the unit, time and to-do
+  /// tools in turn, never the weather).
+  static func unlikelyTools(_ rest: [Transcript.ToolDefinition], prompt: String, need: String?)
+    -> Set<String>
+  {
+    // A member is named by a specific action: "list" in "my to-do list" names the family, not `todoList`.
+    func named(_ tool: Transcript.ToolDefinition) -> Bool {
+      !TopicWords.split(tool.name).dropFirst().contains(where: genericNameWords.contains)
+        && namesTheAction(of: tool, prompt)
+    }
+    var unlikely: Set<String> = []
+    for tool in rest {
+      guard let family = TopicWords.family(of: tool.name), !named(tool) else { continue }
+      if rest.contains(where: { $0.name != tool.name && TopicWords.family(of: $0.name) == family && named($0) }) {
+        unlikely.insert(tool.name)
+      }
+    }
+    let text = prompt + " " + (need ?? "")
+    let about = rest.filter { !unlikely.contains($0.name) && TopicWords($0).matches(text) > 0 }
+    if !about.isEmpty {
+      unlikely.formUnion(rest.filter { tool in !about.contains { $0.name == tool.name } }.map(\.name))
+    }
+    return unlikely
+  }
+
+  /// Whether `prompt` names what a family member does: its action (the words of its name after the family's,
+  /// "done" of `todoDone`), or the verb its description starts with ("Marks" of "Marks the to-do item … as done",
+  /// for "Mark to-do 3 as complete").
+  static func namesTheAction(of tool: Transcript.ToolDefinition, _ prompt: String) -> Bool {
     let words = TopicWords.contentWords(prompt)
-    func family(_ name: String) -> (String, [String])? {
-      guard let family = TopicWords.family(of: name) else { return nil }
-      return (family, TopicWords.split(name).dropFirst().filter { $0.count >= 3 })
-    }
-    func said(_ action: [String]) -> Bool {
-      !action.isEmpty && action.allSatisfy { part in words.contains { TopicWords.sameWord($0, part) } }
-    }
-    guard let (name, action) = family(call.toolName), !said(action) else { return false }
-    return tools.contains { tool in
-      guard tool.name != call.toolName, let (other, otherAction) = family(tool.name) else { return false }
-      return other == name && !otherAction.contains(where: genericNameWords.contains) && said(otherAction)
+    func said(_ part: String) -> Bool { words.contains { TopicWords.sameWord($0, part) } }
+    let action = TopicWords.split(tool.name).dropFirst().filter { $0.count >= 3 }
+    if !action.isEmpty, action.allSatisfy(said) { return true }
+    let verb = tool.description.split(separator: " ").first.map { $0.lowercased() } ?? ""
+    return verb.count >= 4 && verb.hasSuffix("s") && !genericNameWords.contains(String(verb.dropLast()))
+      && said(verb)
+  }
+
+  /// The member of a called tool's family that the prompt names (``namesTheAction(of:_:)``) and that the first
+  /// round of calls, all successful, did not call: "Mark 'call the dentist' as done" after `todoList` → `todoDone`,
+  /// whose id the list shows. The next reply is then a call, the second step the request asks for.
+  public static func actionLeftUndone(_ transcript: Transcript, tools: [Transcript.ToolDefinition])
+    -> Transcript.ToolDefinition?
+  {
+    guard roundsSinceLastPrompt(transcript) == 1, case .toolOutput = transcript.entries.last else { return nil }
+    return actionLeftUndone(
+      prompt: transcript.lastPrompt ?? "", calls: callsSinceLastPrompt(transcript),
+      round: outputsSinceLastPrompt(transcript), tools: tools)
+  }
+
+  /// ``actionLeftUndone(_:tools:)`` for a first round of `calls` and their outputs `round`, made for `prompt`.
+  static func actionLeftUndone(
+    prompt: String, calls: [Transcript.ToolCall], round: [Transcript.ToolOutput], tools: [Transcript.ToolDefinition]
+  ) -> Transcript.ToolDefinition? {
+    guard !round.isEmpty, !round.contains(where: \.isError) else { return nil }
+    let called = Set(calls.map(\.toolName))
+    let families = Set(called.compactMap { TopicWords.family(of: $0) })
+    return tools.first { tool in
+      guard !called.contains(tool.name), let family = TopicWords.family(of: tool.name), families.contains(family)
+      else { return false }
+      return !TopicWords.split(tool.name).dropFirst().contains(where: genericNameWords.contains)
+        && namesTheAction(of: tool, prompt)
     }
   }
 
@@ -92,7 +155,7 @@ extension GuidedToolCalls {
   /// schema asks for by IANA name but given as a city ("Berlin") or as an unknown zone ("Australia/London") becomes
   /// its city's zone (`Europe/Berlin`, `Europe/London`).
   public static func withoutUngivenArguments(
-    _ call: Transcript.ToolCall, of tool: Transcript.ToolDefinition, in transcript: Transcript
+    _ call: Transcript.ToolCall, of tool: Transcript.ToolDefinition, in transcript: Transcript, today: Date = Date()
   ) -> Transcript.ToolCall {
     guard var arguments = call.arguments.objectValue else { return call }
     let schema = JSONSchema.inliningReferences(in: tool.parameters, maximumDepth: 4)
@@ -121,6 +184,14 @@ extension GuidedToolCalls {
       }
       if !given.isEmpty, given.count < items.count {
         arguments[name] = .array(given)
+        changed = true
+      }
+    }
+    // A date for a day the user named ("on Sunday", "tomorrow") that falls on another day: the date of that day.
+    if let named = namedDay(in: conversation, today: today) {
+      for (name, value) in arguments {
+        guard let text = value.stringValue, isISODate(text), !text.hasPrefix(named) else { continue }
+        arguments[name] = .string(named)
         changed = true
       }
     }
@@ -165,8 +236,9 @@ extension GuidedToolCalls {
       }
       return false
     case .array, .object:
+      // Numbers of a closed range count here: percentiles [1, 2] nobody asked for are not given.
       var leaves: [GroundingLeaf] = []
-      collectLeaves(value, schema: schema, into: &leaves)
+      collectLeaves(value, schema: schema, into: &leaves, bounded: true)
       return leaves.isEmpty || leaves.contains { conversation.mentions($0, fuzzy: true) }
     case .null:
       return false
@@ -181,6 +253,29 @@ extension GuidedToolCalls {
     let wanted = (aliases[key] ?? key).lowercased()
     if let exact = TimeZone.knownTimeZoneIdentifiers.first(where: { $0.lowercased() == wanted }) { return exact }
     return TimeZone.knownTimeZoneIdentifiers.first { $0.split(separator: "/").last?.lowercased() == wanted }
+  }
+
+  /// The date (`yyyy-MM-dd`) of the one day `conversation` names relative to `today`: "today", "tomorrow", or a
+  /// weekday (the next one after today, in English, French, German, Spanish or Italian); `nil` when it names none
+  /// or several.
+  static func namedDay(in conversation: GroundingText, today: Date) -> String? {
+    var calendar = Calendar(identifier: .gregorian)
+    calendar.timeZone = TimeZone.current
+    var offsets: Set<Int> = []
+    let words = conversation.words.map(String.init)
+    if words.contains(where: ["today", "tonight", "aujourd", "heute", "hoy", "oggi"].contains) { offsets.insert(0) }
+    if words.contains(where: ["tomorrow", "demain", "morgen", "mañana", "domani"].contains) { offsets.insert(1) }
+    let weekday = calendar.component(.weekday, from: today)  // 1 = Sunday
+    for (index, names) in GroundingVocabulary.weekdays.enumerated() where words.contains(where: names.contains) {
+      let offset = (index + 1 - weekday + 7) % 7
+      offsets.insert(offset == 0 ? 7 : offset)
+    }
+    guard offsets.count == 1, let offset = offsets.first,
+      let day = calendar.date(byAdding: .day, value: offset, to: today)
+    else { return nil }
+    let parts = calendar.dateComponents([.year, .month, .day], from: day)
+    guard let year = parts.year, let month = parts.month, let date = parts.day else { return nil }
+    return String(format: "%04d-%02d-%02d", year, month, date)
   }
 
   private static func isISODate(_ text: String) -> Bool {
@@ -221,12 +316,17 @@ struct TopicWords {
   }
 
   /// Whether two lowercase words are the same word for the checks: equal, one the other's plural ("todos" and
-  /// "todo", "cups" and "cup"), or sharing a start of five letters ("recipes" and "recipe", "temperatures" and
+  /// "todo", "cups" and "cup") or comparative ("rainier" and "rain", "hotter" and "hot"), or sharing a start of five letters ("recipes" and "recipe", "temperatures" and
   /// "temperature").
   static func sameWord(_ a: String, _ b: String) -> Bool {
     if a == b { return true }
     let (short, long) = a.count <= b.count ? (a, b) : (b, a)
-    if short.count >= 3, long.hasPrefix(short), ["s", "es"].contains(String(long.dropFirst(short.count))) {
+    // A plural, or a comparative or superlative ("rain" and "rainier", "hot" and "hotter", "cold" and "coldest").
+    let suffix = String(long.dropFirst(short.count))
+    if short.count >= 3, long.hasPrefix(short),
+      ["s", "es", "er", "ier", "est", "iest"].contains(suffix)
+        || (suffix.first == short.last && ["er", "est"].contains(String(suffix.dropFirst())))
+    {
       return true
     }
     return short.count >= 5 && a.prefix(5) == b.prefix(5)
@@ -316,6 +416,17 @@ enum GroundingVocabulary {
     }
     return words
   }
+
+  /// The weekdays from Sunday, each in English (also abbreviated, but for "sun" and "sat"), French, German, Spanish and Italian.
+  static let weekdays: [Set<String>] = [
+    ["sunday", "dimanche", "sonntag", "domingo", "domenica"],
+    ["monday", "mon", "lundi", "montag", "lunes", "lunedì"],
+    ["tuesday", "tue", "mardi", "dienstag", "martes", "martedì"],
+    ["wednesday", "wed", "mercredi", "mittwoch", "miércoles", "mercoledì"],
+    ["thursday", "thu", "jeudi", "donnerstag", "jueves", "giovedì"],
+    ["friday", "fri", "vendredi", "freitag", "viernes", "venerdì"],
+    ["saturday", "samedi", "samstag", "sábado", "sabato"],
+  ]
 
   /// Words that name a day or date: a weekday, today, tomorrow, a month, in the same languages.
   static let dayWords: Set<String> = {

@@ -46,18 +46,26 @@ extension GuidedToolCalls {
     return unmentioned.contains { description.contains($0) }
   }
 
-  static func collectLeaves(_ value: JSONValue, schema: JSONValue, into leaves: inout [GroundingLeaf]) {
+  /// The strings and numbers of `value` that a conversation could mention, leaving out values of an enum or a
+  /// constant and, unless `bounded`, numbers of a closed range (a month, a rounding's digits: chosen, not given).
+  static func collectLeaves(
+    _ value: JSONValue, schema: JSONValue, into leaves: inout [GroundingLeaf], bounded: Bool = false
+  ) {
     guard schema["enum"] == nil, schema["const"] == nil else { return }
     switch value {
     case .object(let object):
       let properties = schema["properties"]?.objectValue ?? [:]
-      for (name, member) in object { collectLeaves(member, schema: properties[name] ?? [:], into: &leaves) }
+      for (name, member) in object {
+        collectLeaves(member, schema: properties[name] ?? [:], into: &leaves, bounded: bounded)
+      }
     case .array(let items):
-      for item in items { collectLeaves(item, schema: schema["items"] ?? [:], into: &leaves) }
+      for item in items { collectLeaves(item, schema: schema["items"] ?? [:], into: &leaves, bounded: bounded) }
     case .string(let text):
       leaves.append(.text(text))
     case .integer, .real:
-      guard schema["minimum"] == nil || schema["maximum"] == nil, let number = value.doubleValue else { return }
+      guard bounded || schema["minimum"] == nil || schema["maximum"] == nil, let number = value.doubleValue else {
+        return
+      }
       leaves.append(.number(number))
     case .bool, .null:
       break

@@ -166,8 +166,15 @@ extension GuidedToolCalls {
       let failed = round.contains(where: \.isError)
       let nothing = roundsForPrompt == 1 && round.contains(where: foundNothing)
       let uncovered = roundsForPrompt == 1 ? uncoveredParts(of: lastPrompt, by: callsForPrompt, tools: tools) : []
+      let undone =
+        roundsForPrompt == 1 && !failed
+        ? actionLeftUndone(prompt: lastPrompt, calls: callsForPrompt, round: round, tools: tools) : nil
       let next: String
-      if failed {
+      if let undone {
+        next =
+          "The request also asks for what \(undone.name) does. Call it with what these results show, or answer the "
+          + "user's request (\"\(question)\") with them."
+      } else if failed {
         next = "Fix the call, or answer the user's request (\"\(question)\") without it, saying what failed."
       } else if !uncovered.isEmpty && !nothing {
         next =

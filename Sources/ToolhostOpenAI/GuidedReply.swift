@@ -83,8 +83,9 @@ extension GuidedToolCalls {
   ///   (``followingSuggestion(_:in:)``).
   /// - A call copied from its tool's description (``copiesDescription(_:of:in:)``) or needless
   ///   (``servesNoNeed(_:of:need:in:)``) is dropped from the reply; when no call is left, the reply is asked for
-  ///   again with those tools left out of its schema, for at most ``maximumExclusions`` tools, and then as an
-  ///   answer only. The calls that stand lose the optional arguments the user did not give
+  ///   again with those tools left out of its schema, and the tools unlikely to serve (``unlikelyTools(_:prompt:need:)``),
+  ///   at most ``maximumExclusions`` times (never when no other offered tool is about the prompt or the need,
+  ///   ``TopicWords``), and then as an answer only. The calls that stand lose the optional arguments the user did not give
   ///   (``withoutUngivenArguments(_:of:in:)``), and in the first round are completed over the lists the prompt
   ///   names (``completingLists(_:prompt:)``); when they still leave parts of the prompt undone
   ///   (``uncoveredParts(of:by:tools:)``), the calls for those parts are asked for once (``continuation``) and
@@ -93,7 +94,9 @@ extension GuidedToolCalls {
   ///   (``answersFromMemory(_:need:in:tools:)``: "Convert 10 km to miles" → "6.28 miles"), or to a question that
   ///   names a list ("Madrid or Athens"), or whose `need` names what a tool's name says
   ///   (``needNamesATool(_:_:)``), or that gives figures about something the prompt names
-  ///   (``inventsFiguresAboutANamedThing(_:prompt:)``), is asked for again as a call (``callRequired``); that call
+  ///   (``inventsFiguresAboutANamedThing(_:prompt:)``) or in words of a tool's topic
+  ///   (``inventsFiguresOnATopic(_:prompt:tools:)``), or that says it did what a tool does
+  ///   (``claimsAnAction(_:_:)``: "I've added it to your list"), is asked for again as a call (``callRequired``); that call
   ///   is reviewed like any other (for a list, only its arguments), so a needless one still ends in an answer.
   /// - An answer given once the call asked for was not made (no offered tool served the question) that still
   ///   states figures the prompt does not hold ("Tesla's stock price today is $39.00") is replaced by a plain
@@ -105,8 +108,10 @@ extension GuidedToolCalls {
   /// Each second try sends the same messages (a stricter answer changes only the last one), so the server's prompt
   /// cache holds. Pure: no I/O.
   public struct Attempt: Sendable, Equatable {
-    /// The most tools left out, one per second try.
+    /// The most second tries without the tools of rejected calls.
     public static let maximumExclusions = 2
+    /// The second tries made without the tools of rejected calls.
+    var exclusions = 0
     /// Whether the reply is constrained to an answer.
     public private(set) var answerOnly = false
     /// The tools left out of the reply's schema.
@@ -149,6 +154,8 @@ extension GuidedToolCalls {
           if list || GuidedToolCalls.answersFromMemory(turn.text, need: need, in: transcript, tools: request.tools)
             || GuidedToolCalls.needNamesATool(need, request.tools)
             || GuidedToolCalls.inventsFiguresAboutANamedThing(turn.text, prompt: prompt)
+            || GuidedToolCalls.inventsFiguresOnATopic(turn.text, prompt: prompt, tools: request.tools)
+            || GuidedToolCalls.claimsAnAction(turn.text, request.tools)
           {
             callRequired = true
             callForList = list
@@ -187,6 +194,7 @@ extension GuidedToolCalls {
       let need = GuidedToolCalls.parseReply(reply)?["need"]?.stringValue
       var kept: [Transcript.ToolCall] = []
       var rejected: Set<String> = []
+      let prompt = transcript.lastPrompt ?? ""
       for call in turn.toolCalls {
         // A tool that is not offered is the session's to report back to the model.
         guard let tool = request.tools.first(where: { $0.name == call.toolName }) else {
@@ -196,7 +204,7 @@ extension GuidedToolCalls {
         // A call asked for because the prompt names a list was judged needed already: only its arguments are
         // checked, and that no other tool fits the request better.
         if GuidedToolCalls.copiesDescription(call, of: tool, in: transcript)
-          || GuidedToolCalls.picksTheWrongSibling(call, among: request.tools, prompt: transcript.lastPrompt ?? "")
+          || GuidedToolCalls.picksTheWrongSibling(call, among: request.tools, prompt: prompt)
           || (callForList
             ? GuidedToolCalls.inventsArguments(call, of: tool, in: transcript)
               || GuidedToolCalls.anotherToolFitsBetter(call, among: request.tools, need: need, in: transcript)
@@ -213,7 +221,6 @@ extension GuidedToolCalls {
           accepted.toolCalls = kept
           return .accept(accepted)
         }
-        let prompt = transcript.lastPrompt ?? ""
         if let continuation {
           // The calls for the parts the first reply left undone join it (one round), or replace it when it took
           // nothing from the prompt.
@@ -248,13 +255,24 @@ extension GuidedToolCalls {
         accepted.toolCalls = calls
         return .accept(accepted)
       }
-      let canExclude = excluded.count < Self.maximumExclusions && !rejected.isSubset(of: excluded)
-      if let continuation, !canExclude { return .accept(continuation.standing(turn)) }
-      if canExclude {
-        excluded.formUnion(rejected)
-      } else {
-        answerOnly = true
+      // Another try without the rejected tools, unless none of the rest is about the prompt or the need: then it
+      // would be rejected too, at the cost of one more request ("Send an e-mail to my landlord" tried the weather,
+      // the time and the to-do tools in turn).
+      let rest = request.tools.filter { !excluded.contains($0.name) && !rejected.contains($0.name) }
+      let anotherMayServe = rest.contains { tool in
+        let topic = TopicWords(tool)
+        return topic.relates(prompt) || need.map(topic.relates) == true
       }
+      let canExclude =
+        exclusions < Self.maximumExclusions && !rejected.isSubset(of: excluded) && anotherMayServe
+      if let continuation, !canExclude { return .accept(continuation.standing(turn)) }
+      guard canExclude else {
+        answerOnly = true
+        return .retry
+      }
+      exclusions += 1
+      excluded.formUnion(rejected)
+      excluded.formUnion(GuidedToolCalls.unlikelyTools(rest, prompt: prompt, need: need))
       return .retry
     }
   }

@@ -91,33 +91,8 @@ extension GuidedToolCalls {
   /// A small model compares figures poorly (Madrid "warmer" at 16.3 °C than Athens at 16.6 °C); the order is
   /// worked out here and shown beside the results, where the model reads it.
   public static func comparison(of outputs: [Transcript.ToolOutput], calls: [Transcript.ToolCall]) -> String? {
-    let compared = outputs.filter { !$0.isError && $0.value?.objectValue != nil }
-    guard compared.count >= 2, Set(compared.map(\.toolName)).count == 1 else { return nil }
-    let arguments = compared.map { output in calls.first { $0.id == output.callID }?.arguments.objectValue ?? [:] }
-    guard
-      let key = arguments[0].keys.sorted().first(where: { key in
-        Set(arguments.map { $0[key]?.serialized() ?? "" }).count == compared.count
-      })
-    else { return nil }
-    let labels = arguments.map { $0[key].map { $0.stringValue ?? $0.serialized() } ?? "" }
-    let objects = compared.compactMap { $0.value?.objectValue }
-    var lines: [String] = []
-    for name in objects[0].keys.sorted() {
-      let members = objects.map { $0[name] }
-      let numbers = members.compactMap { member -> Double? in
-        switch member {
-        case .integer, .real: member?.doubleValue
-        default: nil
-        }
-      }
-      guard numbers.count == objects.count, Set(numbers).count > 1,
-        let high = numbers.indices.max(by: { numbers[$0] < numbers[$1] }),
-        let low = numbers.indices.min(by: { numbers[$0] < numbers[$1] })
-      else { continue }
-      let shown = members.map { $0?.serialized() ?? "" }
-      lines.append("\(name): highest \(labels[high]) (\(shown[high])), lowest \(labels[low]) (\(shown[low]))")
-    }
-    return lines.isEmpty ? nil : "Compared:\n" + lines.joined(separator: "\n")
+    guard let compared = ComparedResults(outputs, calls: calls), !compared.lines.isEmpty else { return nil }
+    return "Compared:\n" + compared.lines.joined(separator: "\n")
   }
 
   /// Whether a successful output found nothing: its value is an empty list, or an object whose lists are all empty
@@ -281,7 +256,9 @@ extension GuidedToolCalls {
   }
 
   /// An answer built from the results alone, for when the model's answer states what they do not say: each result
-  /// as the tool rendered it (or its digest), and each failure as the tool reported it.
+  /// as the tool rendered it (or its digest), and each failure as the tool reported it; for a question that compares
+  /// several results of one tool, first what they say to it (``ComparedResults/verdict(for:)``), else the results
+  /// side by side.
   public static func statement(fromResultsIn transcript: Transcript) -> String {
     let outputs = outputsSinceLastPrompt(transcript)
     guard !outputs.isEmpty else { return "" }
@@ -298,6 +275,14 @@ extension GuidedToolCalls {
         body = output.value.map(digest(of:)) ?? output.text
       }
       lines.append(outputs.count == 1 ? body : "- " + body.replacingOccurrences(of: "\n", with: "\n  "))
+    }
+    let calls = callsSinceLastPrompt(transcript)
+    if let compared = ComparedResults(outputs, calls: calls),
+      let verdict = compared.verdict(for: transcript.lastPrompt ?? "")
+    {
+      lines.insert(verdict, at: 0)
+    } else if let compared = comparison(of: outputs, calls: calls) {
+      lines.append(compared)
     }
     return lines.joined(separator: "\n")
   }

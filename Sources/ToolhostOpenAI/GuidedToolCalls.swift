@@ -35,7 +35,10 @@ public enum GuidedToolCalls {
     let constrained = isConstrained(request)
     let tools = constrained ? offeredTools(for: request) : []
     let answerOnly = answerOnly || (followUp == .answer && answersResults(request.transcript, tools: tools))
-    let callRequired = callRequired || (!answerOnly && failureSuggestsAFix(request.transcript))
+    let callRequired =
+      callRequired
+      || (!answerOnly
+        && (failureSuggestsAFix(request.transcript) || actionLeftUndone(request.transcript, tools: tools) != nil))
     var body: JSONObject = [
       "model": .string(model),
       "messages": .array(
@@ -120,7 +123,8 @@ public enum GuidedToolCalls {
   /// Whether `transcript` ends with the results of a round of calls made for its last prompt, all of them
   /// successful: where ``GuidedFollowUp/answer`` asks for the answer.
   /// A first round that found nothing (``foundNothing(_:)``), or that left something the prompt names uncovered
-  /// (``uncoveredParts(of:by:tools:)``), may be followed by one more round of calls instead.
+  /// (``uncoveredParts(of:by:tools:)``) or an action it names undone (``actionLeftUndone(_:tools:)``), may be
+  /// followed by one more round of calls instead.
   public static func answersResults(_ transcript: Transcript, tools: [Transcript.ToolDefinition] = []) -> Bool {
     var round: [Transcript.ToolOutput] = []
     for entry in transcript.entries.reversed() {
@@ -130,7 +134,7 @@ public enum GuidedToolCalls {
     }
     guard !round.isEmpty else { return false }
     guard roundsSinceLastPrompt(transcript) == 1 else { return true }
-    return !round.contains(where: foundNothing)
+    return !round.contains(where: foundNothing) && actionLeftUndone(transcript, tools: tools) == nil
       && uncoveredParts(of: transcript.lastPrompt ?? "", by: callsSinceLastPrompt(transcript), tools: tools).isEmpty
   }
 

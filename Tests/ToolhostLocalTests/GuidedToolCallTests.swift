@@ -364,7 +364,8 @@ import ToolhostSession
       "required": ["value", "from", "to"],
     ])
   let weather = Transcript.ToolDefinition(
-    name: "getWeather", description: "Typical weather for a city in a month, e.g. \"Boston\".",
+    name: "getWeather",
+    description: "Typical weather for a city in a month: its temperature, how warm or cold, e.g. \"Boston\".",
     parameters: [
       "type": "object",
       "properties": [
@@ -449,10 +450,11 @@ import ToolhostSession
     var attempt = GuidedToolCalls.Attempt()
     let copied = turn("convertUnits", ["value": 25, "from": "celsius", "to": "fahrenheit"])
     #expect(attempt.review(copied, reply: "", for: request) == .retry)
-    #expect(attempt.excluded == ["convertUnits"])
+    // Without it, and without the tools the prompt shares no word with.
+    #expect(attempt.excluded == ["convertUnits", "get_current_time"])
     #expect(!attempt.answerOnly)
     let body = GuidedToolCalls.requestBody(for: request, model: "m", stream: false, excluding: attempt.excluded)
-    #expect(try callable(body) == ["getWeather", "get_current_time"])
+    #expect(try callable(body) == ["getWeather"])
     // The messages stay the same, so the server's prompt cache holds.
     #expect(body["messages"] == GuidedToolCalls.requestBody(for: request, model: "m", stream: false)["messages"])
     // The right call stands; an answer always does.
@@ -463,7 +465,8 @@ import ToolhostSession
   }
 
   @Test func atMostTwoToolsAreLeftOutThenOnlyAnAnswer() {
-    let request = request("How warm is it?", tools: [units, weather, time])
+    // A prompt each tool may be about, so that each is worth a try.
+    let request = request("How warm is it at this time of year?", tools: [units, weather, time])
     var attempt = GuidedToolCalls.Attempt()
     #expect(
       attempt.review(turn("convertUnits", ["value": 5, "from": "mi", "to": "km"]), reply: "", for: request) == .retry)

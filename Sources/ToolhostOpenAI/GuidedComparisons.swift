@@ -1,0 +1,236 @@
+import ToolhostJSON
+import ToolhostSession
+
+/// Several results of one tool side by side ("Which is warmer in March, Madrid or Athens?"): each call named by
+/// the argument that tells the calls apart, and for each number the results all hold and do not all share, which
+/// call has the highest and which the lowest.
+///
+/// A small model compares figures poorly: Madrid "warmer" at 16.3 °C than Athens at 16.6 °C, Seattle's rain given
+/// as Denver's. The order is worked out here, shown beside the results and checked in the answer.
+struct ComparedResults {
+  /// One number the results hold, by call: its name, each call's value as the result wrote it, and the indices of
+  /// the highest and the lowest.
+  struct Figure {
+    var name: String
+    var shown: [String]
+    var values: [Double]
+    var highest: Int
+    var lowest: Int
+  }
+
+  /// Each call's label: the value of the argument that differs between every call ("Madrid", "Athens").
+  let labels: [String]
+  /// Each call's other names for what it is about: the strings of its result no other result holds ("Spain").
+  let aliases: [[String]]
+  /// Each call's numbers, from its structured result.
+  let numbers: [[Double]]
+  /// The numbers that tell the calls apart, by name.
+  let figures: [Figure]
+
+  /// The comparison of the successful structured `outputs` of one tool, called with `calls`; `nil` when fewer than
+  /// two such outputs, more than one tool, or nothing tells them apart.
+  init?(_ outputs: [Transcript.ToolOutput], calls: [Transcript.ToolCall]) {
+    let compared = outputs.filter { !$0.isError && $0.value?.objectValue != nil }
+    guard compared.count >= 2, Set(compared.map(\.toolName)).count == 1 else { return nil }
+    let arguments = compared.map { output in calls.first { $0.id == output.callID }?.arguments.objectValue ?? [:] }
+    guard
+      let key = arguments[0].keys.sorted().first(where: { key in
+        Set(arguments.map { $0[key]?.serialized() ?? "" }).count == compared.count
+      })
+    else { return nil }
+    labels = arguments.map { $0[key].map { $0.stringValue ?? $0.serialized() } ?? "" }
+    let objects = compared.compactMap { $0.value?.objectValue }
+    let strings = objects.map { object in Set(object.compactMap { $0.value.stringValue }) }
+    aliases = strings.indices.map { index in
+      strings[index].filter { text in
+        text.count <= 40 && strings.indices.allSatisfy { $0 == index || !strings[$0].contains(text) }
+      }.sorted()
+    }
+    numbers = compared.map { output in
+      var found: [Double] = []
+      if let value = output.value { AnswerFigures.collect(value, into: &found) }
+      return found
+    }
+    var figures: [Figure] = []
+    for name in objects[0].keys.sorted() {
+      let members = objects.map { $0[name] }
+      let values = members.compactMap { member -> Double? in
+        switch member {
+        case .integer, .real: member?.doubleValue
+        default: nil
+        }
+      }
+      guard values.count == objects.count, Set(values).count > 1,
+        let high = values.indices.max(by: { values[$0] < values[$1] }),
+        let low = values.indices.min(by: { values[$0] < values[$1] })
+      else { continue }
+      figures.append(
+        Figure(
+          name: name, shown: members.map { $0?.serialized() ?? "" }, values: values, highest: high, lowest: low))
+    }
+    self.figures = figures
+  }
+
+  /// The lines shown beside the results: `name: highest LABEL (value), lowest LABEL (value)`.
+  var lines: [String] {
+    figures.map { figure in
+      "\(figure.name): highest \(labels[figure.highest]) (\(figure.shown[figure.highest])), "
+        + "lowest \(labels[figure.lowest]) (\(figure.shown[figure.lowest]))"
+    }
+  }
+
+  /// The calls a clause names, in the order it names them (a label or an alias, as whole words).
+  func named(in clause: String) -> [Int] {
+    let lowered =
+      " " + clause.lowercased().map { $0.isLetter || $0.isNumber ? $0 : " " }.map(String.init).joined()
+      + " "
+    var found: [(position: String.Index, call: Int)] = []
+    for index in labels.indices {
+      let names = ([labels[index]] + aliases[index]).map { name in
+        " " + name.lowercased().map { $0.isLetter || $0.isNumber ? $0 : " " }.map(String.init).joined() + " "
+      }
+      let positions = names.compactMap { name in name.count > 3 ? lowered.range(of: name)?.lowerBound : nil }
+      if let first = positions.min() { found.append((first, index)) }
+    }
+    return found.sorted { $0.position < $1.position }.map(\.call)
+  }
+
+  /// The first figure of `answer` given for the wrong call: in a clause (``PromptList/clauses(_:)``) that names
+  /// one call only, a number found in another call's result and not in its own ("Seattle gets 40 mm" when 40 mm
+  /// is Denver's). Returns the figure as written and the call's label.
+  func misattributedFigure(in answer: String) -> (figure: String, label: String)? {
+    for clause in PromptList.clauses(answer) {
+      let calls = named(in: clause)
+      guard calls.count == 1, let call = calls.first else { continue }
+      for figure in AnswerFigures.numbers(in: clause) where !AnswerFigures.matches(figure, numbers[call]) {
+        if numbers.indices.contains(where: { $0 != call && AnswerFigures.matches(figure, numbers[$0]) }) {
+          return (figure.text, labels[call])
+        }
+      }
+    }
+    return nil
+  }
+
+  /// The first comparison `answer` makes that the results contradict: a clause with a comparative
+  /// (``GroundingVocabulary/comparatives``) whose first named call is, for every figure the comparative is about,
+  /// the lowest when the word says more ("Madrid is warmer" when Athens is higher in each temperature) or the
+  /// highest when it says less. An answer that only names one call ("Singapore") to a question with a comparative
+  /// ("Is Singapore or Bangkok rainier?") is judged by the question's words. A clause with a negation is not
+  /// judged. Returns the label and the word.
+  func contradictedComparison(in answer: String, question: String = "") -> (label: String, word: String)? {
+    var judged = false
+    for clause in PromptList.clauses(answer) {
+      let words = GroundingText.words(of: clause.lowercased()).map(String.init)
+      guard !words.contains(where: { ["not", "no", "isn", "doesn", "nor", "t"].contains($0) }),
+        words.contains(where: { word in GroundingVocabulary.comparatives.contains { $0.words.contains(word) } })
+      else { continue }
+      if let subject = named(in: clause).first {
+        judged = true
+        if let word = contradicted(subject: subject, words: words) { return (labels[subject], word) }
+      } else if let wrong = contradictedFigure(in: clause, words: words) {
+        return wrong
+      }
+    }
+    let calls = Set(named(in: answer))
+    guard !judged, calls.count == 1, let subject = calls.first else { return nil }
+    let words = GroundingText.words(of: question.lowercased()).map(String.init)
+    return contradicted(subject: subject, words: words).map { (labels[subject], $0) }
+  }
+
+  /// What the results say to a question with a comparative ("Is Singapore or Bangkok rainier in September?"),
+  /// when every figure the comparative is about puts the same call first: "By the results, Bangkok is rainier
+  /// (precipitation: Bangkok 334, Singapore 141)." `nil` otherwise.
+  func verdict(for question: String) -> String? {
+    let words = GroundingText.words(of: question.lowercased()).map(String.init)
+    for word in words {
+      guard let comparative = GroundingVocabulary.comparatives.first(where: { $0.words.contains(word) }) else {
+        continue
+      }
+      let relevant = relevantFigures(for: comparative, words: words)
+      let leaders = Set(relevant.map { comparative.more ? $0.highest : $0.lowest })
+      guard !relevant.isEmpty, leaders.count == 1, let leader = leaders.first else { continue }
+      let shown = relevant.map { figure in
+        "\(figure.name): " + labels.indices.map { "\(labels[$0]) \(figure.shown[$0])" }.joined(separator: ", ")
+      }
+      return "By the results, \(labels[leader]) is \(word) (\(shown.joined(separator: "; ")))."
+    }
+    return nil
+  }
+
+  /// The figures a comparative is about: those its topic names, or for a generic one ("more", "higher") those
+  /// the other words name ("more rain"), else every figure.
+  private func relevantFigures(
+    for comparative: (words: Set<String>, more: Bool, about: [String]), words: [String]
+  ) -> [Figure] {
+    let topics =
+      comparative.about.isEmpty
+      ? GroundingVocabulary.comparatives.filter { !$0.about.isEmpty && !$0.words.isDisjoint(with: words) }
+        .flatMap(\.about)
+        + GroundingVocabulary.figureTopics.filter { !$0.said.isDisjoint(with: words) }
+        .flatMap(\.about)
+      : comparative.about
+    return figures.filter { figure in topics.isEmpty || TopicWords.split(figure.name).contains(where: topics.contains) }
+  }
+
+  /// A figure a clause that names no call gives with a comparative that says the opposite: "lowest precipitation
+  /// (168 mm)" when 168 mm is the highest and not also the lowest. Returns the label of the call the figure is,
+  /// and the word.
+  private func contradictedFigure(in clause: String, words: [String]) -> (label: String, word: String)? {
+    let given = AnswerFigures.numbers(in: clause)
+    guard !given.isEmpty else { return nil }
+    for word in words {
+      guard let comparative = GroundingVocabulary.comparatives.first(where: { $0.words.contains(word) }) else {
+        continue
+      }
+      for figure in relevantFigures(for: comparative, words: words) {
+        let (wrong, right) =
+          comparative.more ? (figure.lowest, figure.highest) : (figure.highest, figure.lowest)
+        if given.contains(where: {
+          AnswerFigures.matches($0, [abs(figure.values[wrong])])
+            && !AnswerFigures.matches($0, [abs(figure.values[right])])
+        }) {
+          return (labels[wrong], word)
+        }
+      }
+    }
+    return nil
+  }
+
+  /// The first comparative of `words` that the results contradict for the call `subject`.
+  private func contradicted(subject: Int, words: [String]) -> String? {
+    for word in words {
+      guard let comparative = GroundingVocabulary.comparatives.first(where: { $0.words.contains(word) }) else {
+        continue
+      }
+      let relevant = relevantFigures(for: comparative, words: words)
+      guard !relevant.isEmpty else { continue }
+      let contradicted = relevant.allSatisfy { figure in
+        comparative.more ? figure.lowest == subject : figure.highest == subject
+      }
+      if contradicted { return word }
+    }
+    return nil
+  }
+}
+
+extension GroundingVocabulary {
+  /// Comparatives and superlatives, whether they say more or less, and the words of the figures they are about
+  /// (empty: whatever the clause names, else every figure).
+  static let comparatives: [(words: Set<String>, more: Bool, about: [String])] = [
+    (["warmer", "hotter", "warmest", "hottest"], true, temperatureWords),
+    (["colder", "cooler", "coldest", "coolest", "chillier", "chilliest"], false, temperatureWords),
+    (["rainier", "wetter", "rainiest", "wettest", "snowier", "snowiest"], true, precipitationWords),
+    (["drier", "dryer", "driest"], false, precipitationWords),
+    (["higher", "highest", "more", "most", "bigger", "biggest", "larger", "largest", "greater", "greatest"], true, []),
+    (["lower", "lowest", "less", "least", "fewer", "fewest", "smaller", "smallest"], false, []),
+  ]
+
+  /// Words that name what a figure is about, for a generic comparative ("more rain", "a higher temperature").
+  static let figureTopics: [(said: Set<String>, about: [String])] = [
+    (["rain", "rainfall", "snow", "precipitation", "wet", "dry"], precipitationWords),
+    (["temperature", "temperatures", "warm", "hot", "cold", "cool"], temperatureWords),
+  ]
+
+  private static let temperatureWords = ["high", "low", "temperature", "temp", "max", "min"]
+  private static let precipitationWords = ["precipitation", "rain", "rainfall", "snow"]
+}
