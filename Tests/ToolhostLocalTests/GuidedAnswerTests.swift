@@ -30,11 +30,18 @@ import ToolhostSession
       "required": ["searchTerm"],
     ])
   let todoAdd = Transcript.ToolDefinition(
-    name: "todoAdd", description: "Adds an item to the user's to-do list.",
+    name: "todoAdd", description: "Adds an item to the user's to-do list, to be reminded of it.",
     parameters: [
       "type": "object",
       "properties": ["text": ["type": "string"], "due": ["type": "string", "description": "A due date."]],
       "required": ["text"],
+    ])
+  let units = Transcript.ToolDefinition(
+    name: "convertUnits", description: "Converts a quantity between units.",
+    parameters: [
+      "type": "object",
+      "properties": ["value": ["type": "number"], "from": ["type": "string"], "to": ["type": "string"]],
+      "required": ["value", "from", "to"],
     ])
   let todoClear = Transcript.ToolDefinition(
     name: "todoClear", description: "Deletes every item on the to-do list.",
@@ -420,13 +427,7 @@ import ToolhostSession
   }
 
   @Test func theFirstReplysCallsAreCompletedWithTheCallsForWhatTheyLeaveUndone() throws {
-    let units = Transcript.ToolDefinition(
-      name: "convertUnits", description: "Converts a quantity between units.",
-      parameters: [
-        "type": "object",
-        "properties": ["value": ["type": "number"], "from": ["type": "string"], "to": ["type": "string"]],
-        "required": ["value", "from", "to"],
-      ])
+    let units = GuidedAnswerTests().units
     let prompt = "Convert 10 km to miles and 20 kg to pounds"
     let request = ModelRequest(
       transcript: Transcript(entries: [.prompt(.init(text: prompt))]), tools: [units], toolChoice: .auto)

@@ -17,20 +17,8 @@ import ToolhostSession
       "properties": ["city": ["type": "string"], "month": ["type": "integer", "minimum": 1, "maximum": 12]],
       "required": ["city"],
     ])
-  let todoAdd = Transcript.ToolDefinition(
-    name: "todoAdd", description: "Adds an item to the user's to-do list, to be reminded of it.",
-    parameters: [
-      "type": "object",
-      "properties": ["text": ["type": "string"], "due": ["type": "string", "description": "A due date."]],
-      "required": ["text"],
-    ])
-  let units = Transcript.ToolDefinition(
-    name: "convertUnits", description: "Converts a quantity between units of length or mass.",
-    parameters: [
-      "type": "object",
-      "properties": ["value": ["type": "number"], "from": ["type": "string"], "to": ["type": "string"]],
-      "required": ["value", "from", "to"],
-    ])
+  let todoAdd = GuidedAnswerTests().todoAdd
+  let units = GuidedAnswerTests().units
 
   /// The prompt, a round of getWeather calls for `cities` and their results (`averageHigh`, `averageLow`,
   /// `precipitation` each).
