@@ -122,7 +122,8 @@ extension GuidedToolCalls {
   }
 
   /// Whether most of `call`'s counted arguments (as ``copiesDescription(_:of:in:)`` counts them) are never
-  /// mentioned in the conversation, a translated name allowed.
+  /// mentioned in the conversation, a translated name allowed. An argument holding numbers counts as mentioned
+  /// only by its numbers: a data set named "Tesla" of figures nobody gave is invented data.
   static func inventsArguments(
     _ call: Transcript.ToolCall, of tool: Transcript.ToolDefinition, in transcript: Transcript
   ) -> Bool {
@@ -138,7 +139,10 @@ extension GuidedToolCalls {
       collectLeaves(value, schema: properties[name] ?? [:], into: &leaves)
       guard !leaves.isEmpty else { continue }
       counted += 1
-      if leaves.contains(where: { conversation.mentions($0, fuzzy: true) }) { mentioned += 1 }
+      let numbers = leaves.filter { if case .number = $0 { true } else { false } }
+      if (numbers.isEmpty ? leaves : numbers).contains(where: { conversation.mentions($0, fuzzy: true) }) {
+        mentioned += 1
+      }
     }
     return counted > 0 && mentioned * 2 < counted
   }

@@ -265,4 +265,29 @@ import ToolhostSession
       "no member named: only the tools the prompt is not about")
     #expect(GuidedToolCalls.unlikelyTools(tools, prompt: "Hi!", need: nil).isEmpty, "about none: none left out")
   }
+
+  @Test func dataNobodyGaveIsInventedWhateverItsName() {
+    let stats = Transcript.ToolDefinition(
+      name: "describeData", description: "Computes descriptive statistics of lists of numbers, such as prices.",
+      parameters: [
+        "type": "object",
+        "properties": [
+          "datasets": [
+            "type": "array",
+            "items": [
+              "type": "object",
+              "properties": ["name": ["type": "string"], "values": ["type": "array", "items": ["type": "number"]]],
+            ],
+          ]
+        ],
+        "required": ["datasets"],
+      ])
+    func invents(_ prompt: String, _ values: JSONValue) -> Bool {
+      let call = Transcript.ToolCall(
+        id: "c1", toolName: "describeData", arguments: ["datasets": [["name": "Tesla", "values": values]]])
+      return GuidedToolCalls.inventsArguments(call, of: stats, in: Transcript(entries: [.prompt(.init(text: prompt))]))
+    }
+    #expect(invents("What's Tesla's stock price today?", [100, 200, 300]))
+    #expect(!invents("Tesla closed at 250, 260 and 240 this week: the mean?", [250, 260, 240]))
+  }
 }
