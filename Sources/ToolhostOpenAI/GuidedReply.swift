@@ -98,7 +98,7 @@ extension GuidedToolCalls {
   ///   (``inventsFiguresOnATopic(_:prompt:tools:)``), or that says it did what a tool does
   ///   (``claimsAnAction(_:_:)``: "I've added it to your list"), is asked for again as a call (``callRequired``); that call
   ///   is reviewed like any other (for a list, only its arguments), so a needless one still ends in an answer.
-  /// - An answer given once the call asked for was not made (no offered tool served the question) that still
+  /// - An answer given once the call asked for, or tried, was not made (no offered tool served the question) that still
   ///   states figures the prompt does not hold ("Tesla's stock price today is $39.00") is replaced by a plain
   ///   "no tool for that" (``declining(tools:)``).
   /// - An answer after results that does not state what they say (``answerProblem(_:in:)``) is asked for again
@@ -112,6 +112,8 @@ extension GuidedToolCalls {
     public static let maximumExclusions = 2
     /// The second tries made without the tools of rejected calls.
     var exclusions = 0
+    /// Whether a call of a reply was rejected (needless, copied, a wrong sibling, invented arguments).
+    var rejectedACall = false
     /// Whether the reply is constrained to an answer.
     public private(set) var answerOnly = false
     /// The tools left out of the reply's schema.
@@ -162,10 +164,10 @@ extension GuidedToolCalls {
             return .retry
           }
         }
-        if answerOnly, callRequired, GuidedToolCalls.outputsSinceLastPrompt(transcript).isEmpty,
+        if answerOnly, callRequired || rejectedACall, GuidedToolCalls.outputsSinceLastPrompt(transcript).isEmpty,
           GuidedToolCalls.statesFiguresNotIn(transcript.lastPrompt ?? "", turn.text)
         {
-          // A call was asked for, none of the tools served, and the answer still gives figures: a guess.
+          // A call was asked for or tried, none of the tools served, and the answer still gives figures: a guess.
           var declined = turn
           declined.text = GuidedToolCalls.declining(tools: request.tools)
           return .accept(declined)
@@ -258,6 +260,7 @@ extension GuidedToolCalls {
       // Another try without the rejected tools, unless none of the rest is about the prompt or the need: then it
       // would be rejected too, at the cost of one more request ("Send an e-mail to my landlord" tried the weather,
       // the time and the to-do tools in turn).
+      rejectedACall = rejectedACall || !rejected.isEmpty
       let rest = request.tools.filter { !excluded.contains($0.name) && !rejected.contains($0.name) }
       let anotherMayServe = rest.contains { tool in
         let topic = TopicWords(tool)

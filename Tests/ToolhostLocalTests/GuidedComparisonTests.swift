@@ -148,6 +148,13 @@ import ToolhostSession
     #expect(attempt.review(turn, reply: #"{"need": "an email to my landlord"}"#, for: request) == .retry)
     #expect(attempt.answerOnly, "the answer at once, not the next tool")
     #expect(attempt.excluded.isEmpty)
+    // An answer that then gives figures guesses them.
+    guard case .accept(let guess) = attempt.review(ModelTurn(text: "Done: rent is $1,200."), reply: "", for: request)
+    else {
+      Issue.record("an answer stands")
+      return
+    }
+    #expect(guess.text.hasPrefix("I could not get that from my tools"))
     // A prompt another tool is about: that tool is tried.
     let remind = ModelRequest(
       transcript: Transcript(entries: [.prompt(.init(text: "Remind me to call mom on Sunday."))]), tools: tools,
