@@ -320,8 +320,8 @@ struct TopicWords {
   }
 
   /// Whether two lowercase words are the same word for the checks: equal, one the other's plural ("todos" and
-  /// "todo", "cups" and "cup") or comparative ("rainier" and "rain", "hotter" and "hot"), or sharing a start of five letters ("recipes" and "recipe", "temperatures" and
-  /// "temperature").
+  /// "todo", "cups" and "cup") or comparative ("rainier" and "rain", "hotter" and "hot"), or sharing a start of
+  /// five letters ("recipes" and "recipe", "temperatures" and "temperature").
   static func sameWord(_ a: String, _ b: String) -> Bool {
     if a == b { return true }
     let (short, long) = a.count <= b.count ? (a, b) : (b, a)
@@ -421,7 +421,8 @@ enum GroundingVocabulary {
     return words
   }
 
-  /// The weekdays from Sunday, each in English (also abbreviated, but for "sun" and "sat"), French, German, Spanish and Italian.
+  /// The weekdays from Sunday, each in English (also abbreviated, but for "sun" and "sat"), French, German, Spanish
+  /// and Italian.
   static let weekdays: [Set<String>] = [
     ["sunday", "dimanche", "sonntag", "domingo", "domenica"],
     ["monday", "mon", "lundi", "montag", "lunes", "lunedì"],

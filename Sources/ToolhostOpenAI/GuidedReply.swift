@@ -81,25 +81,26 @@ extension GuidedToolCalls {
   /// - A reply that repeats a call already answered for this prompt (``repeatsEarlierCall(_:in:)``) is asked for
   ///   again as an answer only, unless that call failed with a suggestion: then the call is made with it
   ///   (``followingSuggestion(_:in:)``).
-  /// - A call copied from its tool's description (``copiesDescription(_:of:in:)``) or needless
-  ///   (``servesNoNeed(_:of:need:in:)``) is dropped from the reply; when no call is left, the reply is asked for
-  ///   again with those tools left out of its schema, and the tools unlikely to serve (``unlikelyTools(_:prompt:need:)``),
-  ///   at most ``maximumExclusions`` times (never when no other offered tool is about the prompt or the need,
-  ///   ``TopicWords``), and then as an answer only. The calls that stand lose the optional arguments the user did not give
-  ///   (``withoutUngivenArguments(_:of:in:)``), and in the first round are completed over the lists the prompt
-  ///   names (``completingLists(_:prompt:)``); when they still leave parts of the prompt undone
-  ///   (``uncoveredParts(of:by:tools:)``), the calls for those parts are asked for once (``continuation``) and
-  ///   join them in the same round.
+  /// - A call copied from its tool's description (``copiesDescription(_:of:in:)``), of the wrong family member
+  ///   (``picksTheWrongSibling(_:among:prompt:)``) or needless (``servesNoNeed(_:of:need:in:)``) is dropped from
+  ///   the reply; when no call is left, the reply is asked for again without those tools and the tools unlikely to
+  ///   serve (``unlikelyTools(_:prompt:need:)``), at most ``maximumExclusions`` times (never when no other offered
+  ///   tool is about the prompt or the need, ``TopicWords``), and then as an answer only. The calls that stand lose
+  ///   the optional arguments the user did not give (``withoutUngivenArguments(_:of:in:today:)``), and in the
+  ///   first round are completed over the lists the prompt names (``completingLists(_:prompt:)``); when they still
+  ///   leave parts of the prompt undone (``uncoveredParts(of:by:tools:)``), the calls for those parts are asked for
+  ///   once (``continuation``) and join them in the same round.
   /// - An answer without a call, with figures, to a question with figures about what an offered tool does
   ///   (``answersFromMemory(_:need:in:tools:)``: "Convert 10 km to miles" → "6.28 miles"), or to a question that
   ///   names a list ("Madrid or Athens"), or whose `need` names what a tool's name says
   ///   (``needNamesATool(_:_:)``), or that gives figures about something the prompt names
   ///   (``inventsFiguresAboutANamedThing(_:prompt:)``) or in words of a tool's topic
   ///   (``inventsFiguresOnATopic(_:prompt:tools:)``), or that says it did what a tool does
-  ///   (``claimsAnAction(_:_:)``: "I've added it to your list"), is asked for again as a call (``callRequired``); that call
-  ///   is reviewed like any other (for a list, only its arguments), so a needless one still ends in an answer.
-  /// - An answer given once the call asked for, or tried, was not made (no offered tool served the question) that still
-  ///   states figures the prompt does not hold ("Tesla's stock price today is $39.00") is replaced by a plain
+  ///   (``claimsAnAction(_:_:)``: "I've added it to your list"), is asked for again as a call
+  ///   (``callRequired``); that call is reviewed like any other (for a list, only its arguments), so a needless
+  ///   one still ends in an answer.
+  /// - An answer given once the call asked for, or tried, was not made (no offered tool served the question) that
+  ///   still states figures the prompt does not hold ("Tesla's stock price today is $39.00") is replaced by a plain
   ///   "no tool for that" (``declining(tools:)``).
   /// - An answer after results that does not state what they say (``answerProblem(_:in:)``) is asked for again
   ///   under stricter words (``strict``); when the second answer fails too, the answer is a plain statement of the
