@@ -41,16 +41,19 @@ extension GuidedToolCalls {
       return "every call failed and the answer does not say so"
     }
     let calls = callsSinceLastPrompt(transcript)
-    // A question that asks which of several is warmer (or most, or less) is answered by naming one.
-    let asksWhich = GroundingText.words(of: prompt.lowercased()).contains { word in
-      GroundingVocabulary.comparatives.contains { $0.words.contains(String(word)) }
-    }
-    if !asksWhich || (ComparedResults(outputs, calls: calls)?.named(in: text).isEmpty ?? true),
+    // A question that asks which of several is warmer (or rainier) is answered by naming the one the results put
+    // first.
+    let compared = ComparedResults(outputs, calls: calls)
+    let namesTheLeader =
+      compared.map { compared in
+        compared.lead(for: prompt).map { [$0.leader] == compared.named(in: text) } ?? false
+      } ?? false
+    if !namesTheLeader,
       let left = leftOut(by: text, outputs: outputs, calls: calls)
     {
       return "the answer leaves out the result for \(left)"
     }
-    if let compared = ComparedResults(outputs, calls: calls) {
+    if let compared {
       if let wrong = compared.misattributedFigure(in: text) {
         return "the answer gives \(wrong.figure) for \(wrong.label), which is another result's figure"
       }
@@ -85,14 +88,16 @@ extension GuidedToolCalls {
   }
 
   /// Whether `answer`, given without a call, says it did what an offered tool does: a word of it is a verb of a
-  /// tool's name (``actionWords``: `add` of `todoAdd`, `done` of `todoDone`, `convert` of `convertUnits`), also
-  /// as a past participle ("added", "removed"). "I've added 'comprare il pane' to my list." with `todoAdd` offered
-  /// did nothing: the model claims an action it never took.
+  /// tool's name (``actionWords``: `add` of `todoAdd`, `done` of `todoDone`, `convert` of `convertUnits`) as a
+  /// past participle ("added", "removed", "converted", "done"), not the bare verb ("add 32" in a formula). "I've
+  /// added 'comprare il pane' to my list." with `todoAdd` offered did nothing: the model claims an action it never
+  /// took.
   public static func claimsAnAction(_ answer: String, _ tools: [Transcript.ToolDefinition]) -> Bool {
     let words = Set(answer.lowercased().split { !$0.isLetter }.map(String.init))
     return tools.contains { tool in
       TopicWords.split(tool.name).contains { verb in
-        actionWords.contains(verb) && [verb, verb + "ed", verb + "d"].contains(where: words.contains)
+        actionWords.contains(verb)
+          && [verb + "ed", verb + "d", verb == "done" ? verb : ""].contains(where: words.contains)
       }
     }
   }

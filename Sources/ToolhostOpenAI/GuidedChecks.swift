@@ -89,14 +89,18 @@ extension GuidedToolCalls {
     func said(_ part: String) -> Bool { words.contains { TopicWords.sameWord($0, part) } }
     let action = TopicWords.split(tool.name).dropFirst().filter { $0.count >= 3 }
     if !action.isEmpty, action.allSatisfy(said) { return true }
+    // The verb of the family's own name ("Converts" of `convertUnits`, whose family `convert_time` shares) names
+    // the family, not the member.
     let verb = tool.description.split(separator: " ").first.map { $0.lowercased() } ?? ""
+    let family = TopicWords.family(of: tool.name) ?? ""
     return verb.count >= 4 && verb.hasSuffix("s") && !genericNameWords.contains(String(verb.dropLast()))
-      && said(verb)
+      && !TopicWords.sameWord(String(verb.dropLast()), family) && said(verb)
   }
 
   /// The member of a called tool's family that the prompt names (``namesTheAction(of:_:)``) and that the first
   /// round of calls, all successful, did not call: "Mark 'call the dentist' as done" after `todoList` → `todoDone`,
-  /// whose id the list shows. The next reply is then a call, the second step the request asks for.
+  /// whose id the list shows. The next reply may then be that call, the second step the request asks for, or the
+  /// answer: it is not forced, since "List my to-dos, including the done ones" names `todoDone` too.
   public static func actionLeftUndone(_ transcript: Transcript, tools: [Transcript.ToolDefinition])
     -> Transcript.ToolDefinition?
   {
@@ -192,9 +196,14 @@ extension GuidedToolCalls {
       }
     }
     // A date for a day the user named ("on Sunday", "tomorrow") that falls on another day: the date of that day.
-    if let named = namedDay(in: conversation, today: today) {
+    // Only the prompt names the day: a weekday in a tool's output ("day_of_week": "Friday") or an earlier prompt
+    // does not, and a date whose day of the month the prompt gives ("Friday the 11th") stands as the user said it.
+    let asked = GroundingText(transcript.lastPrompt ?? "")
+    if let named = namedDay(in: asked, today: today) {
       for (name, value) in arguments {
-        guard let text = value.stringValue, isISODate(text), !text.hasPrefix(named) else { continue }
+        guard let text = value.stringValue, isISODate(text), !text.hasPrefix(named),
+          !(Double(text.dropFirst(8).prefix(2)).map(asked.numbers.contains) ?? false)
+        else { continue }
         arguments[name] = .string(named)
         changed = true
       }
@@ -421,23 +430,24 @@ enum GroundingVocabulary {
     return words
   }
 
-  /// The weekdays from Sunday, each in English (also abbreviated, but for "sun" and "sat"), French, German, Spanish
-  /// and Italian.
+  /// The weekdays from Sunday, each in English, French, German, Spanish and Italian (no abbreviations: "mon" is
+  /// also French for "my").
   static let weekdays: [Set<String>] = [
     ["sunday", "dimanche", "sonntag", "domingo", "domenica"],
-    ["monday", "mon", "lundi", "montag", "lunes", "lunedì"],
-    ["tuesday", "tue", "mardi", "dienstag", "martes", "martedì"],
-    ["wednesday", "wed", "mercredi", "mittwoch", "miércoles", "mercoledì"],
-    ["thursday", "thu", "jeudi", "donnerstag", "jueves", "giovedì"],
-    ["friday", "fri", "vendredi", "freitag", "viernes", "venerdì"],
+    ["monday", "lundi", "montag", "lunes", "lunedì"],
+    ["tuesday", "mardi", "dienstag", "martes", "martedì"],
+    ["wednesday", "mercredi", "mittwoch", "miércoles", "mercoledì"],
+    ["thursday", "jeudi", "donnerstag", "jueves", "giovedì"],
+    ["friday", "vendredi", "freitag", "viernes", "venerdì"],
     ["saturday", "samedi", "samstag", "sábado", "sabato"],
   ]
 
-  /// Words that name a day or date: a weekday, today, tomorrow, a month, in the same languages.
+  /// Words that name a day or date: a weekday, today, tomorrow, a month, in the same languages ("mon" is left out:
+  /// in French it is "my").
   static let dayWords: Set<String> = {
     var words: Set<String> = [
       "today", "tomorrow", "tonight", "yesterday", "week", "weekend", "month", "next", "monday", "tuesday",
-      "wednesday", "thursday", "friday", "saturday", "sunday", "mon", "tue", "wed", "thu", "fri", "sat", "sun",
+      "wednesday", "thursday", "friday", "saturday", "sunday", "tue", "wed", "thu", "fri", "sat", "sun",
       "aujourd", "demain", "lundi", "mardi", "mercredi", "jeudi", "vendredi", "samedi", "dimanche", "heute",
       "morgen", "montag", "dienstag", "mittwoch", "donnerstag", "freitag", "samstag", "sonntag", "hoy", "mañana",
       "lunes", "martes", "miércoles", "jueves", "viernes", "sábado", "domingo", "oggi", "domani", "lunedì",

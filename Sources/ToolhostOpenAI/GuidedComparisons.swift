@@ -38,13 +38,19 @@ struct ComparedResults {
         Set(arguments.map { $0[key]?.serialized() ?? "" }).count == compared.count
       })
     else { return nil }
-    labels = arguments.map { $0[key].map { $0.stringValue ?? $0.serialized() } ?? "" }
     let objects = compared.compactMap { $0.value?.objectValue }
     let strings = objects.map { object in Set(object.compactMap { $0.value.stringValue }) }
-    aliases = strings.indices.map { index in
+    let aliases = strings.indices.map { index in
       strings[index].filter { text in
         text.count <= 40 && strings.indices.allSatisfy { $0 == index || !strings[$0].contains(text) }
       }.sorted()
+    }
+    self.aliases = aliases
+    // A number tells the calls apart poorly for a person ("10 is warmer"): a name the result has for it does better
+    // ("October").
+    labels = arguments.indices.map { index in
+      let label = arguments[index][key].map { $0.stringValue ?? $0.serialized() } ?? ""
+      return label.allSatisfy(\.isNumber) ? aliases[index].first ?? label : label
     }
     numbers = compared.map { output in
       var found: [Double] = []
@@ -119,12 +125,23 @@ struct ComparedResults {
   /// judged. Returns the label and the word.
   func contradictedComparison(in answer: String, question: String = "") -> (label: String, word: String)? {
     var judged = false
+    var negated = false
     for clause in PromptList.clauses(answer) {
-      let words = GroundingText.words(of: clause.lowercased()).map(String.init)
-      guard !words.contains(where: { ["not", "no", "isn", "doesn", "nor", "t"].contains($0) }),
-        words.contains(where: { word in GroundingVocabulary.comparatives.contains { $0.words.contains(word) } })
+      let lowered = clause.lowercased()
+      let words = GroundingText.words(of: lowered).map(String.init)
+      if words.contains(where: { ["not", "no", "isn", "doesn", "nor", "t"].contains($0) }) {
+        negated = true
+        continue
+      }
+      guard
+        let first = words.first(where: { word in
+          GroundingVocabulary.comparatives.contains { $0.words.contains(word) }
+        })
       else { continue }
-      if let subject = named(in: clause).first {
+      // The subject is the call named last before the comparative ("Compared with Madrid, Athens is warmer"), or
+      // else the first one after it ("the warmest is Athens").
+      let cut = lowered.range(of: first)?.lowerBound ?? lowered.endIndex
+      if let subject = named(in: String(lowered[..<cut])).last ?? named(in: String(lowered[cut...])).first {
         judged = true
         if let word = contradicted(subject: subject, words: words) { return (labels[subject], word) }
       } else if let wrong = contradictedFigure(in: clause, words: words) {
@@ -132,7 +149,7 @@ struct ComparedResults {
       }
     }
     let calls = Set(named(in: answer))
-    guard !judged, calls.count == 1, let subject = calls.first else { return nil }
+    guard !judged, !negated, calls.count == 1, let subject = calls.first else { return nil }
     let words = GroundingText.words(of: question.lowercased()).map(String.init)
     return contradicted(subject: subject, words: words).map { (labels[subject], $0) }
   }
@@ -141,6 +158,15 @@ struct ComparedResults {
   /// when every figure the comparative is about puts the same call first: "By the results, Bangkok is rainier
   /// (precipitation: Bangkok 334, Singapore 141)." `nil` otherwise.
   func verdict(for question: String) -> String? {
+    guard let (leader, word, relevant) = lead(for: question) else { return nil }
+    let shown = relevant.map { figure in
+      "\(figure.name): " + labels.indices.map { "\(labels[$0]) \(figure.shown[$0])" }.joined(separator: ", ")
+    }
+    return "By the results, \(labels[leader]) is \(word) (\(shown.joined(separator: "; ")))."
+  }
+
+  /// The call every figure a comparative of `question` is about puts first, with that word and those figures.
+  func lead(for question: String) -> (leader: Int, word: String, figures: [Figure])? {
     let words = GroundingText.words(of: question.lowercased()).map(String.init)
     for word in words {
       guard let comparative = GroundingVocabulary.comparatives.first(where: { $0.words.contains(word) }) else {
@@ -149,10 +175,7 @@ struct ComparedResults {
       let relevant = relevantFigures(for: comparative, words: words)
       let leaders = Set(relevant.map { comparative.more ? $0.highest : $0.lowest })
       guard !relevant.isEmpty, leaders.count == 1, let leader = leaders.first else { continue }
-      let shown = relevant.map { figure in
-        "\(figure.name): " + labels.indices.map { "\(labels[$0]) \(figure.shown[$0])" }.joined(separator: ", ")
-      }
-      return "By the results, \(labels[leader]) is \(word) (\(shown.joined(separator: "; ")))."
+      return (leader, word, relevant)
     }
     return nil
   }

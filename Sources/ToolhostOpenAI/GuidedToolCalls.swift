@@ -35,10 +35,7 @@ public enum GuidedToolCalls {
     let constrained = isConstrained(request)
     let tools = constrained ? offeredTools(for: request) : []
     let answerOnly = answerOnly || (followUp == .answer && answersResults(request.transcript, tools: tools))
-    let callRequired =
-      callRequired
-      || (!answerOnly
-        && (failureSuggestsAFix(request.transcript) || actionLeftUndone(request.transcript, tools: tools) != nil))
+    let callRequired = callRequired || (!answerOnly && failureSuggestsAFix(request.transcript))
     var body: JSONObject = [
       "model": .string(model),
       "messages": .array(

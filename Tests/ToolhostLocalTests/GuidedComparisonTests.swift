@@ -62,9 +62,11 @@ import ToolhostSession
         == "the answer says Athens is lowest, which the results contradict")
     // Naming one is an answer to "which"; the question's word judges it.
     #expect(GuidedToolCalls.answerProblem("Athens", in: transcript) == nil)
+    #expect(GuidedToolCalls.answerProblem("Madrid", in: transcript) == "the answer leaves out the result for Athens")
+    #expect(GuidedToolCalls.answerProblem("No, Madrid isn't warmer than Athens.", in: transcript) == nil)
     #expect(
-      GuidedToolCalls.answerProblem("Madrid", in: transcript)
-        == "the answer says Madrid is warmer, which the results contradict")
+      GuidedToolCalls.answerProblem("Compared with Madrid (16.3 °C) Athens (16.6 °C) is warmer.", in: transcript)
+        == nil, "the subject is the one named last before the comparative")
   }
 
   @Test func aGenericComparativeIsJudgedByWhatItIsAbout() {
@@ -73,7 +75,7 @@ import ToolhostSession
       "Which gets more rain in March, Madrid or Athens?", [("Madrid", 17.0, 9.0, 25), ("Athens", 16.6, 8.9, 41)])
     #expect(GuidedToolCalls.answerProblem("Athens gets more rain (41 mm).", in: transcript) == nil)
     #expect(
-      GuidedToolCalls.answerProblem("Madrid gets more rain.", in: transcript)
+      GuidedToolCalls.answerProblem("Madrid gets more rain (25 mm) than Athens.", in: transcript)
         == "the answer says Madrid is more, which the results contradict")
     #expect(
       GuidedToolCalls.answerProblem("Madrid is warmer, but Athens gets more rain.", in: transcript) == nil,
@@ -135,6 +137,18 @@ import ToolhostSession
     #expect(pruned("Remind me to call mom.", "2026-11-27") == nil, "no day named: an invented date goes")
     #expect(
       pruned("Remind me to call mom on Monday or Tuesday.", "2026-11-30") == "2026-11-30", "two days: left as given")
+    #expect(pruned("Remind me to call mom on Friday the 11th.", "2026-12-11") == "2026-12-11", "the day the user gave")
+    #expect(pruned("Rappelle-moi d'appeler mon frère.", "2026-11-27") == nil, "'mon' is no Monday")
+    // A weekday in a tool's output names no day for the prompt.
+    let call = Transcript.ToolCall(
+      id: "c2", toolName: "todoAdd", arguments: ["text": "pay rent", "due": "2026-12-01"])
+    let transcript = Transcript(entries: [
+      .prompt(.init(text: "What day is it?")), .toolOutput(.init(callID: "t", toolName: "time", text: "Friday")),
+      .prompt(.init(text: "Add 'pay rent' due 2026-12-01.")),
+    ])
+    #expect(
+      GuidedToolCalls.withoutUngivenArguments(call, of: todoAdd, in: transcript, today: friday).arguments["due"]
+        == "2026-12-01")
   }
 
   @Test func noOtherToolIsTriedWhenNoneIsAboutThePrompt() {
@@ -175,6 +189,7 @@ import ToolhostSession
     #expect(GuidedToolCalls.claimsAnAction("10 km converted is 6.2 miles.", tools))
     #expect(!GuidedToolCalls.claimsAnAction("You're welcome!", tools))
     #expect(!GuidedToolCalls.claimsAnAction("I've added it.", [weather]), "no tool adds anything")
+    #expect(!GuidedToolCalls.claimsAnAction("Multiply by 9/5 and add 32.", tools), "the bare verb is no claim")
     let request = ModelRequest(
       transcript: Transcript(entries: [.prompt(.init(text: "Aggiungi 'comprare il pane' alla mia lista."))]),
       tools: tools, toolChoice: .auto)
@@ -235,6 +250,15 @@ import ToolhostSession
     let add = Transcript.ToolCall(id: "c1", toolName: "todoAdd", arguments: ["text": "Mark to-do 3 as complete."])
     #expect(GuidedToolCalls.picksTheWrongSibling(add, among: tools, prompt: "Mark to-do 3 as complete."))
     #expect(!GuidedToolCalls.picksTheWrongSibling(add, among: tools, prompt: "Add 'mark the boxes' to my list."))
+    // A description's verb that is the family's own word names the family, not the member.
+    let convertUnits = Transcript.ToolDefinition(
+      name: "convertUnits", description: "Converts a quantity between units.", parameters: ["type": "object"])
+    let convertTime = Transcript.ToolDefinition(
+      name: "convert_time", description: "Convert time between timezones.", parameters: ["type": "object"])
+    let time = Transcript.ToolCall(id: "c2", toolName: "convert_time", arguments: ["time": "15:00"])
+    #expect(
+      !GuidedToolCalls.picksTheWrongSibling(
+        time, among: [convertUnits, convertTime], prompt: "Convert 15:00 from New York to Tokyo"))
   }
 
   @Test func anActionTheFirstRoundLeftUndoneIsTheNextCall() throws {
@@ -248,7 +272,7 @@ import ToolhostSession
     #expect(!GuidedToolCalls.answersResults(listed, tools: tools))
     let request = ModelRequest(transcript: listed, tools: tools, toolChoice: .auto)
     let body = GuidedToolCalls.requestBody(for: request, model: "m", stream: false, followUp: .answer)
-    #expect(body["response_format"]?["schema"]?["anyOf"] == nil, "only calls")
+    #expect(body["response_format"]?["schema"]?["anyOf"] != nil, "a call or the answer, not forced")
     let last = try #require(body["messages"]?.arrayValue?.last?["content"]?.stringValue)
     #expect(last.contains("The request also asks for what todoDone does."))
     // Once it is done, or when the prompt asks only for the list, the answer follows.
