@@ -43,6 +43,22 @@ import ToolhostSession
       "properties": ["value": ["type": "number"], "from": ["type": "string"], "to": ["type": "string"]],
       "required": ["value", "from", "to"],
     ])
+  let stats = Transcript.ToolDefinition(
+    name: "describeData", description: "Computes descriptive statistics of lists of numbers, such as prices.",
+    parameters: [
+      "type": "object",
+      "properties": [
+        "datasets": [
+          "type": "array",
+          "items": [
+            "type": "object",
+            "properties": ["name": ["type": "string"], "values": ["type": "array", "items": ["type": "number"]]],
+          ],
+        ],
+        "percentiles": ["type": "array", "items": ["type": "number", "minimum": 0, "maximum": 100]],
+      ],
+      "required": ["datasets"],
+    ])
   let todoClear = Transcript.ToolDefinition(
     name: "todoClear", description: "Deletes every item on the to-do list.",
     parameters: ["type": "object", "properties": ["onlyDone": ["type": "boolean", "default": false]]])
@@ -288,18 +304,6 @@ import ToolhostSession
     #expect(pruned(bread, ["searchTerm": "rye", "limit": 1], "A rye recipe") == ["searchTerm": "rye", "limit": 1])
     #expect(pruned(bread, ["searchTerm": "rye", "limit": 5], "rye recipes") == ["searchTerm": "rye"])
     #expect(pruned(todoClear, ["onlyDone": true], "Clear my whole list") == [:])
-    let stats = Transcript.ToolDefinition(
-      name: "describeData", description: "Statistics.",
-      parameters: [
-        "type": "object",
-        "properties": [
-          "datasets": [
-            "type": "array",
-            "items": ["type": "object", "properties": ["name": ["type": "string"], "values": ["type": "array"]]],
-          ]
-        ],
-        "required": ["datasets"],
-      ])
     #expect(
       pruned(
         stats, ["datasets": [["name": "data", "values": [12, 15, 9]], ["name": "weights", "values": [1, 1, 1]]]],

@@ -200,24 +200,17 @@ import ToolhostSession
   }
 
   @Test func optionalNumbersOfAClosedRangeNobodyGaveAreDropped() {
-    let stats = Transcript.ToolDefinition(
-      name: "describeData", description: "Computes descriptive statistics.",
-      parameters: [
-        "type": "object",
-        "properties": [
-          "values": ["type": "array", "items": ["type": "number"]],
-          "percentiles": ["type": "array", "items": ["type": "number", "minimum": 0, "maximum": 100]],
-        ],
-        "required": ["values"],
-      ])
+    let stats = GuidedAnswerTests().stats
     func pruned(_ prompt: String) -> JSONValue {
       let call = Transcript.ToolCall(
-        id: "c1", toolName: "describeData", arguments: ["values": [12, 15, 9, 20], "percentiles": [1, 90]])
+        id: "c1", toolName: "describeData",
+        arguments: ["datasets": [["values": [12, 15, 9, 20]]], "percentiles": [1, 90]])
       return GuidedToolCalls.withoutUngivenArguments(
         call, of: stats, in: Transcript(entries: [.prompt(.init(text: prompt))])
       ).arguments
     }
-    #expect(pruned("Calcule la moyenne et la médiane de 12, 15, 9 et 20.") == ["values": [12, 15, 9, 20]])
+    #expect(
+      pruned("Calcule la moyenne et la médiane de 12, 15, 9 et 20.") == ["datasets": [["values": [12, 15, 9, 20]]]])
     #expect(pruned("The 90th percentile of 12, 15, 9 and 20?")["percentiles"] == [1, 90], "one was asked for")
   }
 
@@ -298,21 +291,7 @@ import ToolhostSession
   }
 
   @Test func dataNobodyGaveIsInventedWhateverItsName() {
-    let stats = Transcript.ToolDefinition(
-      name: "describeData", description: "Computes descriptive statistics of lists of numbers, such as prices.",
-      parameters: [
-        "type": "object",
-        "properties": [
-          "datasets": [
-            "type": "array",
-            "items": [
-              "type": "object",
-              "properties": ["name": ["type": "string"], "values": ["type": "array", "items": ["type": "number"]]],
-            ],
-          ]
-        ],
-        "required": ["datasets"],
-      ])
+    let stats = GuidedAnswerTests().stats
     func invents(_ prompt: String, _ values: JSONValue) -> Bool {
       let call = Transcript.ToolCall(
         id: "c1", toolName: "describeData", arguments: ["datasets": [["name": "Tesla", "values": values]]])
