@@ -47,9 +47,7 @@ extension GuidedToolCalls {
       let tool = tools.first(where: { $0.name == call.toolName }), !namesTheAction(of: tool, prompt)
     else { return false }
     return tools.contains { other in
-      other.name != call.toolName && TopicWords.family(of: other.name) == family
-        && !TopicWords.split(other.name).dropFirst().contains(where: genericNameWords.contains)
-        && namesTheAction(of: other, prompt)
+      other.name != call.toolName && TopicWords.family(of: other.name) == family && namesTheMember(other, prompt)
     }
   }
 
@@ -61,15 +59,12 @@ extension GuidedToolCalls {
   static func unlikelyTools(_ rest: [Transcript.ToolDefinition], prompt: String, need: String?)
     -> Set<String>
   {
-    // A member is named by a specific action: "list" in "my to-do list" names the family, not `todoList`.
-    func named(_ tool: Transcript.ToolDefinition) -> Bool {
-      !TopicWords.split(tool.name).dropFirst().contains(where: genericNameWords.contains)
-        && namesTheAction(of: tool, prompt)
-    }
     var unlikely: Set<String> = []
     for tool in rest {
-      guard let family = TopicWords.family(of: tool.name), !named(tool) else { continue }
-      if rest.contains(where: { $0.name != tool.name && TopicWords.family(of: $0.name) == family && named($0) }) {
+      guard let family = TopicWords.family(of: tool.name), !namesTheMember(tool, prompt) else { continue }
+      if rest.contains(where: {
+        $0.name != tool.name && TopicWords.family(of: $0.name) == family && namesTheMember($0, prompt)
+      }) {
         unlikely.insert(tool.name)
       }
     }
@@ -79,6 +74,13 @@ extension GuidedToolCalls {
       unlikely.formUnion(rest.filter { tool in !about.contains { $0.name == tool.name } }.map(\.name))
     }
     return unlikely
+  }
+
+  /// Whether `prompt` names a family member by a specific action (``namesTheAction(of:_:)``, its name's action no
+  /// ``genericNameWords``): "list" in "my to-do list" names the family, not `todoList`.
+  static func namesTheMember(_ tool: Transcript.ToolDefinition, _ prompt: String) -> Bool {
+    !TopicWords.split(tool.name).dropFirst().contains(where: genericNameWords.contains)
+      && namesTheAction(of: tool, prompt)
   }
 
   /// Whether `prompt` names what a family member does: its action (the words of its name after the family's,
@@ -97,7 +99,7 @@ extension GuidedToolCalls {
       && !TopicWords.sameWord(String(verb.dropLast()), family) && said(verb)
   }
 
-  /// The member of a called tool's family that the prompt names (``namesTheAction(of:_:)``) and that the first
+  /// The member of a called tool's family that the prompt names (``namesTheMember(_:_:)``) and that the first
   /// round of calls, all successful, did not call: "Mark 'call the dentist' as done" after `todoList` → `todoDone`,
   /// whose id the list shows. The next reply may then be that call, the second step the request asks for, or the
   /// answer: it is not forced, since "List my to-dos, including the done ones" names `todoDone` too.
@@ -120,8 +122,7 @@ extension GuidedToolCalls {
     return tools.first { tool in
       guard !called.contains(tool.name), let family = TopicWords.family(of: tool.name), families.contains(family)
       else { return false }
-      return !TopicWords.split(tool.name).dropFirst().contains(where: genericNameWords.contains)
-        && namesTheAction(of: tool, prompt)
+      return namesTheMember(tool, prompt)
     }
   }
 

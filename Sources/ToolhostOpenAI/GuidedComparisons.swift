@@ -77,24 +77,27 @@ struct ComparedResults {
     self.figures = figures
   }
 
-  /// The lines shown beside the results: `name: highest LABEL (value), lowest LABEL (value)`.
-  var lines: [String] {
-    figures.map { figure in
+  /// The text shown beside the results: `Compared:` and a line `name: highest LABEL (value), lowest LABEL
+  /// (value)` per figure; `nil` without figures.
+  var sideBySide: String? {
+    guard !figures.isEmpty else { return nil }
+    let lines = figures.map { figure in
       "\(figure.name): highest \(labels[figure.highest]) (\(figure.shown[figure.highest])), "
         + "lowest \(labels[figure.lowest]) (\(figure.shown[figure.lowest]))"
     }
+    return "Compared:\n" + lines.joined(separator: "\n")
   }
 
   /// The calls a clause names, in the order it names them (a label or an alias, as whole words).
   func named(in clause: String) -> [Int] {
-    let lowered =
-      " " + clause.lowercased().map { $0.isLetter || $0.isNumber ? $0 : " " }.map(String.init).joined()
-      + " "
+    // Lowercase words between spaces, so that a name is found as whole words.
+    func spaced(_ text: String) -> String {
+      " " + text.lowercased().map { $0.isLetter || $0.isNumber ? $0 : " " }.map(String.init).joined() + " "
+    }
+    let lowered = spaced(clause)
     var found: [(position: String.Index, call: Int)] = []
     for index in labels.indices {
-      let names = ([labels[index]] + aliases[index]).map { name in
-        " " + name.lowercased().map { $0.isLetter || $0.isNumber ? $0 : " " }.map(String.init).joined() + " "
-      }
+      let names = ([labels[index]] + aliases[index]).map(spaced)
       let positions = names.compactMap { name in name.count > 3 ? lowered.range(of: name)?.lowerBound : nil }
       if let first = positions.min() { found.append((first, index)) }
     }
@@ -133,11 +136,7 @@ struct ComparedResults {
         negated = true
         continue
       }
-      guard
-        let first = words.first(where: { word in
-          GroundingVocabulary.comparatives.contains { $0.words.contains(word) }
-        })
-      else { continue }
+      guard let first = words.first(where: { GroundingVocabulary.comparative(for: $0) != nil }) else { continue }
       // The subject is the call named last before the comparative ("Compared with Madrid, Athens is warmer"), or
       // else the first one after it ("the warmest is Athens").
       let cut = lowered.range(of: first)?.lowerBound ?? lowered.endIndex
@@ -169,9 +168,7 @@ struct ComparedResults {
   func lead(for question: String) -> (leader: Int, word: String, figures: [Figure])? {
     let words = GroundingText.words(of: question.lowercased()).map(String.init)
     for word in words {
-      guard let comparative = GroundingVocabulary.comparatives.first(where: { $0.words.contains(word) }) else {
-        continue
-      }
+      guard let comparative = GroundingVocabulary.comparative(for: word) else { continue }
       let relevant = relevantFigures(for: comparative, words: words)
       let leaders = Set(relevant.map { comparative.more ? $0.highest : $0.lowest })
       guard !relevant.isEmpty, leaders.count == 1, let leader = leaders.first else { continue }
@@ -182,9 +179,7 @@ struct ComparedResults {
 
   /// The figures a comparative is about: those its topic names, or for a generic one ("more", "higher") those
   /// the other words name ("more rain"), else every figure.
-  private func relevantFigures(
-    for comparative: (words: Set<String>, more: Bool, about: [String]), words: [String]
-  ) -> [Figure] {
+  private func relevantFigures(for comparative: GroundingVocabulary.Comparative, words: [String]) -> [Figure] {
     let topics =
       comparative.about.isEmpty
       ? GroundingVocabulary.comparatives.filter { !$0.about.isEmpty && !$0.words.isDisjoint(with: words) }
@@ -202,9 +197,7 @@ struct ComparedResults {
     let given = AnswerFigures.numbers(in: clause)
     guard !given.isEmpty else { return nil }
     for word in words {
-      guard let comparative = GroundingVocabulary.comparatives.first(where: { $0.words.contains(word) }) else {
-        continue
-      }
+      guard let comparative = GroundingVocabulary.comparative(for: word) else { continue }
       for figure in relevantFigures(for: comparative, words: words) {
         let (wrong, right) =
           comparative.more ? (figure.lowest, figure.highest) : (figure.highest, figure.lowest)
@@ -222,9 +215,7 @@ struct ComparedResults {
   /// The first comparative of `words` that the results contradict for the call `subject`.
   private func contradicted(subject: Int, words: [String]) -> String? {
     for word in words {
-      guard let comparative = GroundingVocabulary.comparatives.first(where: { $0.words.contains(word) }) else {
-        continue
-      }
+      guard let comparative = GroundingVocabulary.comparative(for: word) else { continue }
       let relevant = relevantFigures(for: comparative, words: words)
       guard !relevant.isEmpty else { continue }
       let contradicted = relevant.allSatisfy { figure in
@@ -237,15 +228,34 @@ struct ComparedResults {
 }
 
 extension GroundingVocabulary {
-  /// Comparatives and superlatives, whether they say more or less, and the words of the figures they are about
-  /// (empty: whatever the clause names, else every figure).
-  static let comparatives: [(words: Set<String>, more: Bool, about: [String])] = [
-    (["warmer", "hotter", "warmest", "hottest"], true, temperatureWords),
-    (["colder", "cooler", "coldest", "coolest", "chillier", "chilliest"], false, temperatureWords),
-    (["rainier", "wetter", "rainiest", "wettest", "snowier", "snowiest"], true, precipitationWords),
-    (["drier", "dryer", "driest"], false, precipitationWords),
-    (["higher", "highest", "more", "most", "bigger", "biggest", "larger", "largest", "greater", "greatest"], true, []),
-    (["lower", "lowest", "less", "least", "fewer", "fewest", "smaller", "smallest"], false, []),
+  /// Comparatives and superlatives of one meaning: whether they say more or less, and the words of the figures
+  /// they are about (empty: whatever the clause names, else every figure).
+  struct Comparative {
+    let words: Set<String>
+    let more: Bool
+    let about: [String]
+
+    init(_ words: Set<String>, _ more: Bool, _ about: [String]) {
+      self.words = words
+      self.more = more
+      self.about = about
+    }
+  }
+
+  /// The comparative `word` is one of, if any.
+  static func comparative(for word: String) -> Comparative? {
+    comparatives.first { $0.words.contains(word) }
+  }
+
+  /// The comparatives and superlatives the checks know.
+  static let comparatives: [Comparative] = [
+    Comparative(["warmer", "hotter", "warmest", "hottest"], true, temperatureWords),
+    Comparative(["colder", "cooler", "coldest", "coolest", "chillier", "chilliest"], false, temperatureWords),
+    Comparative(["rainier", "wetter", "rainiest", "wettest", "snowier", "snowiest"], true, precipitationWords),
+    Comparative(["drier", "dryer", "driest"], false, precipitationWords),
+    Comparative(
+      ["higher", "highest", "more", "most", "bigger", "biggest", "larger", "largest", "greater", "greatest"], true, []),
+    Comparative(["lower", "lowest", "less", "least", "fewer", "fewest", "smaller", "smallest"], false, []),
   ]
 
   /// Words that name what a figure is about, for a generic comparative ("more rain", "a higher temperature").

@@ -91,8 +91,7 @@ extension GuidedToolCalls {
   /// A small model compares figures poorly (Madrid "warmer" at 16.3 °C than Athens at 16.6 °C); the order is
   /// worked out here and shown beside the results, where the model reads it.
   public static func comparison(of outputs: [Transcript.ToolOutput], calls: [Transcript.ToolCall]) -> String? {
-    guard let compared = ComparedResults(outputs, calls: calls), !compared.lines.isEmpty else { return nil }
-    return "Compared:\n" + compared.lines.joined(separator: "\n")
+    ComparedResults(outputs, calls: calls)?.sideBySide
   }
 
   /// Whether a successful output found nothing: its value is an empty list, or an object whose lists are all empty
@@ -276,13 +275,12 @@ extension GuidedToolCalls {
       }
       lines.append(outputs.count == 1 ? body : "- " + body.replacingOccurrences(of: "\n", with: "\n  "))
     }
-    let calls = callsSinceLastPrompt(transcript)
-    if let compared = ComparedResults(outputs, calls: calls),
-      let verdict = compared.verdict(for: transcript.lastPrompt ?? "")
-    {
-      lines.insert(verdict, at: 0)
-    } else if let compared = comparison(of: outputs, calls: calls) {
-      lines.append(compared)
+    if let compared = ComparedResults(outputs, calls: callsSinceLastPrompt(transcript)) {
+      if let verdict = compared.verdict(for: transcript.lastPrompt ?? "") {
+        lines.insert(verdict, at: 0)
+      } else if let sideBySide = compared.sideBySide {
+        lines.append(sideBySide)
+      }
     }
     return lines.joined(separator: "\n")
   }
