@@ -246,7 +246,7 @@ public final class LocalModel: LanguageModel {
     let configuration = OpenAIConfiguration(
       baseURL: endpoint.baseURL, model: modelName, apiKey: endpoint.key, connectTimeout: .seconds(5),
       readTimeout: self.configuration.readTimeout, maximumRetries: 1, toolCalling: self.configuration.toolCalling,
-      guidedResponseFormat: .jsonObjectWithSchema, guidedFollowUp: .answer)
+      guidedResponseFormat: .jsonObjectWithSchema, guidedFollowUp: .results)
     return try OpenAIModel(configuration: configuration, httpClient: client)
   }
 

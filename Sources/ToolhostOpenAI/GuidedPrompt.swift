@@ -188,7 +188,7 @@ extension GuidedToolCalls {
         next =
           "Answer the user's request (\"\(question)\") using only what these results say: copy their names and "
           + "figures exactly, with their units, and add nothing they do not say."
-      } else if followUp == .answer {
+      } else if followUp.answersOnly {
         next =
           "Now answer the user's request (\"\(question)\") with these results, in plain words; give their figures "
           + "as they are, with their units."

@@ -254,6 +254,67 @@ extension GuidedToolCalls {
     reportedError(output)?["message"]?.stringValue ?? output.text
   }
 
+  /// The answer the results give by themselves, for ``GuidedFollowUp/results``: each result as its tool rendered
+  /// it for people, one per line (a result that found nothing is left out when another found something), led by
+  /// what they say to a comparison the request asks for (``ComparedResults/verdict(for:)``). A rendering that is
+  /// JSON is shown as its ``digest(of:)``.
+  ///
+  /// `nil`, and the model writes the answer, unless the transcript ends with results that ``answersResults(_:tools:)``
+  /// asks the answer for, every call since the last prompt succeeded and its tool gave a rendering
+  /// (``Transcript/ToolOutput/summary``), and the request asks for no choice the figures leave open: a comparative
+  /// ("warmer", "more") or "which", "better" or "best" without a verdict. A refused call (``isRefusal(_:)``: "Delete
+  /// to-do #3" in `ask` with no terminal to approve it on) is stated as its failure: no other call can fix it.
+  public static func answerFromResults(_ transcript: Transcript, tools: [Transcript.ToolDefinition]) -> String? {
+    let outputs = outputsSinceLastPrompt(transcript)
+    let prompt = transcript.lastPrompt ?? ""
+    guard case .toolOutput = transcript.entries.last, !outputs.isEmpty,
+      outputs.allSatisfy({ !$0.isError || isRefusal($0) })
+    else { return nil }
+    if outputs.contains(where: \.isError) {
+      // A refused call cannot be fixed by another: the answer says so, beside what the others found.
+      guard roundsSinceLastPrompt(transcript) > 1
+        || uncoveredParts(of: prompt, by: callsSinceLastPrompt(transcript), tools: tools).isEmpty
+      else { return nil }
+    } else {
+      guard answersResults(transcript, tools: tools) else { return nil }
+    }
+    let found = outputs.filter { !foundNothing($0) }
+    var lines: [String] = []
+    for output in found.isEmpty ? outputs : found {
+      if output.isError {
+        lines.append("\(output.toolName) failed: \(failureMessage(output))")
+        continue
+      }
+      guard let summary = output.summary?.trimmingCharacters(in: .whitespacesAndNewlines), !summary.isEmpty else {
+        return nil
+      }
+      // A rendering that is JSON (an MCP server's text content often is) is shown as its compact lines.
+      let json = summary.first == "{" || summary.first == "[" ? try? JSONValue.parse(summary) : nil
+      lines.append(json.map(digest(of:)) ?? summary)
+    }
+    if let verdict = ComparedResults(outputs, calls: callsSinceLastPrompt(transcript))?.verdict(for: prompt) {
+      lines.insert(verdict, at: 0)
+    } else if asksForAChoice(prompt) {
+      return nil
+    }
+    return lines.joined(separator: "\n")
+  }
+
+  /// Whether a failed output is a refusal (``ToolCallError`` code `refused`: the user did not approve the call), which
+  /// no other call can fix.
+  static func isRefusal(_ output: Transcript.ToolOutput) -> Bool {
+    output.isError && reportedError(output)?["code"]?.stringValue == "refused"
+  }
+
+  /// Whether `prompt` asks for a choice or a judgement between things: it holds a comparative
+  /// (``GroundingVocabulary/comparatives``), "which", "better", "best", "worse" or "worst".
+  static func asksForAChoice(_ prompt: String) -> Bool {
+    GroundingText.words(of: prompt.lowercased()).contains { word in
+      GroundingVocabulary.comparative(for: String(word)) != nil
+        || ["which", "better", "best", "worse", "worst"].contains(word)
+    }
+  }
+
   /// An answer built from the results alone, for when the model's answer states what they do not say: each result
   /// as the tool rendered it (or its digest), and each failure as the tool reported it; for a question that compares
   /// several results of one tool, first what they say to it (``ComparedResults/verdict(for:)``), else the results

@@ -34,7 +34,7 @@ public enum GuidedToolCalls {
   ) -> JSONValue {
     let constrained = isConstrained(request)
     let tools = constrained ? offeredTools(for: request) : []
-    let answerOnly = answerOnly || (followUp == .answer && answersResults(request.transcript, tools: tools))
+    let answerOnly = answerOnly || (followUp.answersOnly && answersResults(request.transcript, tools: tools))
     let callRequired = callRequired || (!answerOnly && failureSuggestsAFix(request.transcript))
     var body: JSONObject = [
       "model": .string(model),

@@ -91,6 +91,7 @@ public final class OpenAIModel: LanguageModel {
     guard isGuided(request) else {
       return try parseWhole(try await collect(try await send(body(for: request, stream: false))))
     }
+    if let answer = answerFromResults(request) { return answer }
     var attempt = GuidedToolCalls.Attempt()
     while true {
       let raw = try parseWhole(
@@ -112,6 +113,12 @@ public final class OpenAIModel: LanguageModel {
         do {
           guard guided else {
             try await self.stream(self.body(for: request, stream: true)) { continuation.yield($0) }
+            continuation.finish()
+            return
+          }
+          if let answer = self.answerFromResults(request) {
+            continuation.yield(.textDelta(answer.text))
+            continuation.yield(.finished(answer))
             continuation.finish()
             return
           }
@@ -139,6 +146,16 @@ public final class OpenAIModel: LanguageModel {
       }
       continuation.onTermination = { _ in task.cancel() }
     }
+  }
+
+  /// The answer the results give by themselves (``GuidedToolCalls/answerFromResults(_:tools:)``), when
+  /// ``OpenAIConfiguration/guidedFollowUp`` is ``GuidedFollowUp/results`` and they do: no request is sent for it.
+  private func answerFromResults(_ request: ModelRequest) -> ModelTurn? {
+    guard configuration.guidedFollowUp == .results,
+      let text = GuidedToolCalls.answerFromResults(
+        request.transcript, tools: GuidedToolCalls.offeredTools(for: request))
+    else { return nil }
+    return ModelTurn(text: text, finishReason: "stop")
   }
 
   private func body(

@@ -26,4 +26,15 @@ public enum GuidedFollowUp: String, Sendable, Equatable, Codable, CaseIterable {
   /// captured asks, BENCHMARKS.md) or call an unrelated one, and so spend a request or a needless call before
   /// answering.
   case answer
+  /// The results themselves, when they answer the request alone (``GuidedToolCalls/answerFromResults(_:tools:)``:
+  /// every call succeeded with a rendering for people, nothing the request names is left undone, and any
+  /// comparison it asks for is settled by the figures); no request is sent for it. Otherwise as ``answer``.
+  ///
+  /// For small models on slow hardware: writing an answer from a result costs the default local model about 3 s on
+  /// two cores (reading the result, then about 30 ms a word), most of its answers copied the tool's rendering
+  /// anyway, and the rest are where it misstated figures (a mean for a median, November's figures for March).
+  case results
+
+  /// Whether a reply right after successful results is an answer only (``answer`` and ``results``).
+  public var answersOnly: Bool { self != .answerOrCall }
 }

@@ -235,6 +235,13 @@ struct ExamplePluginTests {
     #expect(lines.count == 4)
     #expect(lines.first?.hasPrefix("3 of ") == true)
 
+    // One or two recipes are shown whole: ingredients and method under each.
+    let two = try callJSON("bread", "searchBreadDatabase", ["searchTerm": "rye", "limit": 2])
+    let shown = two.text?.split(separator: "\n").map(String.init) ?? []
+    #expect(shown.count == 7, "\(shown)")
+    #expect(shown.filter { $0.hasPrefix("   Ingredients: ") && $0.contains(" g rye flour") }.count == 2, "\(shown)")
+    #expect(shown.filter { $0.hasPrefix("   Method: ") }.count == 2, "\(shown)")
+
     let six = try #require(
       try callJSON("bread", "searchBreadDatabase", ["searchTerm": "RYE", "limit": 6]).result)
     let names = (six["recipes"] as? [[String: Any]] ?? []).compactMap { $0["name"] as? String }

@@ -511,6 +511,19 @@ static int search(const json_t *db, const char *term, long limit)
             json_string_value(json_object_get(r, "name")),
             json_string_value(json_object_get(r, "origin")),
             json_number_value(json_object_get(r, "hydration")), duration);
+        /* One or two recipes are what someone asked to bake: show them whole. */
+        if (shown <= 2) {
+            size_t j;
+            const json_t *ingredient;
+            text_append(&text, "\n   Ingredients:");
+            json_array_foreach(json_object_get(r, "ingredients"), j, ingredient)
+            {
+                text_append(&text, "%s %g g %s", j == 0 ? "" : ",",
+                    json_number_value(json_object_get(ingredient, "grams")),
+                    json_string_value(json_object_get(ingredient, "name")));
+            }
+            text_append(&text, ".\n   Method: %s", json_string_value(json_object_get(r, "method")));
+        }
     }
     if (text.oom)
         goto oom;
