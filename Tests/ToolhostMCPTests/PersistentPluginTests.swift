@@ -199,6 +199,11 @@ struct PersistentPluginTests {
       "convertUnits", arguments: ["value": 5, "from": "mi", "to": "km"])
     #expect(output.value?["value"] == 8.04672)
     #expect(output.text == "5 mi = 8.04672 km")
+    // Units named as a question in another language names them.
+    let pounds = try await registry.call("convertUnits", arguments: ["value": 50, "from": "libras", "to": "kg"])
+    #expect(pounds.text == "50 lb = 22.6796 kg")
+    let miles = try await registry.call("convertUnits", arguments: ["value": 10, "from": "Milhas", "to": "km"])
+    #expect(miles.text == "10 mi = 16.0934 km")
     await #expect {
       _ = try await registry.call(
         "convertUnits", arguments: ["value": 1, "from": "cup", "to": "kg"])

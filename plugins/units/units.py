@@ -73,11 +73,39 @@ TEMPERATURES = {
     "k": ("K", "k", "kelvin"),
 }
 
+# Unit names in Spanish, Portuguese, French, German and Italian, by the symbol they stand for: a question asked in
+# those languages names its units so ("50 libras", "10 milhas"), and so does the model's call.
+NAMES_ELSEWHERE = {
+    "m": ("metro", "metros", "mètre", "mètres", "metri"),
+    "km": ("kilómetro", "kilómetros", "kilometro", "kilometros", "quilômetro", "quilômetros", "quilometro",
+           "quilometros", "chilometro", "chilometri", "kilomètre", "kilomètres"),
+    "cm": ("centímetro", "centímetros", "centimetro", "centimetros", "centimetri", "centimètre", "centimètres"),
+    "mi": ("milla", "millas", "milha", "milhas", "mille", "milles", "meile", "meilen", "miglio", "miglia"),
+    "ft": ("pie", "pies", "pé", "pés", "pied", "pieds", "fuß", "fuss", "piede", "piedi"),
+    "in": ("pulgada", "pulgadas", "polegada", "polegadas", "pouce", "pouces", "zoll", "pollice", "pollici"),
+    "kg": ("kilo", "kilos", "kilogramo", "kilogramos", "quilo", "quilos", "quilograma", "quilogramas",
+           "chilogrammo", "chilogrammi", "chili", "kilogramme", "kilogrammes", "kilogramm"),
+    "g": ("gramo", "gramos", "grama", "gramas", "grammo", "grammi", "gramme", "grammes", "gramm"),
+    "lb": ("libra", "libras", "livre", "livres", "pfund", "libbra", "libbre"),
+    "oz": ("onza", "onzas", "onça", "onças", "once", "onces", "unze", "unzen", "oncia"),
+    "l": ("litro", "litros", "litre", "litri", "liter"),
+    "gal": ("galón", "galones", "galão", "galões", "gallone", "galloni"),
+    "cup": ("taza", "tazas", "xícara", "xícaras", "tasse", "tassen", "tazza", "tazze"),
+    "tbsp": ("cucharada", "cucharadas", "colher de sopa", "colheres de sopa", "cuillère à soupe", "esslöffel",
+             "cucchiaio", "cucchiai"),
+    "tsp": ("cucharadita", "cucharaditas", "colher de chá", "colheres de chá", "cuillère à café", "teelöffel",
+            "cucchiaino", "cucchiaini"),
+    "h": ("hora", "horas", "heure", "heures", "stunde", "stunden", "ora", "ore"),
+}
+
 LOOKUP = {}
 for kind, table in UNITS.items():
     for names, factor in table.items():
         for name in names:
             LOOKUP[name] = (kind, factor, names[0])
+for symbol, names in NAMES_ELSEWHERE.items():
+    for name in names:
+        LOOKUP.setdefault(name, LOOKUP[symbol])
 for key, names in TEMPERATURES.items():
     for name in names:
         LOOKUP[name.lower()] = ("temperature", key, names[0])
