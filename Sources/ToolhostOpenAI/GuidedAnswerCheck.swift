@@ -117,7 +117,7 @@ extension GuidedToolCalls {
     _ answer: String, need: String?, in transcript: Transcript, tools: [Transcript.ToolDefinition]
   ) -> Bool {
     guard outputsSinceLastPrompt(transcript).isEmpty, let prompt = transcript.lastPrompt else { return false }
-    let asked = AnswerFigures.numbers(in: prompt).map(\.value)
+    let asked = AnswerFigures.numbers(in: prompt).map(\.value) + spelledNumbers(in: prompt)
     guard !asked.isEmpty else { return false }
     let answered = AnswerFigures.numbers(in: answer)
     guard answered.contains(where: { !AnswerFigures.matches($0, asked) }) else { return false }
@@ -147,11 +147,28 @@ extension GuidedToolCalls {
     guard AnswerFigures.numbers(in: answer).contains(where: { !AnswerFigures.matches($0, asked) }) else {
       return false
     }
-    let words = prompt.split { !($0.isLetter || $0.isNumber) }
-    return words.dropFirst().contains { word in
+    return namesAThing(prompt)
+  }
+
+  /// Whether `prompt` names something: a capitalised word past its start, not a day or "I".
+  static func namesAThing(_ prompt: String) -> Bool {
+    prompt.split { !($0.isLetter || $0.isNumber) }.dropFirst().contains { word in
       word.count > 1 && word.first?.isUppercase == true && !GroundingVocabulary.dayWords.contains(word.lowercased())
         && word != "I"
     }
+  }
+
+  /// Whether an answer given without a call says yes or no to a yes-or-no question about something the prompt
+  /// names, on the topic of an offered tool (``TopicWords/matches(_:)``): "Is Nairobi hot in February?" → "No,
+  /// Nairobi is not hot in February.", a judgement with no figure to check, where the weather tool has the figures.
+  public static func judgesFromMemory(_ answer: String, prompt: String, tools: [Transcript.ToolDefinition]) -> Bool {
+    let question = prompt.trimmingCharacters(in: .whitespacesAndNewlines)
+    let opening = question.split { !$0.isLetter }.first.map { $0.lowercased() } ?? ""
+    let reply = answer.split { !$0.isLetter }.first.map { $0.lowercased() } ?? ""
+    guard question.hasSuffix("?"), ["is", "are", "does", "do", "will", "was", "were"].contains(opening),
+      ["yes", "no"].contains(reply), namesAThing(question)
+    else { return false }
+    return tools.contains { TopicWords($0).matches(question) > 0 }
   }
 
   /// Whether an answer given without a call states figures the prompt does not hold, in words of its own that

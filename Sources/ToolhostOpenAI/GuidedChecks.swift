@@ -128,7 +128,9 @@ extension GuidedToolCalls {
 
   /// Whether most of `call`'s counted arguments (as ``copiesDescription(_:of:in:)`` counts them) are never
   /// mentioned in the conversation, a translated name allowed. An argument holding numbers counts as mentioned
-  /// only by its numbers: a data set named "Tesla" of figures nobody gave is invented data.
+  /// only by its numbers: a data set named "Tesla" of figures nobody gave is invented data. A call whose every
+  /// number the conversation mentions is not invented: its strings name what the user wrote more shortly
+  /// ("350F to C" → 350, "fahrenheit", "celsius").
   static func inventsArguments(
     _ call: Transcript.ToolCall, of tool: Transcript.ToolDefinition, in transcript: Transcript
   ) -> Bool {
@@ -149,7 +151,7 @@ extension GuidedToolCalls {
         mentioned += 1
       }
     }
-    return counted > 0 && mentioned * 2 < counted
+    return counted > 0 && mentioned * 2 < counted && !conversation.mentionsEveryNumber(of: call.arguments)
   }
 
   /// `call` without the optional arguments the user did not give or imply.
@@ -162,7 +164,8 @@ extension GuidedToolCalls {
   /// properties with invented values: a due date for every to-do, a month for a question about now, weights for a
   /// data set. A list of records keeps only those with a figure the user gave (or none at all), and a time zone the
   /// schema asks for by IANA name but given as a city ("Berlin") or as an unknown zone ("Australia/London") becomes
-  /// its city's zone (`Europe/Berlin`, `Europe/London`).
+  /// its city's zone (`Europe/Berlin`, `Europe/London`), and a clock time it asks for as 24-hour `HH:MM` but given
+  /// as "8:00 AM" becomes `08:00`.
   public static func withoutUngivenArguments(
     _ call: Transcript.ToolCall, of tool: Transcript.ToolDefinition, in transcript: Transcript, today: Date = Date()
   ) -> Transcript.ToolCall {
@@ -218,6 +221,15 @@ extension GuidedToolCalls {
       arguments[name] = .string(zone)
       changed = true
     }
+    // A clock time the schema asks for as 24-hour HH:MM, given in another form ("8:00 AM"): that time as HH:MM.
+    for (name, value) in arguments {
+      guard let text = value.stringValue,
+        properties[name]?["description"]?.stringValue?.contains("HH:MM") == true,
+        let time = twentyFourHourTime(text)
+      else { continue }
+      arguments[name] = .string(time)
+      changed = true
+    }
     guard changed else { return call }
     var pruned = call
     pruned.arguments = .object(arguments)
@@ -258,44 +270,6 @@ extension GuidedToolCalls {
       return false
     }
   }
-
-  /// The IANA time zone whose city part is `city` ("Berlin" → `Europe/Berlin`, "new york" → `America/New_York`),
-  /// or `nil`; a few common short names too ("NYC", "LA").
-  static func ianaZone(forCity city: String) -> String? {
-    let aliases = ["nyc": "New_York", "ny": "New_York", "la": "Los_Angeles", "sf": "Los_Angeles", "dc": "New_York"]
-    let key = city.trimmingCharacters(in: .whitespaces).lowercased().replacingOccurrences(of: " ", with: "_")
-    let wanted = (aliases[key] ?? key).lowercased()
-    if let exact = TimeZone.knownTimeZoneIdentifiers.first(where: { $0.lowercased() == wanted }) { return exact }
-    return TimeZone.knownTimeZoneIdentifiers.first { $0.split(separator: "/").last?.lowercased() == wanted }
-  }
-
-  /// The date (`yyyy-MM-dd`) of the one day `conversation` names relative to `today`: "today", "tomorrow", or a
-  /// weekday (the next one after today, in English, French, German, Spanish or Italian); `nil` when it names none
-  /// or several.
-  static func namedDay(in conversation: GroundingText, today: Date) -> String? {
-    var calendar = Calendar(identifier: .gregorian)
-    calendar.timeZone = TimeZone.current
-    var offsets: Set<Int> = []
-    let words = conversation.words.map(String.init)
-    if words.contains(where: ["today", "tonight", "aujourd", "heute", "hoy", "oggi"].contains) { offsets.insert(0) }
-    if words.contains(where: ["tomorrow", "demain", "morgen", "mañana", "domani"].contains) { offsets.insert(1) }
-    let weekday = calendar.component(.weekday, from: today)  // 1 = Sunday
-    for (index, names) in GroundingVocabulary.weekdays.enumerated() where words.contains(where: names.contains) {
-      let offset = (index + 1 - weekday + 7) % 7
-      offsets.insert(offset == 0 ? 7 : offset)
-    }
-    guard offsets.count == 1, let offset = offsets.first,
-      let day = calendar.date(byAdding: .day, value: offset, to: today)
-    else { return nil }
-    let parts = calendar.dateComponents([.year, .month, .day], from: day)
-    guard let year = parts.year, let month = parts.month, let date = parts.day else { return nil }
-    return String(format: "%04d-%02d-%02d", year, month, date)
-  }
-
-  private static func isISODate(_ text: String) -> Bool {
-    let parts = text.prefix(10).split(separator: "-")
-    return parts.count == 3 && parts[0].count == 4 && parts.allSatisfy { $0.allSatisfy(\.isNumber) }
-  }
 }
 
 /// The words a tool is about: its name's parts, and the words of its description and parameters, without the
@@ -316,17 +290,24 @@ struct TopicWords {
     words = Set(TopicWords.contentWords(text))
   }
 
-  /// Whether a word of `text` is one of the tool's (``sameWord(_:_:)``).
+  /// Whether a word of `text` (or its English word, ``inEnglish(_:)``) is one of the tool's (``sameWord(_:_:)``).
   /// A text without such words (all common, or too short) is taken as related: there is nothing to judge by.
   func relates(_ text: String) -> Bool {
-    let candidates = TopicWords.contentWords(text)
+    let candidates = TopicWords.inEnglish(TopicWords.contentWords(text))
     return candidates.isEmpty || candidates.contains { word in words.contains { TopicWords.sameWord(word, $0) } }
   }
 
   /// How many different content words of `text` are the tool's (``sameWord(_:_:)``): "What's on my to-do list"
   /// is two words of `todoList` ("todo", "list") and at most one of a weather tool.
   func matches(_ text: String) -> Int {
-    Set(TopicWords.contentWords(text)).filter { word in words.contains { TopicWords.sameWord(word, $0) } }.count
+    Set(TopicWords.inEnglish(TopicWords.contentWords(text))).filter { word in
+      words.contains { TopicWords.sameWord(word, $0) }
+    }.count
+  }
+
+  /// `words` with each word of another language that ``GroundingVocabulary/englishWords`` knows as its English one.
+  static func inEnglish(_ words: [String]) -> [String] {
+    words.map { GroundingVocabulary.englishWords[$0] ?? $0 }
   }
 
   /// Whether two lowercase words are the same word for the checks: equal, one the other's plural ("todos" and
@@ -387,93 +368,4 @@ struct TopicWords {
     }
     if let items = schema["items"] { collect(items, into: &text) }
   }
-}
-
-/// Words the checks know: months, numbers and days in six languages, and words too common to tell topics apart.
-enum GroundingVocabulary {
-  /// Month names (and English abbreviations) by number, in English, French, German, Spanish, Italian and
-  /// Portuguese.
-  static let monthNames: [Int: Set<String>] = {
-    let lists = [
-      "january february march april may june july august september october november december",
-      "jan feb mar apr may jun jul aug sep oct nov dec",
-      "janvier février mars avril mai juin juillet août septembre octobre novembre décembre",
-      "januar februar märz april mai juni juli august september oktober november dezember",
-      "enero febrero marzo abril mayo junio julio agosto septiembre octubre noviembre diciembre",
-      "gennaio febbraio marzo aprile maggio giugno luglio agosto settembre ottobre novembre dicembre",
-      "janeiro fevereiro março abril maio junho julho agosto setembro outubro novembro dezembro",
-    ]
-    return numbered(lists, adding: [9: ["sept"]])
-  }()
-
-  /// Number words from 1 to 12, in the same languages.
-  static let numberWords: [Int: Set<String>] = {
-    let lists = [
-      "one two three four five six seven eight nine ten eleven twelve",
-      "un deux trois quatre cinq six sept huit neuf dix onze douze",
-      "eins zwei drei vier fünf sechs sieben acht neun zehn elf zwölf",
-      "uno dos tres cuatro cinco seis siete ocho nueve diez once doce",
-      "uno due tre quattro cinque sei sette otto nove dieci undici dodici",
-      "um dois três quatro cinco seis sete oito nove dez onze doze",
-    ]
-    return numbered(
-      lists, adding: [1: ["a", "an", "une", "ein", "eine", "una", "uma", "single"], 2: ["duas", "couple", "pair"]])
-  }()
-
-  /// Each list's words by their place in it (the first is 1), with `extra` words added.
-  private static func numbered(_ lists: [String], adding extra: [Int: Set<String>]) -> [Int: Set<String>] {
-    var words = extra
-    for list in lists {
-      for (index, word) in list.split(separator: " ").enumerated() {
-        words[index + 1, default: []].insert(String(word))
-      }
-    }
-    return words
-  }
-
-  /// The weekdays from Sunday, each in English, French, German, Spanish and Italian (no abbreviations: "mon" is
-  /// also French for "my").
-  static let weekdays: [Set<String>] = [
-    ["sunday", "dimanche", "sonntag", "domingo", "domenica"],
-    ["monday", "lundi", "montag", "lunes", "lunedì"],
-    ["tuesday", "mardi", "dienstag", "martes", "martedì"],
-    ["wednesday", "mercredi", "mittwoch", "miércoles", "mercoledì"],
-    ["thursday", "jeudi", "donnerstag", "jueves", "giovedì"],
-    ["friday", "vendredi", "freitag", "viernes", "venerdì"],
-    ["saturday", "samedi", "samstag", "sábado", "sabato"],
-  ]
-
-  /// Words that name a day or date: a weekday, today, tomorrow, a month, in the same languages ("mon" is left out:
-  /// in French it is "my").
-  static let dayWords: Set<String> = {
-    var words: Set<String> = [
-      "today", "tomorrow", "tonight", "yesterday", "week", "weekend", "month", "next", "monday", "tuesday",
-      "wednesday", "thursday", "friday", "saturday", "sunday", "tue", "wed", "thu", "fri", "sat", "sun",
-      "aujourd", "demain", "lundi", "mardi", "mercredi", "jeudi", "vendredi", "samedi", "dimanche", "heute",
-      "morgen", "montag", "dienstag", "mittwoch", "donnerstag", "freitag", "samstag", "sonntag", "hoy", "mañana",
-      "lunes", "martes", "miércoles", "jueves", "viernes", "sábado", "domingo", "oggi", "domani", "lunedì",
-      "martedì", "mercoledì", "giovedì", "venerdì", "sabato", "hoje", "amanhã", "segunda", "terça", "quarta",
-      "quinta", "sexta",
-    ]
-    for names in monthNames.values { words.formUnion(names) }
-    return words
-  }()
-
-  /// Words in most questions and tool descriptions, which say nothing about a topic.
-  static let commonWords: Set<String> = [
-    "the", "and", "for", "with", "what", "whats", "how", "who", "when", "where", "which", "why", "can", "could",
-    "you", "your", "yours", "are", "was", "were", "this", "that", "these", "those", "does", "did", "please",
-    "tell", "give", "show", "find", "get", "gets", "about", "from", "will", "would", "need", "needs", "want",
-    "like", "some", "any", "good", "best", "now", "today", "current", "currently", "there", "here", "one", "two",
-    "use", "used", "using", "user", "users", "when", "into", "than", "then", "them", "they", "their", "its", "it's",
-    "not", "but", "all", "each", "every", "other", "more", "most", "less", "also", "only", "just", "very", "much",
-    "many", "may", "might", "should", "must", "has", "have", "had", "been", "being", "returns", "return",
-    "returned", "given", "gives", "optional", "default", "defaults", "e.g", "etc", "information", "info",
-    "details", "detail", "know", "let", "make", "makes", "see", "say", "says", "said", "look", "looking", "help",
-    "thing", "things", "something", "anything", "way", "well", "new", "name", "names", "number", "numbers", "value",
-    "values", "result", "results", "tool", "tools", "call", "calls", "error",
-    "errors", "string", "integer", "boolean", "object", "array", "true", "false", "null", "our", "his", "her",
-    "him", "she", "myself", "quick", "quickly", "right", "really", "thanks", "thank", "hello", "hey", "answer",
-    "answers", "question", "questions", "reply",
-  ]
 }

@@ -21,7 +21,7 @@ extension GuidedToolCalls {
   /// conversation (`"mi"` for "miles") or is begun by one of four letters or more (`"flatbreads"` for "flatbread").
   /// A call with at least half of its counted arguments mentioned, or none
   /// counted, is never taken for a copy; nor is one whose unmentioned values the description does not hold (a model
-  /// that knows "the Big Apple" is `America/New_York`).
+  /// that knows "the Big Apple" is `America/New_York`), or whose every number the conversation mentions.
   public static func copiesDescription(
     _ call: Transcript.ToolCall, of tool: Transcript.ToolDefinition, in transcript: Transcript
   ) -> Bool {
@@ -42,6 +42,9 @@ extension GuidedToolCalls {
       unmentioned += missing
     }
     guard counted > 0, mentioned * 2 < counted else { return false }
+    // Every figure of the call is the user's: the units around it may be the description's words ("350F to C" →
+    // 350, "fahrenheit", "celsius", as its example "350 °F to °C"), the call is still the user's.
+    if conversation.mentionsEveryNumber(of: call.arguments) { return false }
     let description = GroundingText(tool.description + " " + tool.parameters.serialized())
     return unmentioned.contains { description.contains($0) }
   }
@@ -117,7 +120,8 @@ struct GroundingText {
   }
 
   /// Whether the conversation mentions `leaf` (see ``GuidedToolCalls/copiesDescription(_:of:in:)``); with `fuzzy`,
-  /// a word also matches one that starts the same way (``sameStem(_:_:)``): a name the model translated.
+  /// a word also matches one that starts the same way (``sameStem(_:_:)``): a name the model translated. A time
+  /// zone is mentioned by its city's name or short name (``GuidedToolCalls/ianaZone(forCity:)``: "nyc").
   func mentions(_ leaf: GroundingLeaf, fuzzy: Bool = false) -> Bool {
     switch leaf {
     case .number(let number):
@@ -125,12 +129,23 @@ struct GroundingText {
     case .text(let text):
       let valueWords = GroundingText.words(of: text.lowercased())
       if valueWords.isEmpty { return true }
+      // A time zone named by its city's short name: "nyc" for `America/New_York`.
+      if text.contains("/"), words.contains(where: { GuidedToolCalls.ianaZone(forCity: String($0)) == text }) {
+        return true
+      }
       return valueWords.contains { word in
         words.contains(word)
           || words.contains { (word.count >= 2 && $0.hasPrefix(word)) || ($0.count >= 4 && word.hasPrefix($0)) }
           || (fuzzy && words.contains { GroundingText.sameStem(word, $0) })
       }
     }
+  }
+
+  /// Whether `arguments` hold a number and the text mentions every number they hold.
+  func mentionsEveryNumber(of arguments: JSONValue) -> Bool {
+    var figures: [Double] = []
+    AnswerFigures.collect(arguments, into: &figures)
+    return !figures.isEmpty && figures.allSatisfy { numbers.contains($0) }
   }
 
   /// Whether two words share a start of three letters or more that is at least half the shorter one, accents

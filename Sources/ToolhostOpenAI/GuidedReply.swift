@@ -159,9 +159,13 @@ extension GuidedToolCalls {
             || GuidedToolCalls.inventsFiguresAboutANamedThing(turn.text, prompt: prompt)
             || GuidedToolCalls.inventsFiguresOnATopic(turn.text, prompt: prompt, tools: request.tools)
             || GuidedToolCalls.claimsAnAction(turn.text, request.tools)
+            || GuidedToolCalls.judgesFromMemory(turn.text, prompt: prompt, tools: request.tools)
           {
+            // Asked for again as a call among the tools the prompt or the need is about: among all of them, a small
+            // model that answered "How many acres is 2 hectares?" from memory called the weather tool next.
             callRequired = true
             callForList = list
+            excluded.formUnion(GuidedToolCalls.unlikelyTools(request.tools, prompt: prompt, need: need))
             return .retry
           }
         }

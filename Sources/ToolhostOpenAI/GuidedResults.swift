@@ -207,7 +207,7 @@ extension GuidedToolCalls {
   }
 
   /// The numbers from 1 to 12 written as words of three letters or more in `text` ("one gallon", "zwei"), in the
-  /// languages of ``GroundingVocabulary/numberWords``.
+  /// languages of ``GroundingVocabulary/numberWords``, and 0.5 for "half" in those languages ("half a cup").
   static func spelledNumbers(in text: String) -> [Double] {
     // Words that are also articles ("une", "eine", "una", "uno", "uma") are left out.
     let articles: Set<String> = ["une", "ein", "eine", "una", "uno", "uma", "single"]
@@ -216,9 +216,10 @@ extension GuidedToolCalls {
       .filter {
         $0.count >= 3 && !articles.contains($0)
       }
+    let halves: Set<String> = ["half", "halb", "halbe", "halben", "demi", "demie", "moitié", "mezzo", "mezza", "meio"]
     return GroundingVocabulary.numberWords.compactMap { number, names in
       words.contains(where: names.contains) ? Double(number) : nil
-    }
+    } + (words.contains(where: halves.contains) ? [0.5] : [])
   }
 
   /// The calls made since the transcript's last prompt, in order.

@@ -394,6 +394,8 @@ import ToolhostSession
     // "mi" begins "miles"; "km" is nowhere, but two of three arguments are mentioned.
     #expect(!copies(units, ["value": 5, "from": "mi", "to": "km"], after: "Convert 5 miles to kilometers."))
     #expect(!copies(units, ["value": 100, "from": "fahrenheit", "to": "celsius"], after: "100 °F in Celsius?"))
+    // The user's figure, with units named as the description names them.
+    #expect(!copies(units, ["value": 350, "from": "fahrenheit", "to": "celsius"], after: "350F to C"))
     // Listed and bounded values are choices: Sydney's month and units are not counted.
     #expect(!copies(weather, ["city": "Sydney", "month": 12, "units": "celsius"], after: "Sydney in December?"))
     // Unmentioned but not in the description: what the model knows, not a copy.
