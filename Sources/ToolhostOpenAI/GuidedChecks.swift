@@ -119,10 +119,24 @@ extension GuidedToolCalls {
     guard !round.isEmpty, !round.contains(where: \.isError) else { return nil }
     let called = Set(calls.map(\.toolName))
     let families = Set(called.compactMap { TopicWords.family(of: $0) })
+    // A flag a call set that holds the member's action and another word the prompt says covers that action:
+    // `includeDone: true` is what "including the finished ones" asks for, not `todoDone`.
+    var flags: [[String]] = []
+    for call in calls {
+      for (name, value) in call.arguments.objectValue ?? [:] where value.boolValue == true {
+        flags.append(TopicWords.split(name))
+      }
+    }
+    let said = TopicWords.contentWords(prompt)
     return tools.first { tool in
       guard !called.contains(tool.name), let family = TopicWords.family(of: tool.name), families.contains(family)
       else { return false }
-      return namesTheMember(tool, prompt)
+      let actions = Set(TopicWords.split(tool.name).dropFirst())
+      let covered = flags.contains { flag in
+        flag.contains(where: actions.contains)
+          && flag.contains { word in !actions.contains(word) && said.contains { TopicWords.sameWord($0, word) } }
+      }
+      return !covered && namesTheMember(tool, prompt)
     }
   }
 

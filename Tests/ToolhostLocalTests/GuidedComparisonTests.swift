@@ -277,6 +277,17 @@ import ToolhostSession
     #expect(GuidedToolCalls.actionLeftUndone(done, tools: tools) == nil)
     let onlyList = Transcript(entries: [.prompt(.init(text: "What's on my to-do list?"))] + listed.entries.dropFirst())
     #expect(GuidedToolCalls.actionLeftUndone(onlyList, tools: tools) == nil)
+    // A flag set for what the prompt says covers the action it names: "including the done ones".
+    func listing(_ prompt: String) -> Transcript {
+      Transcript(entries: [
+        .prompt(.init(text: prompt)),
+        .toolCalls(.init(calls: [.init(id: "c1", toolName: "todoList", arguments: ["includeDone": true])])),
+        .toolOutput(.init(callID: "c1", toolName: "todoList", text: "#1 [x] buy milk")),
+      ])
+    }
+    #expect(GuidedToolCalls.actionLeftUndone(listing("Show all my to-dos, including the done ones."), tools: tools) == nil)
+    #expect(
+      GuidedToolCalls.actionLeftUndone(listing("Mark 'call the dentist' as done."), tools: tools)?.name == "todoDone")
   }
 
   @Test func aSecondTryAfterAWrongSiblingOffersTheNamedOne() {
