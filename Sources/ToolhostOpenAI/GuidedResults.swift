@@ -273,8 +273,9 @@ extension GuidedToolCalls {
     else { return nil }
     if outputs.contains(where: \.isError) {
       // A refused call cannot be fixed by another: the answer says so, beside what the others found.
-      guard roundsSinceLastPrompt(transcript) > 1
-        || uncoveredParts(of: prompt, by: callsSinceLastPrompt(transcript), tools: tools).isEmpty
+      guard
+        roundsSinceLastPrompt(transcript) > 1
+          || uncoveredParts(of: prompt, by: callsSinceLastPrompt(transcript), tools: tools).isEmpty
       else { return nil }
     } else {
       guard answersResults(transcript, tools: tools) else { return nil }

@@ -89,4 +89,3 @@ import ToolhostSession
         "1.5", need: "convert half a cup to tablespoons", in: transcript, tools: [units]))
   }
 }
-

@@ -285,7 +285,8 @@ import ToolhostSession
         .toolOutput(.init(callID: "c1", toolName: "todoList", text: "#1 [x] buy milk")),
       ])
     }
-    #expect(GuidedToolCalls.actionLeftUndone(listing("Show all my to-dos, including the done ones."), tools: tools) == nil)
+    #expect(
+      GuidedToolCalls.actionLeftUndone(listing("Show all my to-dos, including the done ones."), tools: tools) == nil)
     #expect(
       GuidedToolCalls.actionLeftUndone(listing("Mark 'call the dentist' as done."), tools: tools)?.name == "todoDone")
   }

@@ -71,7 +71,8 @@ import ToolhostSession
     let one = [("getWeather", ["city": "Oslo", "month": 1] as JSONValue)]
     // A choice the figures cannot make: one result, or no figure the comparative is about.
     #expect(GuidedToolCalls.answerFromResults(round("Is Oslo warmer than usual?", one, [oslo]), tools: weather) == nil)
-    #expect(GuidedToolCalls.answerFromResults(round("Which month is best in Oslo?", one, [oslo]), tools: weather) == nil)
+    #expect(
+      GuidedToolCalls.answerFromResults(round("Which month is best in Oslo?", one, [oslo]), tools: weather) == nil)
     // A result without a rendering for people.
     #expect(
       GuidedToolCalls.answerFromResults(round("Weather in Oslo in January?", one, [(oslo.0, nil)]), tools: weather)
@@ -147,4 +148,3 @@ extension GuidedResultsAnswerTests {
     #expect(GuidedToolCalls.answerFromResults(failed, tools: [remove]) == nil)
   }
 }
-
