@@ -266,11 +266,11 @@ extension GuidedToolCalls {
   /// ("warmer", "more") or "which", "better" or "best" without a verdict. A refused call (``isRefusal(_:)``: "Delete
   /// to-do #3" in `ask` with no terminal to approve it on) is stated as its failure: no other call can fix it.
   public static func answerFromResults(_ transcript: Transcript, tools: [Transcript.ToolDefinition]) -> String? {
+    // Checked first: most requests (every first one of a turn) do not follow results.
+    guard case .toolOutput = transcript.entries.last else { return nil }
     let outputs = outputsSinceLastPrompt(transcript)
     let prompt = transcript.lastPrompt ?? ""
-    guard case .toolOutput = transcript.entries.last, !outputs.isEmpty,
-      outputs.allSatisfy({ !$0.isError || isRefusal($0) })
-    else { return nil }
+    guard !outputs.isEmpty, outputs.allSatisfy({ !$0.isError || isRefusal($0) }) else { return nil }
     if outputs.contains(where: \.isError) {
       // A refused call cannot be fixed by another: the answer says so, beside what the others found.
       guard
@@ -284,7 +284,7 @@ extension GuidedToolCalls {
     var lines: [String] = []
     for output in found.isEmpty ? outputs : found {
       if output.isError {
-        lines.append("\(output.toolName) failed: \(failureMessage(output))")
+        lines.append(failureLine(output))
         continue
       }
       guard let summary = output.summary?.trimmingCharacters(in: .whitespacesAndNewlines), !summary.isEmpty else {
@@ -300,6 +300,11 @@ extension GuidedToolCalls {
       return nil
     }
     return lines.joined(separator: "\n")
+  }
+
+  /// A failed call as the answers built from the results state it: `todoRemove failed: MESSAGE`.
+  static func failureLine(_ output: Transcript.ToolOutput) -> String {
+    "\(output.toolName) failed: \(failureMessage(output))"
   }
 
   /// Whether a failed output is a refusal (``ToolCallError`` code `refused`: the user did not approve the call), which
@@ -330,7 +335,7 @@ extension GuidedToolCalls {
     for output in outputs {
       let body: String
       if output.isError {
-        body = "\(output.toolName) failed: \(failureMessage(output))"
+        body = failureLine(output)
       } else if let summary = output.summary?.trimmingCharacters(in: .whitespacesAndNewlines), !summary.isEmpty {
         body = summary
       } else {
