@@ -261,8 +261,7 @@ extension GuidedToolCalls {
   /// JSON is shown as its ``digest(of:)``.
   ///
   /// `nil`, and the model writes the answer, unless the transcript ends with results that ``answersResults(_:tools:)``
-  /// asks the answer for, every call since the last prompt succeeded and its tool gave a rendering
-  /// (``Transcript/ToolOutput/summary``), and the request asks for no choice the figures leave open: a comparative
+  /// asks the answer for, every call since the last prompt succeeded and gave text for people (``rendering(_:)``), and the request asks for no choice the figures leave open: a comparative
   /// ("warmer", "more") or "which", "better" or "best" without a verdict. A refused call (``isRefusal(_:)``: "Delete
   /// to-do #3" in `ask` with no terminal to approve it on) is stated as its failure: no other call can fix it.
   public static func answerFromResults(_ transcript: Transcript, tools: [Transcript.ToolDefinition]) -> String? {
@@ -287,9 +286,7 @@ extension GuidedToolCalls {
         lines.append(failureLine(output))
         continue
       }
-      guard let summary = output.summary?.trimmingCharacters(in: .whitespacesAndNewlines), !summary.isEmpty else {
-        return nil
-      }
+      guard let summary = rendering(output) else { return nil }
       // A rendering that is JSON (an MCP server's text content often is) is shown as its compact lines.
       let json = summary.first == "{" || summary.first == "[" ? try? JSONValue.parse(summary) : nil
       lines.append(json.map(digest(of:)) ?? summary)
@@ -300,6 +297,24 @@ extension GuidedToolCalls {
       return nil
     }
     return lines.joined(separator: "\n")
+  }
+
+  /// What a successful output says for people, trimmed: the tool's own rendering of its structured value
+  /// (``Transcript/ToolOutput/summary``), or a plain-text result whole (a plugin whose `output` is `text`, as the
+  /// to-do list's "#1 [ ] buy milk" lines), since that text is already written for people. `nil` for a failure,
+  /// a value without a rendering, a text cut to fit the output limit, or nothing but white space.
+  static func rendering(_ output: Transcript.ToolOutput) -> String? {
+    guard !output.isError else { return nil }
+    let text: String?
+    if let summary = output.summary {
+      text = summary
+    } else if output.value == nil, output.charactersCut == nil {
+      text = output.text
+    } else {
+      text = nil
+    }
+    guard let trimmed = text?.trimmingCharacters(in: .whitespacesAndNewlines), !trimmed.isEmpty else { return nil }
+    return trimmed
   }
 
   /// A failed call as the answers built from the results state it: `todoRemove failed: MESSAGE`.
@@ -336,7 +351,7 @@ extension GuidedToolCalls {
       let body: String
       if output.isError {
         body = failureLine(output)
-      } else if let summary = output.summary?.trimmingCharacters(in: .whitespacesAndNewlines), !summary.isEmpty {
+      } else if let summary = rendering(output) {
         body = summary
       } else {
         body = output.value.map(digest(of:)) ?? output.text

@@ -147,4 +147,24 @@ extension GuidedResultsAnswerTests {
     let failed = round("Delete to-do #3.", [("todoRemove", ["id": 3])], [(nil, nil)], failing: 0)
     #expect(GuidedToolCalls.answerFromResults(failed, tools: [remove]) == nil)
   }
+
+  /// A plugin whose output is text (the to-do list's) wrote it for people: it is the answer. A text cut to fit the
+  /// output limit is not: the model is asked.
+  @Test func aPlainTextResultIsTheAnswer() {
+    let list = Transcript.ToolDefinition(
+      name: "todoList", description: "Lists the items on the user's to-do list.",
+      parameters: ["type": "object", "properties": [:]])
+    let text = "#1 [ ] buy milk\n#2 [ ] call the dentist\n3 open, 0 done.\n"
+    func transcript(cut: Int?) -> Transcript {
+      Transcript(entries: [
+        .prompt(.init(text: "What do I still have to do?")),
+        .toolCalls(.init(calls: [Transcript.ToolCall(id: "c0", toolName: "todoList", arguments: [:])])),
+        .toolOutput(.init(callID: "c0", toolName: "todoList", text: text, charactersCut: cut)),
+      ])
+    }
+    #expect(
+      GuidedToolCalls.answerFromResults(transcript(cut: nil), tools: [list])
+        == "#1 [ ] buy milk\n#2 [ ] call the dentist\n3 open, 0 done.")
+    #expect(GuidedToolCalls.answerFromResults(transcript(cut: 120), tools: [list]) == nil)
+  }
 }
