@@ -142,32 +142,65 @@ extension GuidedToolCalls {
       case accept(ModelTurn)
     }
 
+    /// Whether this try is the model's first decision on the request: whether to call a tool or answer, with no
+    /// results yet and nothing constrained. Only then is an answer checked for what a tool should have done.
+    func decidesOnCalling(_ request: ModelRequest) -> Bool {
+      !answerOnly && !callRequired && continuation == nil && request.toolChoice == .auto
+        && GuidedToolCalls.outputsSinceLastPrompt(request.transcript).isEmpty
+    }
+
+    /// Whether an answer (with the reply's `need`) gives what an offered tool is for from memory, so that it is
+    /// asked for again as a call: the prompt names a list (``PromptList/namesAList(_:)``), or the answer answers
+    /// from memory, names a tool in its need, invents figures or a judgement, or claims an action. When it does,
+    /// the attempt becomes that second try (``callRequired``), among the tools the prompt or the need is about.
+    ///
+    /// Each check holds for a longer answer whenever it holds for the answer's first words, so it can be made
+    /// while the answer is still being generated (``abandons(partialReply:for:)``).
+    private mutating func askForACall(answer: String, need: String?, for request: ModelRequest) -> Bool {
+      let transcript = request.transcript
+      let prompt = transcript.lastPrompt ?? ""
+      let list = PromptList.namesAList(prompt)
+      guard
+        list || GuidedToolCalls.answersFromMemory(answer, need: need, in: transcript, tools: request.tools)
+          || GuidedToolCalls.needNamesATool(need, request.tools)
+          || GuidedToolCalls.inventsFiguresAboutANamedThing(answer, prompt: prompt)
+          || GuidedToolCalls.inventsFiguresOnATopic(answer, prompt: prompt, tools: request.tools)
+          || GuidedToolCalls.claimsAnAction(answer, request.tools)
+          || GuidedToolCalls.judgesFromMemory(answer, prompt: prompt, tools: request.tools)
+      else { return false }
+      // Asked for again as a call among the tools the prompt or the need is about: among all of them, a small
+      // model that answered "How many acres is 2 hectares?" from memory called the weather tool next.
+      callRequired = true
+      callForList = list
+      excluded.formUnion(GuidedToolCalls.unlikelyTools(request.tools, prompt: prompt, need: need))
+      return true
+    }
+
+    /// Reviews a guided reply to `request` while it is still being generated: once the model's first decision
+    /// (``decidesOnCalling(_:)``) is an answer whose complete words already would be asked for again as a call
+    /// (see ``review(_:reply:for:)``), the attempt becomes that second try and this returns `true`: the caller
+    /// stops reading the reply, whose rest would only cost time (a recipe recited from memory ran to 512 tokens,
+    /// 22 s with the default local model, before it was rejected). `false` while the reply may still stand.
+    ///
+    /// Only whole words are judged (the text up to its last space), so a figure or word still being generated
+    /// ("25" of "250", "add" of "added") is not misread.
+    public mutating func abandons(partialReply: String, for request: ModelRequest) -> Bool {
+      guard decidesOnCalling(request), let partial = GuidedToolCalls.partialAnswer(in: partialReply) else {
+        return false
+      }
+      return askForACall(answer: partial.words, need: partial.need, for: request)
+    }
+
     /// Reviews `turn`, read from the guided reply `reply` to `request` under this attempt; a retry changes the
     /// attempt for the next try.
     public mutating func review(_ turn: ModelTurn, reply: String, for request: ModelRequest) -> Verdict {
       let transcript = request.transcript
       guard !turn.toolCalls.isEmpty else {
         if let continuation { return .accept(continuation.standing(turn)) }
-        if !answerOnly, !callRequired, request.toolChoice == .auto,
-          GuidedToolCalls.outputsSinceLastPrompt(transcript).isEmpty
+        if decidesOnCalling(request),
+          askForACall(answer: turn.text, need: GuidedToolCalls.parseReply(reply)?["need"]?.stringValue, for: request)
         {
-          let prompt = transcript.lastPrompt ?? ""
-          let need = GuidedToolCalls.parseReply(reply)?["need"]?.stringValue
-          let list = PromptList.namesAList(prompt)
-          if list || GuidedToolCalls.answersFromMemory(turn.text, need: need, in: transcript, tools: request.tools)
-            || GuidedToolCalls.needNamesATool(need, request.tools)
-            || GuidedToolCalls.inventsFiguresAboutANamedThing(turn.text, prompt: prompt)
-            || GuidedToolCalls.inventsFiguresOnATopic(turn.text, prompt: prompt, tools: request.tools)
-            || GuidedToolCalls.claimsAnAction(turn.text, request.tools)
-            || GuidedToolCalls.judgesFromMemory(turn.text, prompt: prompt, tools: request.tools)
-          {
-            // Asked for again as a call among the tools the prompt or the need is about: among all of them, a small
-            // model that answered "How many acres is 2 hectares?" from memory called the weather tool next.
-            callRequired = true
-            callForList = list
-            excluded.formUnion(GuidedToolCalls.unlikelyTools(request.tools, prompt: prompt, need: need))
-            return .retry
-          }
+          return .retry
         }
         if answerOnly, callRequired || rejectedACall, GuidedToolCalls.outputsSinceLastPrompt(transcript).isEmpty,
           GuidedToolCalls.statesFiguresNotIn(transcript.lastPrompt ?? "", turn.text)
@@ -298,6 +331,17 @@ extension GuidedToolCalls {
     if let value = try? JSONValue.parse(body) { return value }
     // Grammars commonly let raw line breaks and tabs into strings, which JSON does not allow: escape them.
     return try? JSONValue.parse(escapingControlCharactersInStrings(body))
+  }
+
+  /// The answer of a guided reply still being generated, once the reply is an answer object and its `answer`
+  /// string has begun: the reply's `need` and the answer's complete words (up to its last white space; empty
+  /// while the first word is being written). `nil` for a call, for a reply before its answer has begun, and for
+  /// one whose answer is finished (the whole reply is reviewed then).
+  static func partialAnswer(in reply: String) -> (need: String?, words: String)? {
+    guard let value = parseReply(reply + "\"}"), value["calls"] == nil, let answer = value["answer"]?.stringValue
+    else { return nil }
+    let words = answer.lastIndex(where: \.isWhitespace).map { String(answer[..<$0]) } ?? ""
+    return (value["need"]?.stringValue, words)
   }
 
   /// `text` with raw control characters inside JSON strings replaced by escapes.

@@ -127,11 +127,26 @@ public final class OpenAIModel: LanguageModel {
           var attempt = GuidedToolCalls.Attempt()
           while true {
             var finished: (ModelTurn, String)?
-            try await self.stream(self.body(for: request, stream: true, attempt: attempt)) { event in
-              if case .finished(let raw) = event {
-                let turn = GuidedToolCalls.turn(fromReply: raw.text, base: raw, callID: Self.guidedCallID())
-                finished = (turn, raw.text)
+            var partial = ""
+            do {
+              try await self.stream(self.body(for: request, stream: true, attempt: attempt)) { event in
+                switch event {
+                case .textDelta(let piece):
+                  // A first decision to answer that would be asked for again as a call is stopped as soon as its
+                  // words show it: the rest of it would only cost time.
+                  partial += piece
+                  if piece.contains(where: { $0.isWhitespace || $0 == "\"" }),
+                    attempt.abandons(partialReply: partial, for: request)
+                  {
+                    throw AbandonedReply()
+                  }
+                case .finished(let raw):
+                  let turn = GuidedToolCalls.turn(fromReply: raw.text, base: raw, callID: Self.guidedCallID())
+                  finished = (turn, raw.text)
+                }
               }
+            } catch is AbandonedReply {
+              continue
             }
             guard let (reply, raw) = finished else { break }
             guard case .accept(let turn) = attempt.review(reply, reply: raw, for: request) else { continue }
@@ -185,21 +200,24 @@ public final class OpenAIModel: LanguageModel {
 
   private var url: String { configuration.chatCompletionsURL }
 
-  private func stream(_ body: JSONValue, yield: (ModelStreamEvent) -> Void) async throws {
+  /// Sends `body` as a streamed request and hands each event to `yield`; an error `yield` throws stops reading
+  /// (the response is dropped, which closes its connection, and the server stops generating) and is rethrown.
+  private func stream(_ body: JSONValue, yield: (ModelStreamEvent) throws -> Void) async throws {
     let response = try await send(body)
     let contentType = response.headers.first(name: "content-type")?.lowercased() ?? ""
     if contentType.contains("application/json") {
       let turn = try parseWhole(try await collect(response))
-      if !turn.text.isEmpty { yield(.textDelta(turn.text)) }
-      yield(.finished(turn))
+      if !turn.text.isEmpty { try yield(.textDelta(turn.text)) }
+      try yield(.finished(turn))
       return
     }
     var parser = ServerSentEventParser()
     var state = ChatCompletionStreamState()
     func handle(_ events: [ServerSentEventParser.Event]) throws {
       for event in events where !state.isDone {
+        let applied: ChatCompletionStreamState.Update
         do {
-          if case .text(let piece) = try state.apply(data: event.data) { yield(.textDelta(piece)) }
+          applied = try state.apply(data: event.data)
         } catch {
           throw LanguageModelError(
             kind: error.reportedByServer ? .serverReported : .malformedReply,
@@ -207,6 +225,7 @@ public final class OpenAIModel: LanguageModel {
               ? "\(url) reported an error in its stream: \(error.message)"
               : "\(url) sent a malformed stream: \(error.message)", url: url)
         }
+        if case .text(let piece) = applied { try yield(.textDelta(piece)) }
       }
     }
     do {
@@ -216,6 +235,8 @@ public final class OpenAIModel: LanguageModel {
       }
     } catch let error as LanguageModelError {
       throw error
+    } catch let stop as AbandonedReply {
+      throw stop
     } catch {
       throw mapTransportError(error, attempts: 1)
     }
@@ -227,7 +248,7 @@ public final class OpenAIModel: LanguageModel {
           "\(url) ended its stream before the turn was finished (no finish_reason and no [DONE]); "
           + "the server may have crashed or dropped the connection", url: url)
     }
-    yield(.finished(state.turn))
+    try yield(.finished(state.turn))
   }
 
   private func parseWhole(_ bytes: [UInt8]) throws(LanguageModelError) -> ModelTurn {
@@ -426,3 +447,7 @@ public final class OpenAIModel: LanguageModel {
     return bytes.count > 300 ? flat + "…" : flat
   }
 }
+
+/// Thrown from a guided stream's handler to stop reading a reply that ``GuidedToolCalls/Attempt`` has given up on
+/// (``GuidedToolCalls/Attempt/abandons(partialReply:for:)``); caught where the next try is sent.
+private struct AbandonedReply: Error {}
