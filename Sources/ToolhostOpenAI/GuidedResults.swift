@@ -172,9 +172,16 @@ extension GuidedToolCalls {
         continue
       }
       let words = clause.split { !($0.isLetter || $0.isNumber || $0 == "'") }
+      // A capitalised word of what a called tool is about names no thing: German capitalises every noun ("Was
+      // steht auf meiner To-do-Liste?" after `todoList`), and a compound counts whole.
+      let topical = Set(
+        clause.split { !($0.isLetter || $0.isNumber || $0 == "-") }.filter { token in
+          called.contains { $0.matches(token.replacingOccurrences(of: "-", with: " ")) > 0 }
+        }.flatMap { $0.split(separator: "-").map { $0.lowercased() } })
       let names = words.enumerated().filter { index, word in
         !(isFirst && index == 0) && word.count > 1 && word.first?.isUppercase == true
           && !GroundingVocabulary.dayWords.contains(word.lowercased()) && !word.contains("'")
+          && !topical.contains(word.lowercased())
       }
       // A clause that is only names ("and in London") continues a list, whatever it is about.
       let bare = TopicWords.contentWords(clause).allSatisfy { word in
@@ -186,11 +193,13 @@ extension GuidedToolCalls {
       }
       // A clause about no called tool, or more about a tool of another family than about any called one ("What's
       // on my to-do list" after only a weather call).
+      // A compound is read whole and by its parts too: "To-do-Liste" is "todoliste", and "liste" (list).
       let content = TopicWords.contentWords(clause)
-      let calledMatch = called.map { $0.matches(clause) }.max() ?? 0
+      let spaced = clause.replacingOccurrences(of: "-", with: " ")
+      let calledMatch = called.map { max($0.matches(clause), $0.matches(spaced)) }.max() ?? 0
       let aboutAnother = others.contains { $0.matches(clause) > calledMatch }
       guard !content.isEmpty, !content.contains(where: { covered(Substring($0)) }),
-        !called.contains(where: { $0.relates(clause) }) || aboutAnother, servable
+        !called.contains(where: { $0.relates(clause) || $0.relates(spaced) }) || aboutAnother, servable
       else { continue }
       parts.append(clause)
     }

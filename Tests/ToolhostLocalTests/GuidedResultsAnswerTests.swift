@@ -152,12 +152,20 @@ extension GuidedResultsAnswerTests {
   /// output limit is not: the model is asked.
   @Test func aPlainTextResultIsTheAnswer() {
     let list = Transcript.ToolDefinition(
-      name: "todoList", description: "Lists the items on the user's to-do list.",
-      parameters: ["type": "object", "properties": [:]])
+      name: "todoList",
+      description: "Lists the user's to-do items, one per line as \"#id [ ] text (due …)\" ([x] marks a done item), "
+        + "followed by a count of open and done items.",
+      parameters: ["type": "object", "properties": ["includeDone": ["type": "boolean"]]])
+    let done = Transcript.ToolDefinition(
+      name: "todoDone",
+      description: "Marks the to-do item with the given id as done (it stays on the list, hidden from todoList unless "
+        + "includeDone is set). Fails if there is no such id.",
+      parameters: ["type": "object", "properties": ["id": ["type": "integer"]], "required": ["id"]])
+    let tools = [fixtures.weather, fixtures.units, fixtures.stats, fixtures.todoAdd, list, done]
     let text = "#1 [ ] buy milk\n#2 [ ] call the dentist\n3 open, 0 done.\n"
-    func transcript(cut: Int?) -> Transcript {
+    func transcript(cut: Int?, prompt: String = "What do I still have to do?") -> Transcript {
       Transcript(entries: [
-        .prompt(.init(text: "What do I still have to do?")),
+        .prompt(.init(text: prompt)),
         .toolCalls(.init(calls: [Transcript.ToolCall(id: "c0", toolName: "todoList", arguments: [:])])),
         .toolOutput(.init(callID: "c0", toolName: "todoList", text: text, charactersCut: cut)),
       ])
@@ -166,5 +174,10 @@ extension GuidedResultsAnswerTests {
       GuidedToolCalls.answerFromResults(transcript(cut: nil), tools: [list])
         == "#1 [ ] buy milk\n#2 [ ] call the dentist\n3 open, 0 done.")
     #expect(GuidedToolCalls.answerFromResults(transcript(cut: 120), tools: [list]) == nil)
+    // German capitalises nouns: "To-do-Liste" is what the called tool is about, not a name left uncovered.
+    #expect(
+      GuidedToolCalls.answerFromResults(
+        transcript(cut: nil, prompt: "Was steht auf meiner To-do-Liste?"), tools: tools)
+        == "#1 [ ] buy milk\n#2 [ ] call the dentist\n3 open, 0 done.")
   }
 }
