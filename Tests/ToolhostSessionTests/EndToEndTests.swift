@@ -503,7 +503,7 @@ final class SilentListener: Sendable {
 @Suite("Malformed replies")
 struct MalformedReplyTests {
   func failure(_ response: String, streaming: Bool) async throws -> LanguageModelError? {
-    let server = try CannedServer(response: response)
+    let server = try ScriptedHTTPServer(replies: [.init(response)])
     defer { server.stop() }
     let configuration = OpenAIConfiguration(baseURL: server.baseURL, model: "m", maximumRetries: 0)
     return try await OpenAIModel.withModel(configuration) { model in
@@ -525,7 +525,7 @@ struct MalformedReplyTests {
 
   @Test func notJSON() async throws {
     let error = try await failure(
-      CannedServer.ok("text/html", "<html>Bad gateway</html>"), streaming: false)
+      ScriptedHTTPServer.ok("text/html", "<html>Bad gateway</html>"), streaming: false)
     #expect(error?.kind == .malformedReply)
     #expect(
       error?.description.contains("«<html>Bad gateway</html>»") == true,
@@ -534,7 +534,7 @@ struct MalformedReplyTests {
 
   @Test func jsonWithoutChoices() async throws {
     let error = try await failure(
-      CannedServer.ok("application/json", #"{"id":"x","object":"chat.completion"}"#),
+      ScriptedHTTPServer.ok("application/json", #"{"id":"x","object":"chat.completion"}"#),
       streaming: false)
     #expect(error?.kind == .malformedReply)
     #expect(
@@ -543,7 +543,7 @@ struct MalformedReplyTests {
 
   @Test func errorObjectInA200Reply() async throws {
     let error = try await failure(
-      CannedServer.ok("application/json", #"{"error":{"message":"context length exceeded"}}"#),
+      ScriptedHTTPServer.ok("application/json", #"{"error":{"message":"context length exceeded"}}"#),
       streaming: false)
     #expect(error?.kind == .serverReported)
     #expect(error?.description.contains("context length exceeded") == true)
@@ -551,27 +551,27 @@ struct MalformedReplyTests {
 
   @Test func streamCutShort() async throws {
     let chunk = #"data: {"choices":[{"index":0,"delta":{"content":"Hel"}}]}"# + "\n\n"
-    let error = try await failure(CannedServer.ok("text/event-stream", chunk), streaming: true)
+    let error = try await failure(ScriptedHTTPServer.ok("text/event-stream", chunk), streaming: true)
     #expect(error?.kind == .malformedReply)
     #expect(error?.description.contains("ended its stream before the turn was finished") == true)
   }
 
   @Test func errorEventInAStream() async throws {
     let body = #"data: {"error":{"message":"model crashed mid-stream"}}"# + "\n\n"
-    let error = try await failure(CannedServer.ok("text/event-stream", body), streaming: true)
+    let error = try await failure(ScriptedHTTPServer.ok("text/event-stream", body), streaming: true)
     #expect(error?.kind == .serverReported)
     #expect(error?.description.contains("model crashed mid-stream") == true)
   }
 
   @Test func chunkThatIsNotJSON() async throws {
     let error = try await failure(
-      CannedServer.ok("text/event-stream", "data: {oops\n\n"), streaming: true)
+      ScriptedHTTPServer.ok("text/event-stream", "data: {oops\n\n"), streaming: true)
     #expect(error?.kind == .malformedReply)
   }
 
   @Test func requestsSayWhichToolhostSendsThem() async throws {
     let body = #"{"choices":[{"index":0,"message":{"role":"assistant","content":"hi"},"finish_reason":"stop"}]}"#
-    let server = try CannedServer(response: CannedServer.ok("application/json", body))
+    let server = try ScriptedHTTPServer(replies: [.init(ScriptedHTTPServer.ok("application/json", body))])
     defer { server.stop() }
     try await OpenAIModel.withModel(OpenAIConfiguration(baseURL: server.baseURL, model: "m")) { model in
       let session = LanguageModelSession(model: model, tools: try ToolRegistry([]))
@@ -583,7 +583,7 @@ struct MalformedReplyTests {
   @Test func serverThatIgnoresStreamTrue() async throws {
     let body =
       #"{"choices":[{"index":0,"message":{"role":"assistant","content":"whole"},"finish_reason":"stop"}]}"#
-    let server = try CannedServer(response: CannedServer.ok("application/json", body))
+    let server = try ScriptedHTTPServer(replies: [.init(ScriptedHTTPServer.ok("application/json", body))])
     defer { server.stop() }
     let configuration = OpenAIConfiguration(baseURL: server.baseURL, model: "m")
     try await OpenAIModel.withModel(configuration) { model in

@@ -11,8 +11,8 @@ import Synchronization
 
 /// A tiny HTTP server on 127.0.0.1 that answers its connections in order with scripted replies, one connection a
 /// request, and can leave a reply unfinished: it then keeps the connection open until the client hangs up (or
-/// `holdLimit` passes) and records which it was. For a client that must stop reading a reply part way, as a
-/// streamed answer given up on.
+/// `holdLimit` passes) and records which it was. For replies no real server sends on purpose (malformed JSON,
+/// streams cut short) and for a client that must stop reading a reply part way, as a streamed answer given up on.
 ///
 /// ```swift
 /// let server = try ScriptedHTTPServer(replies: [
@@ -42,10 +42,13 @@ public final class ScriptedHTTPServer: Sendable {
   public let port: Int
   private let fd: Int32
   private let done = DispatchSemaphore(value: 0)
-  private let state = Mutex<(requests: [String], hungUp: [Bool])>(([], []))
+  private let state = Mutex<(heads: [String], requests: [String], hungUp: [Bool])>(([], [], []))
 
   /// The base URL of an OpenAI-compatible API on this server: `http://127.0.0.1:PORT/v1`.
   public var baseURL: String { "http://127.0.0.1:\(port)/v1" }
+
+  /// The head (request line and headers, lowercased) of each request served so far, in order.
+  public var requestHeads: [String] { state.withLock { $0.heads } }
 
   /// The body of each request served so far, in order.
   public var requestBodies: [String] { state.withLock { $0.requests } }
@@ -82,8 +85,11 @@ public final class ScriptedHTTPServer: Sendable {
         if client < 0 { break }
         let reply = replies[min(served, replies.count - 1)]
         served += 1
-        let body = Self.readRequest(client)
-        state.withLock { $0.requests.append(body) }
+        let (head, body) = Self.readRequest(client)
+        state.withLock {
+          $0.heads.append(head)
+          $0.requests.append(body)
+        }
         _ = Array(reply.bytes.utf8).withUnsafeBytes {
           send(client, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL))
         }
@@ -105,10 +111,14 @@ public final class ScriptedHTTPServer: Sendable {
     done.wait()
   }
 
+  /// A 200 response with this content type and body, delimited by closing the connection.
+  public static func ok(_ contentType: String, _ body: String) -> String {
+    "HTTP/1.1 200 OK\r\nContent-Type: \(contentType)\r\nConnection: close\r\n\r\n" + body
+  }
+
   /// A 200 response of server-sent events, one `data: …` line each, delimited by closing the connection.
   public static func eventStream(_ lines: [String]) -> String {
-    "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nConnection: close\r\n\r\n"
-      + lines.map { $0 + "\n\n" }.joined()
+    ok("text/event-stream", lines.map { $0 + "\n\n" }.joined())
   }
 
   /// Whether the client closes `client` (or resets it) within `milliseconds`.
@@ -125,13 +135,14 @@ public final class ScriptedHTTPServer: Sendable {
     return false
   }
 
-  /// Reads the request head and its Content-Length body; returns the body.
-  private static func readRequest(_ client: Int32) -> String {
+  /// Reads the request head and its Content-Length body, so the client never sees a reset; returns the head
+  /// (lowercased) and the body.
+  private static func readRequest(_ client: Int32) -> (head: String, body: String) {
     var data: [UInt8] = []
     var buffer = [UInt8](repeating: 0, count: 65536)
     while true {
       let n = recv(client, &buffer, buffer.count, 0)
-      if n <= 0 { return "" }
+      if n <= 0 { return ("", "") }
       data += buffer[..<n]
       guard let end = data.firstRange(of: Array("\r\n\r\n".utf8)) else { continue }
       let head = String(decoding: data[..<end.lowerBound], as: UTF8.self).lowercased()
@@ -140,7 +151,7 @@ public final class ScriptedHTTPServer: Sendable {
         expected = Int(line.dropFirst("content-length:".count).trimmingCharacters(in: .whitespaces)) ?? 0
       }
       let body = data[end.upperBound...]
-      if body.count >= expected { return String(decoding: body, as: UTF8.self) }
+      if body.count >= expected { return (head, String(decoding: body, as: UTF8.self)) }
     }
   }
 }
