@@ -270,8 +270,9 @@ extension GuidedToolCalls {
   /// JSON is shown as its ``digest(of:)``.
   ///
   /// `nil`, and the model writes the answer, unless the transcript ends with results that ``answersResults(_:tools:)``
-  /// asks the answer for, every call since the last prompt succeeded and gave text for people (``rendering(_:)``), and the request asks for no choice the figures leave open: a comparative
-  /// ("warmer", "more") or "which", "better" or "best" without a verdict. A refused call (``isRefusal(_:)``: "Delete
+  /// asks the answer for, every call since the last prompt succeeded and gave text for people (``rendering(_:)``),
+  /// and the request asks for no choice the figures leave open: a comparative ("warmer", "more") or "which",
+  /// "better" or "best" without a verdict. A refused call (``isRefusal(_:)``: "Delete
   /// to-do #3" in `ask` with no terminal to approve it on) is stated as its failure: no other call can fix it.
   public static func answerFromResults(_ transcript: Transcript, tools: [Transcript.ToolDefinition]) -> String? {
     // Checked first: most requests (every first one of a turn) do not follow results.
