@@ -82,7 +82,7 @@ let package = Package(
     .target(
       name: "ToolhostLocal",
       dependencies: [
-        "Toolhost", "ToolhostSession", "ToolhostOpenAI",
+        "Toolhost", "ToolhostJSON", "ToolhostSession", "ToolhostOpenAI",
         .product(name: "AsyncHTTPClient", package: "async-http-client"),
       ]
     ),

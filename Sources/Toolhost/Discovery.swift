@@ -204,13 +204,18 @@ public struct PluginCatalog: Sendable {
     let work: [(String, PluginFolder)?] = places.map {
       if case .manifest(let folder, let path) = $0 { (path, folder) } else { nil }
     }
-    var results = [Loaded?](repeating: nil, count: places.count)
-    results.withUnsafeMutableBufferPointer { buffer in
-      // Safe: each iteration writes only its own element, and the buffer outlives concurrentPerform.
-      nonisolated(unsafe) let slots = buffer
-      DispatchQueue.concurrentPerform(iterations: work.count) { i in
-        if let (path, folder) = work[i] { slots[i] = load(path, in: folder) }
+    // Reading and compiling manifests blocks on files, so it runs on a thread of its own (spreading over
+    // Dispatch's workers), never on Swift's cooperative pool.
+    let results = await onThreadOfItsOwn(name: "toolhost-discovery") { () -> [Loaded?] in
+      var results = [Loaded?](repeating: nil, count: work.count)
+      results.withUnsafeMutableBufferPointer { buffer in
+        // Safe: each iteration writes only its own element, and the buffer outlives concurrentPerform.
+        nonisolated(unsafe) let slots = buffer
+        DispatchQueue.concurrentPerform(iterations: work.count) { i in
+          if let (path, folder) = work[i] { slots[i] = load(path, in: folder) }
+        }
       }
+      return results
     }
 
     var found: [Found] = []

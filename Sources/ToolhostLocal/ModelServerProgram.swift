@@ -1,4 +1,5 @@
 import Foundation
+import ToolhostJSON
 
 /// The Python that runs llama-cpp-python's server for toolhost, one program for both kinds of server: a server of a
 /// toolhost's own (``LocalModelServer``) and a shared one that outlives it (``SharedModelServer``).
@@ -138,15 +139,15 @@ enum ModelServerProgram {
   static func settings(
     _ configuration: LocalServerConfiguration, idle: Int? = nil, statePath: String? = nil, lockPath: String? = nil
   ) -> String {
-    var settings: [String: Any] = [
-      "model": configuration.modelPath, "n_ctx": configuration.contextSize, "n_threads": configuration.threads,
-      "extra": configuration.launchArguments,
-    ]
-    if let idle { settings["idle"] = idle }
-    if let statePath { settings["state"] = statePath }
-    if let lockPath { settings["lock"] = lockPath }
-    let data = (try? JSONSerialization.data(withJSONObject: settings, options: [.sortedKeys])) ?? Data()
-    return String(decoding: data, as: UTF8.self)
+    var settings = JSONObject([
+      ("model", .string(configuration.modelPath)), ("n_ctx", .integer(Int64(configuration.contextSize))),
+      ("n_threads", .integer(Int64(configuration.threads))),
+      ("extra", .array(configuration.launchArguments.map { .string($0) })),
+    ])
+    if let idle { settings["idle"] = .integer(Int64(idle)) }
+    if let statePath { settings["state"] = .string(statePath) }
+    if let lockPath { settings["lock"] = .string(lockPath) }
+    return JSONValue.object(settings).serialized()
   }
 
   /// What the server runs, for the log: `PYTHON llama_cpp.server --model M --n_ctx N --n_threads T` and the other
@@ -164,9 +165,8 @@ enum ModelServerProgram {
 
   /// The PID and port in the program's first line of output, or `nil` when `line` is not that report.
   static func report(_ line: [UInt8]) -> (pid: Int32, port: Int)? {
-    guard let info = try? JSONSerialization.jsonObject(with: Data(line)) as? [String: Any],
-      let pid = (info["pid"] as? NSNumber)?.int32Value, let port = (info["port"] as? NSNumber)?.intValue,
-      (1...65535).contains(port)
+    guard let info = try? JSONValue.parse(line), let pid = info["pid"]?.integerValue.flatMap(Int32.init(exactly:)),
+      let port = info["port"]?.integerValue.flatMap(Int.init(exactly:)), (1...65535).contains(port)
     else { return nil }
     return (pid, port)
   }

@@ -1,7 +1,7 @@
 import AsyncHTTPClient
-import Dispatch
 import Foundation
 import Toolhost
+import ToolhostJSON
 import ToolhostSession
 
 /// A llama.cpp server that outlives the toolhost that started it, so the next `ask` or `chat` finds the model loaded
@@ -181,18 +181,16 @@ public final class SharedModelServer: Sendable {
     pipe[1] = -1
     let readFD = pipe[0]
     // The server writes one line and then points its stdout at the log, so the read ends at the newline or EOF.
-    let line: [UInt8] = await withCheckedContinuation { continuation in
-      DispatchQueue.global().async {
-        var data: [UInt8] = []
-        var buffer = [UInt8](repeating: 0, count: 256)
-        while !data.contains(10) {
-          let n = read(readFD, &buffer, buffer.count)
-          if n < 0 && errno == EINTR { continue }
-          if n <= 0 { break }
-          data += buffer[0..<n]
-        }
-        continuation.resume(returning: data)
+    let line: [UInt8] = await onThreadOfItsOwn(name: "toolhost-model-report", stackSize: 256 << 10) {
+      var data: [UInt8] = []
+      var buffer = [UInt8](repeating: 0, count: 256)
+      while !data.contains(10) {
+        let n = read(readFD, &buffer, buffer.count)
+        if n < 0 && errno == EINTR { continue }
+        if n <= 0 { break }
+        data += buffer[0..<n]
       }
+      return data
     }
     guard let (pid, port) = ModelServerProgram.report(line) else {
       throw LanguageModelError(
@@ -211,8 +209,8 @@ public final class SharedModelServer: Sendable {
       await Self.terminate(pid, grace: .milliseconds(500))
       throw error
     }
-    let data = (try? JSONEncoder().encode(record)) ?? Data()
-    do { try FileSafety.writeSecretFile(statePath, Array(data)) } catch {
+    let text = (try? JSONValueEncoder().encode(record).serialized()) ?? "{}"
+    do { try FileSafety.writeSecretFile(statePath, Array(text.utf8)) } catch {
       await Self.terminate(pid, grace: .milliseconds(500))
       throw LanguageModelError(
         kind: .configuration, message: "cannot write the local model's state file \(statePath): \(error.code)")
@@ -239,7 +237,8 @@ public final class SharedModelServer: Sendable {
   private static func readRecord(at path: String) -> SharedServerRecord? {
     // The user's own file only: a record someone else wrote could point requests at their server.
     guard let bytes = try? FileSafety.readRegularFile(path, limit: 64 << 10, user: getuid()) else { return nil }
-    return try? JSONDecoder().decode(SharedServerRecord.self, from: Data(bytes))
+    guard let json = try? JSONValue.parse(bytes) else { return nil }
+    return try? JSONValueDecoder().decode(SharedServerRecord.self, from: json)
   }
 
   static func isAlive(_ pid: Int32) -> Bool { pid > 0 && (kill(pid, 0) == 0 || errno == EPERM) }

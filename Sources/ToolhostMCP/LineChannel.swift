@@ -21,7 +21,8 @@ public final class LineChannel: Sendable {
   private let maxLineLength: Int
   private let outbox = Mutex(Outbox())
   private let ready = DispatchSemaphore(value: 0)
-  private let flushed = DispatchSemaphore(value: 0)
+  /// Set by the writer thread once it has written what was queued before `finish` (or the peer has gone).
+  private let flushed = OneShot<Void>()
 
   /// Makes a channel over `input` and `output` (not started).
   public init(input: Int32 = 0, output: Int32 = 1, maxLineLength: Int = 64 << 20) {
@@ -80,7 +81,7 @@ public final class LineChannel: Sendable {
           }
         }
         if closing {
-          flushed.signal()
+          flushed.complete(())
           return
         }
       }
@@ -105,13 +106,16 @@ public final class LineChannel: Sendable {
   }
 
   /// Writes what is queued, then stops the writer; waits at most `timeout` for the output to drain.
-  public func finish(timeout: Duration = .seconds(5)) {
+  ///
+  /// The wait suspends the calling task; no thread of Swift's cooperative pool blocks on a slow peer.
+  public func finish(timeout: Duration = .seconds(5)) async {
     let first = outbox.withLock { o -> Bool in
       defer { o.closing = true }
       return !o.closing
     }
     guard first else { return }
     ready.signal()
-    _ = flushed.wait(timeout: .now() + timeout.seconds)
+    // A writer still blocked in write(2) after `timeout` is left to the peer: the time limit only ends the wait.
+    await flushed.wait(timeout: timeout) { [flushed] in flushed.complete(()) }
   }
 }

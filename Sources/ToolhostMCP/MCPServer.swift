@@ -156,7 +156,7 @@ public final class MCPServer: Sendable {
       for task in running { task.cancel() }
     }
     for task in running { await task.value }
-    channel.finish()
+    await channel.finish()
   }
 
   /// Handles one line: a JSON-RPC message, or a parse error answered with an error response.
