@@ -60,14 +60,22 @@ let package = Package(
     .target(name: "ToolhostJSON", dependencies: ["CJansson"]),
     // JSON Schema validation for tool arguments.
     .target(name: "ToolhostSchema", dependencies: ["ToolhostJSON"]),
-    // Manifests, discovery, trust and approvals, tools, the subprocess runner and errors.
+    // The system layer under everything else: processes and their containment, file safety and file I/O, one-shot
+    // values, line splitting, durations and display text. Only the C support below it.
+    .target(name: "ToolhostSystem", dependencies: ["CToolhostSupport"]),
+    // The tool vocabulary: `Tool`, `ToolRegistry`, `ToolCallError` and what a call carries.
+    .target(name: "ToolhostTools", dependencies: ["ToolhostJSON", "ToolhostSchema", "ToolhostSystem"]),
+    // Plugins: manifests, discovery, trust and approvals, and plugin tools run by the system layer's runner.
     .target(
-      name: "Toolhost",
+      name: "ToolhostPlugins",
       dependencies: [
-        "ToolhostJSON", "ToolhostSchema", "CToolhostSupport", .product(name: "Crypto", package: "swift-crypto"),
+        "ToolhostJSON", "ToolhostSchema", "ToolhostSystem", "ToolhostTools",
+        .product(name: "Crypto", package: "swift-crypto"),
       ]),
+    // What a Swift program imports: the tool vocabulary and plugins, with the system layer's public parts.
+    .target(name: "Toolhost", dependencies: ["ToolhostSystem", "ToolhostTools", "ToolhostPlugins"]),
     // The model protocol and the session loop (FoundationModels' LanguageModelSession shape).
-    .target(name: "ToolhostSession", dependencies: ["Toolhost"]),
+    .target(name: "ToolhostSession", dependencies: ["ToolhostJSON", "ToolhostSchema", "ToolhostSystem", "ToolhostTools", "ToolhostPlugins"]),
     // The text/event-stream format, parsed as bytes arrive: for the HTTP clients (streamed chat completions, MCP's
     // Streamable HTTP).
     .target(name: "ToolhostEventStream"),
@@ -75,30 +83,39 @@ let package = Package(
     .target(
       name: "ToolhostOpenAI",
       dependencies: [
-        "ToolhostSession", "ToolhostEventStream", .product(name: "AsyncHTTPClient", package: "async-http-client"),
+        "ToolhostJSON", "ToolhostSchema", "ToolhostSystem", "ToolhostSession", "ToolhostEventStream",
+        .product(name: "AsyncHTTPClient", package: "async-http-client"), .product(name: "NIOCore", package: "swift-nio"),
+        .product(name: "NIOHTTP1", package: "swift-nio"),
       ]
     ),
     // A local GGUF model: llama.cpp's server run and supervised by toolhost, with guided tool calls.
     .target(
       name: "ToolhostLocal",
       dependencies: [
-        "Toolhost", "ToolhostJSON", "ToolhostSession", "ToolhostOpenAI",
+        "ToolhostJSON", "ToolhostSystem", "ToolhostSession", "ToolhostOpenAI",
         .product(name: "AsyncHTTPClient", package: "async-http-client"),
       ]
     ),
     // What `ask` and `chat` set up: the model a name chooses, the tools offered, the session and its policy.
-    .target(name: "ToolhostChat", dependencies: ["Toolhost", "ToolhostSession", "ToolhostOpenAI", "ToolhostLocal"]),
+    .target(name: "ToolhostChat", dependencies: [
+        "ToolhostSystem", "ToolhostTools", "ToolhostPlugins", "ToolhostSession", "ToolhostOpenAI", "ToolhostLocal",
+      ]),
     // Chats kept between runs: a SQLite database of every chat's entries, titles, and the commands' queries.
     .target(
       name: "ToolhostHistory",
-      dependencies: ["Toolhost", "ToolhostSession", .product(name: "GRDB", package: "GRDB.swift")]),
+      dependencies: [
+        "ToolhostJSON", "ToolhostSystem", "ToolhostTools", "ToolhostSession", .product(name: "GRDB", package: "GRDB.swift"),
+      ]),
     // MCP both ways: MCP stdio servers as tools, and toolhost as an MCP server.
-    .target(name: "ToolhostMCP", dependencies: ["Toolhost"]),
+    .target(name: "ToolhostMCP", dependencies: [
+        "CToolhostSupport", "ToolhostJSON", "ToolhostSchema", "ToolhostSystem", "ToolhostTools", "ToolhostPlugins",
+      ]),
     // MCP over Streamable HTTP: toolhost's MCP server on Hummingbird, and remote MCP servers as tools.
     .target(
       name: "ToolhostMCPHTTP",
       dependencies: [
-        "Toolhost", "ToolhostMCP", "ToolhostEventStream", .product(name: "Hummingbird", package: "hummingbird"),
+        "ToolhostJSON", "ToolhostSystem", "ToolhostPlugins", "ToolhostMCP", "ToolhostEventStream",
+        .product(name: "Hummingbird", package: "hummingbird"),
         // Its HTTP/1 channel's idle timeout and the cap on open connections.
         .product(name: "HummingbirdCore", package: "hummingbird"),
         .product(name: "NIOCore", package: "swift-nio"), .product(name: "HTTPTypes", package: "swift-http-types"),
@@ -107,13 +124,15 @@ let package = Package(
       ]),
     // What a command-line front end shows and reads: flags from a tool's schema, reports and tables, `batch` lines,
     // exit statuses, signals turned into cancellation.
-    .target(name: "ToolhostCommandLine", dependencies: ["Toolhost"]),
+    .target(name: "ToolhostCommandLine", dependencies: [
+        "ToolhostJSON", "ToolhostSchema", "ToolhostSystem", "ToolhostTools", "ToolhostPlugins",
+      ]),
     // The command-line program: thin, all logic lives in the libraries.
     .executableTarget(
       name: "ToolhostCLI",
       dependencies: [
-        "Toolhost", "ToolhostSession", "ToolhostOpenAI", "ToolhostMCP", "ToolhostMCPHTTP", "ToolhostLocal",
-        "ToolhostChat", "ToolhostCommandLine", "ToolhostHistory",
+        "ToolhostJSON", "ToolhostSystem", "ToolhostTools", "ToolhostPlugins", "ToolhostSession", "ToolhostOpenAI",
+        "ToolhostMCP", "ToolhostMCPHTTP", "ToolhostLocal", "ToolhostChat", "ToolhostCommandLine", "ToolhostHistory",
         .product(name: "ArgumentParser", package: "swift-argument-parser"),
       ]
     ),
@@ -123,7 +142,7 @@ let package = Package(
     .testTarget(name: "ToolhostJSONTests", dependencies: ["ToolhostJSON", "ToolhostTestSupport"]),
     .testTarget(
       name: "ToolhostSchemaTests", dependencies: ["ToolhostSchema", "ToolhostTestSupport"], exclude: ["Differential"]),
-    .testTarget(name: "ToolhostTests", dependencies: ["Toolhost", "ToolhostTestSupport"]),
+    .testTarget(name: "ToolhostTests", dependencies: ["ToolhostSystem", "ToolhostTools", "ToolhostPlugins", "CToolhostSupport", "ToolhostJSON", "ToolhostSchema", "ToolhostTestSupport"]),
     // ToolhostCLI too: the command line is parsed in process (ToolhostCommand.parseAsRoot).
     .testTarget(
       name: "ToolhostCLITests", dependencies: ["Toolhost", "ToolhostCLI", "ToolhostCommandLine", "ToolhostTestSupport"],
@@ -156,9 +175,10 @@ if Context.environment["TOOLHOST_BENCHMARKS"] != nil {
     .executableTarget(
       name: "ToolhostBench",
       dependencies: [
-        "Toolhost", "ToolhostSession", "ToolhostOpenAI", "ToolhostMCP", "ToolhostMCPHTTP", "ToolhostLocal",
-        "ToolhostEval", "CToolhostSupport", "CBenchBaseline",
-        .product(name: "AsyncHTTPClient", package: "async-http-client"),
+        "ToolhostJSON", "ToolhostSchema", "ToolhostSystem", "ToolhostTools", "ToolhostPlugins", "ToolhostSession",
+        "ToolhostOpenAI", "ToolhostMCP", "ToolhostMCPHTTP", "ToolhostLocal", "ToolhostEval", "CToolhostSupport",
+        "CBenchBaseline", .product(name: "AsyncHTTPClient", package: "async-http-client"),
+        .product(name: "NIOCore", package: "swift-nio"),
       ]
     ),
   ]

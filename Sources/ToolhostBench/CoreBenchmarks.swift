@@ -1,8 +1,9 @@
 import CBenchBaseline
 import Foundation
-import Toolhost
 import ToolhostJSON
+import ToolhostPlugins
 import ToolhostSchema
+import ToolhostSystem
 
 /// A scratch folder for generated plugins, removed at exit.
 let benchDir: String = {

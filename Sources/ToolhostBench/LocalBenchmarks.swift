@@ -3,13 +3,14 @@
 import AsyncHTTPClient
 import Foundation
 import NIOCore
-import Toolhost
 import ToolhostEval
 import ToolhostJSON
 import ToolhostLocal
 import ToolhostMCP
 import ToolhostOpenAI
+import ToolhostPlugins
 import ToolhostSession
+import ToolhostSystem
 
 private func localConfiguration() throws -> LocalModelConfiguration {
   try LocalModelConfiguration.named(ProcessInfo.processInfo.environment["TOOLHOST_BENCH_MODEL"] ?? "local")

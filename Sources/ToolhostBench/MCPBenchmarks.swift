@@ -1,6 +1,6 @@
 import Foundation
-import Toolhost
 import ToolhostJSON
+import ToolhostPlugins
 
 /// Persistent plugins against spawning per call: the same tiny C plugin (it answers one request read to EOF, or,
 /// with `TOOLHOST_PERSISTENT=1`, one reply line per request line), called through the full tool path (validation,

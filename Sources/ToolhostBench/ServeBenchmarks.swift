@@ -1,8 +1,9 @@
 import Foundation
-import Toolhost
 import ToolhostJSON
 import ToolhostMCP
 import ToolhostMCPHTTP
+import ToolhostPlugins
+import ToolhostSystem
 
 /// `tools/call` through the real `toolhost serve --mcp` (the release binary beside this one), over stdio and over
 /// Streamable HTTP, against the same plugin called directly in this process, in the same run: the tiny C plugin

@@ -2,10 +2,11 @@
 import AsyncHTTPClient
 import Foundation
 import NIOCore
-import Toolhost
 import ToolhostJSON
 import ToolhostOpenAI
 import ToolhostSession
+import ToolhostSystem
+import ToolhostTools
 
 /// Host overhead of one session turn: a turn through `LanguageModelSession` + `OpenAIModel` against fakellm, minus
 /// a raw AsyncHTTPClient POST of the same request body to the same server, interleaved in the same run (medians).

@@ -1,10 +1,12 @@
 import Foundation
 import Synchronization
-import Toolhost
 import ToolhostCommandLine
 import ToolhostJSON
 import ToolhostLocal
+import ToolhostPlugins
 import ToolhostSession
+import ToolhostSystem
+import ToolhostTools
 
 /// Renders session events: text to stdout, tool calls and notes to stderr, a spinner on a terminal; or NDJSON.
 ///

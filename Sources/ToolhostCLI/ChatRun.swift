@@ -1,12 +1,14 @@
 import ArgumentParser
 import Foundation
 import Synchronization
-import Toolhost
 import ToolhostChat
 import ToolhostCommandLine
 import ToolhostHistory
 import ToolhostJSON
+import ToolhostPlugins
 import ToolhostSession
+import ToolhostSystem
+import ToolhostTools
 
 /// One `chat` or `ask` invocation: the session, its renderer and the signal handling.
 final class ChatRun: Sendable {

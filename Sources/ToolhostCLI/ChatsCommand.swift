@@ -1,9 +1,9 @@
 import ArgumentParser
 import Foundation
-import Toolhost
 import ToolhostCommandLine
 import ToolhostHistory
 import ToolhostJSON
+import ToolhostSystem
 
 /// `toolhost chats`: the kept chats, one of them, and what to do with them.
 struct ChatsCommand: ParsableCommand {

@@ -1,7 +1,9 @@
-import Toolhost
 import ToolhostChat
 import ToolhostCommandLine
+import ToolhostPlugins
 import ToolhostSession
+import ToolhostSystem
+import ToolhostTools
 
 /// What the command line adds to a library's error: the option or command that fixes it. The libraries describe the
 /// problem only, since a Swift caller or a model has no flags to pass.

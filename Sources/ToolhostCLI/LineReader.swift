@@ -1,8 +1,8 @@
 import Dispatch
 import Foundation
 import Synchronization
-import Toolhost
 import ToolhostCommandLine
+import ToolhostSystem
 
 /// Reads stdin one line at a time on its own thread (blocking reads must stay off the cooperative pool), only when
 /// asked, so the chat prompt and confirmations share it. A line asked for with a prompt, when stdin and stderr are

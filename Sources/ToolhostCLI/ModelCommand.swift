@@ -1,10 +1,10 @@
 import ArgumentParser
 import Foundation
-import Toolhost
 import ToolhostChat
 import ToolhostCommandLine
 import ToolhostLocal
 import ToolhostSession
+import ToolhostSystem
 
 /// `toolhost model status|install|start|stop`: the local model's installation, and the shared local-model server that
 /// `ask` and `chat` reuse.

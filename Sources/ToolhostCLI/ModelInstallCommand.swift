@@ -1,6 +1,5 @@
 import ArgumentParser
 import Foundation
-import Toolhost
 import ToolhostCommandLine
 import ToolhostLocal
 

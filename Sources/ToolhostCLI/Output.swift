@@ -1,7 +1,7 @@
 import ArgumentParser
 import Foundation
-import Toolhost
 import ToolhostCommandLine
+import ToolhostSystem
 
 /// `--raw`: print plugin, server and model text as it is, even on a terminal.
 struct OutputOptions: ParsableArguments {

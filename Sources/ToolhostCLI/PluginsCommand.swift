@@ -1,7 +1,7 @@
 import ArgumentParser
 import Foundation
-import Toolhost
 import ToolhostCommandLine
+import ToolhostPlugins
 
 /// `toolhost plugins add DIR [--link]`: a plugin folder into the user's own plugin folder.
 struct PluginsCommand: AsyncParsableCommand {

@@ -1,9 +1,10 @@
 import ArgumentParser
 import Foundation
-import Toolhost
 import ToolhostCommandLine
 import ToolhostMCP
 import ToolhostMCPHTTP
+import ToolhostPlugins
+import ToolhostSystem
 
 /// `toolhost serve --mcp`: the discovered plugins (MCP servers in plugin folders included) as an MCP stdio server.
 struct Serve: AsyncParsableCommand {

@@ -1,11 +1,13 @@
 import ArgumentParser
 import Foundation
 import Synchronization
-import Toolhost
 import ToolhostCommandLine
 import ToolhostJSON
 import ToolhostMCP
 import ToolhostMCPHTTP
+import ToolhostPlugins
+import ToolhostSystem
+import ToolhostTools
 
 /// Exit statuses of `toolhost` (the library's ``ExitStatus``; `doctor` uses `toolFailed` for broken plugins).
 typealias Status = ExitStatus

@@ -1,7 +1,8 @@
 import ArgumentParser
 import Foundation
-import Toolhost
 import ToolhostCommandLine
+import ToolhostPlugins
+import ToolhostSystem
 
 /// `toolhost trust [DIR]`, `--list`, `--revoke`: the project plugin folders toolhost may use.
 struct Trust: AsyncParsableCommand {

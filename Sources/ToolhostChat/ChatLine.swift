@@ -1,5 +1,6 @@
 import Foundation
-import Toolhost
+import ToolhostSystem
+import ToolhostTools
 
 /// What one line typed into a chat asks for: a prompt, a prompt for one picked tool (`@NAME message`), or one of the
 /// chat's commands (`/tools [FILTER]`, `/clear`, `/help`, `/quit`). A line that starts with `/` or `@` and matches

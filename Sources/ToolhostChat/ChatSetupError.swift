@@ -1,5 +1,6 @@
-import Toolhost
+import ToolhostPlugins
 import ToolhostSession
+import ToolhostTools
 
 /// Why a chat could not be set up: a tool that cannot be offered, or a model that cannot be made.
 ///

@@ -1,4 +1,5 @@
-import Toolhost
+import ToolhostPlugins
+import ToolhostTools
 
 /// Which of a catalog's tools a chat offers the model.
 public enum ToolSelection: Sendable, Equatable {

@@ -1,4 +1,4 @@
-import Toolhost
+import ToolhostSystem
 
 /// The question a terminal asks before a call whose approval is `ask`: which tool, from where, why it asks, its
 /// arguments (cut to a length, so a padded argument cannot scroll the tool's name out of sight), and the question

@@ -1,7 +1,6 @@
 import Dispatch
 import Foundation
 import Synchronization
-import Toolhost
 
 /// Turns SIGINT, SIGTERM and SIGHUP into cancellation of a task, so that Ctrl-C ends running tools' process
 /// groups (plugins run in their own groups, which a terminal's Ctrl-C does not reach) instead of orphaning them.

@@ -1,4 +1,4 @@
-import Toolhost
+import ToolhostSystem
 
 /// The editing of one line typed on a terminal, as bytes arrive, without any I/O: the reader feeds it each byte
 /// and writes what it answers (redraws of the line, or a list of completions) to the terminal.

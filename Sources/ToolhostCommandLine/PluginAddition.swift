@@ -1,5 +1,6 @@
 import Foundation
-import Toolhost
+import ToolhostPlugins
+import ToolhostSystem
 
 /// `toolhost plugins add DIR`: a plugin folder copied (or linked) into the user's own plugin folder,
 /// `$XDG_CONFIG_HOME/toolhost/plugins`, where any toolhost finds it without a checkout.

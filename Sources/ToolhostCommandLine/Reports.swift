@@ -1,6 +1,8 @@
 import Foundation
-import Toolhost
 import ToolhostJSON
+import ToolhostPlugins
+import ToolhostSystem
+import ToolhostTools
 
 /// One line of `toolhost batch` input: `{"tool": ..., "arguments": {...}, "timeout"?: seconds, "id"?: any}`.
 public struct BatchRequest: Sendable {

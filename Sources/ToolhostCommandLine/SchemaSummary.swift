@@ -1,7 +1,8 @@
 import Foundation
-import Toolhost
 import ToolhostJSON
+import ToolhostPlugins
 import ToolhostSchema
+import ToolhostTools
 
 /// Words for a schema's type and constraints, for help and `toolhost describe`.
 public enum SchemaSummary {

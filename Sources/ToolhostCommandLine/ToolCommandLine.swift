@@ -1,7 +1,8 @@
 import Foundation
-import Toolhost
 import ToolhostJSON
 import ToolhostSchema
+import ToolhostSystem
+import ToolhostTools
 
 /// A mistake in command-line arguments, in words that say what to type instead.
 public struct UsageError: Error, Sendable, Equatable, CustomStringConvertible {

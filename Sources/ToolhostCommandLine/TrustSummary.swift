@@ -1,6 +1,7 @@
 import Foundation
-import Toolhost
 import ToolhostJSON
+import ToolhostPlugins
+import ToolhostTools
 
 /// What `toolhost trust` shows of a manifest before the user trusts it: what runs (each tool's whole command line,
 /// its own `args` included), whether each tool will run without asking once a model calls it, where a remote

@@ -1,7 +1,8 @@
 import Foundation
-import Toolhost
 import ToolhostJSON
 import ToolhostSession
+import ToolhostSystem
+import ToolhostTools
 
 /// A chat's call graph, as FoundationModels lets a developer inspect it: per turn, the prompt, each round of tool
 /// calls the model made (calls of one round ran in parallel) with their arguments, output, duration and status, and

@@ -1,7 +1,7 @@
 import Foundation
-import Toolhost
 import ToolhostJSON
 import ToolhostSession
+import ToolhostSystem
 
 /// A kept chat as one self-contained HTML page (`toolhost chats export ID --html`): the conversation, and per turn
 /// its call graph, each tool call with its status and duration, its arguments and output folded under it

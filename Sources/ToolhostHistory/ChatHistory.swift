@@ -1,8 +1,8 @@
 import Foundation
 import GRDB
-import Toolhost
 import ToolhostJSON
 import ToolhostSession
+import ToolhostSystem
 
 /// Every `chat` and `ask`, kept in a SQLite database (`$XDG_DATA_HOME/toolhost/history.sqlite`, default
 /// `~/.local/share/toolhost/history.sqlite`): the chats with their model, settings and title, and each chat's entries

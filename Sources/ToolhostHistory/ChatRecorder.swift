@@ -1,7 +1,8 @@
 import Foundation
 import Synchronization
-import Toolhost
 import ToolhostSession
+import ToolhostSystem
+import ToolhostTools
 
 /// Keeps one session's chat in a ``ChatHistory`` as it goes: after each request, the transcript entries added since
 /// the last one (tool outputs with their call's duration and status) and the error the request ended with, if any.

@@ -1,7 +1,8 @@
 import Foundation
-import Toolhost
 import ToolhostJSON
 import ToolhostSession
+import ToolhostSystem
+import ToolhostTools
 
 /// Kept chats as text for people: the list `toolhost chats` prints and one chat as `toolhost chats show` prints
 /// it. The text is as stored (model and tool text included); a printer makes control characters visible on a

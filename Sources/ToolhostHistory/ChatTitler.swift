@@ -1,6 +1,6 @@
 import Foundation
-import Toolhost
 import ToolhostSession
+import ToolhostTools
 
 /// Titles chats with the chat's own model: a short session of its own, told only to write a 3–5 word title, with
 /// the user's first message fenced between markers, since a small model otherwise answers the message. A reply that

@@ -1,8 +1,9 @@
 import Foundation
 import GRDB
-import Toolhost
 import ToolhostJSON
 import ToolhostSession
+import ToolhostSystem
+import ToolhostTools
 
 /// One entry of a kept chat: a transcript entry (instructions, prompt, tool calls, tool output, response), or an
 /// error a request ended with.

@@ -1,6 +1,6 @@
 import Foundation
-import Toolhost
 import ToolhostSession
+import ToolhostSystem
 
 /// Where `scripts/install-local-model` put llama.cpp (a Python environment with llama-cpp-python's server) and the
 /// default model.

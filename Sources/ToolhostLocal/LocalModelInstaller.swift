@@ -1,5 +1,5 @@
 import Foundation
-import Toolhost
+import ToolhostSystem
 
 /// `toolhost model install`: runs the local model's installer, the text of `scripts/install-local-model`
 /// (``EmbeddedInstaller``), with `sh` into ``LocalModelInstallation/installDirectory(environment:)``. Its progress

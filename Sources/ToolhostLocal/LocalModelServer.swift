@@ -1,8 +1,8 @@
 import AsyncHTTPClient
 import Foundation
 import Synchronization
-import Toolhost
 import ToolhostSession
+import ToolhostSystem
 
 /// Runs llama.cpp's server on 127.0.0.1 and keeps it running: started on first use, reused across requests, started
 /// again if it dies, stopped by PID.

@@ -1,5 +1,5 @@
 import Foundation
-import Toolhost
+import ToolhostSystem
 
 /// How to run llama.cpp's OpenAI-compatible server (llama-cpp-python's `llama_cpp.server`) for one model.
 public struct LocalServerConfiguration: Sendable {

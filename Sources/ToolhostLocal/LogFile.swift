@@ -1,7 +1,7 @@
 import Foundation
 import Synchronization
-import Toolhost
 import ToolhostSession
+import ToolhostSystem
 
 /// The server's log file, appended to from the process's I/O thread.
 final class LogFile: Sendable {

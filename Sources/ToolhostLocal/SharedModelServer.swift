@@ -1,8 +1,8 @@
 import AsyncHTTPClient
 import Foundation
-import Toolhost
 import ToolhostJSON
 import ToolhostSession
+import ToolhostSystem
 
 /// A llama.cpp server that outlives the toolhost that started it, so the next `ask` or `chat` finds the model loaded
 /// and the instructions and tool list already read, as Ollama's `keep_alive` does.

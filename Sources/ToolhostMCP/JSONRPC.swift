@@ -1,4 +1,3 @@
-import Toolhost
 import ToolhostJSON
 
 /// A JSON-RPC 2.0 request id: a number or a string.

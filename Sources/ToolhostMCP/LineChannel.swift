@@ -1,7 +1,7 @@
 import CToolhostSupport
 import Foundation
 import Synchronization
-import Toolhost
+import ToolhostSystem
 
 /// Lines in from one descriptor and bytes out to another, each on a thread of its own: the stdio of a server such
 /// as `toolhost serve --mcp`.

@@ -1,5 +1,5 @@
-import Toolhost
 import ToolhostJSON
+import ToolhostSystem
 
 /// The 2026-07-28 protocol's request envelope and result fields, for both sides.
 ///

@@ -1,8 +1,10 @@
 import Dispatch
 import Foundation
-import Toolhost
 import ToolhostJSON
+import ToolhostPlugins
 import ToolhostSchema
+import ToolhostSystem
+import ToolhostTools
 
 /// MCP stdio servers declared in plugin folders (`"mcp"` in a `toolhost.json`), as catalog tools.
 ///

@@ -1,7 +1,9 @@
 import Foundation
 import Synchronization
-import Toolhost
 import ToolhostJSON
+import ToolhostPlugins
+import ToolhostSystem
+import ToolhostTools
 
 /// Serves the tools of a ``ToolRegistry`` as an MCP stdio server (`toolhost serve --mcp`).
 ///

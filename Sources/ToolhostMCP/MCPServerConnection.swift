@@ -1,7 +1,9 @@
 import Foundation
 import Synchronization
-import Toolhost
 import ToolhostJSON
+import ToolhostPlugins
+import ToolhostSystem
+import ToolhostTools
 
 /// A connection to one MCP stdio server: it starts the server when first needed, runs the initialize handshake
 /// (asking for the newest protocol version toolhost speaks and accepting any of ``MCPProtocol/supportedVersions``

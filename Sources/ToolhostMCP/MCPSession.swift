@@ -1,7 +1,8 @@
 import Foundation
 import Synchronization
-import Toolhost
 import ToolhostJSON
+import ToolhostSystem
+import ToolhostTools
 
 /// One run of a server (a process, or a remote server's transport): its handshake, its pending requests, and its
 /// end.

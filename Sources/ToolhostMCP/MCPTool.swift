@@ -1,6 +1,8 @@
-import Toolhost
 import ToolhostJSON
+import ToolhostPlugins
 import ToolhostSchema
+import ToolhostSystem
+import ToolhostTools
 
 /// A tool of an MCP server, callable like any other ``Tool``: arguments are validated against the server's input
 /// schema, then sent as `tools/call` through the ``MCPServerConnection``.

@@ -1,6 +1,7 @@
 import Foundation
-import Toolhost
 import ToolhostJSON
+import ToolhostPlugins
+import ToolhostSystem
 
 #if canImport(Glibc)
   import Glibc

@@ -1,4 +1,4 @@
-import Toolhost
+import ToolhostSystem
 
 /// How an ``MCPServerConnection`` exchanges JSON-RPC messages with one run of a server: a child process's stdin and
 /// stdout (the default, made from ``MCPServerConfiguration``'s executable), or another channel such as Streamable

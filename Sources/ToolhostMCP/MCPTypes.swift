@@ -1,6 +1,7 @@
 import Foundation
-import Toolhost
 import ToolhostJSON
+import ToolhostSystem
+import ToolhostTools
 
 /// The MCP protocol versions this implementation speaks, newest first.
 public enum MCPProtocol {

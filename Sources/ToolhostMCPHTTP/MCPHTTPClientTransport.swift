@@ -2,10 +2,10 @@ import AsyncHTTPClient
 import Foundation
 import NIOCore
 import Synchronization
-import Toolhost
 import ToolhostEventStream
 import ToolhostJSON
 import ToolhostMCP
+import ToolhostSystem
 
 /// A remote MCP server over Streamable HTTP, as the transport of an ``MCPServerConnection``: every message is a
 /// POST of its own to the server's endpoint, and the answer comes back as JSON or as a stream of server-sent events

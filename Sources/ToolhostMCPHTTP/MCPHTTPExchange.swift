@@ -1,7 +1,7 @@
 import Foundation
-import Toolhost
 import ToolhostJSON
 import ToolhostMCP
+import ToolhostSystem
 
 /// The rules of one HTTP exchange with toolhost's MCP endpoint, apart from any I/O: who may ask, what a POST must
 /// look like, and which HTTP status a JSON-RPC answer gets.

@@ -5,9 +5,10 @@ import HummingbirdCore
 import Logging
 import NIOCore
 import Synchronization
-import Toolhost
 import ToolhostJSON
 import ToolhostMCP
+import ToolhostPlugins
+import ToolhostSystem
 
 /// Serves an ``MCPServer`` over Streamable HTTP without sessions (`toolhost serve --mcp --http [ADDR:]PORT`), on
 /// Hummingbird.

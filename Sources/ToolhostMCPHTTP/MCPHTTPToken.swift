@@ -1,5 +1,5 @@
 import Foundation
-import Toolhost
+import ToolhostSystem
 
 #if canImport(Glibc)
   import Glibc

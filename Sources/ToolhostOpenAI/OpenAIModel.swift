@@ -2,10 +2,10 @@ import AsyncHTTPClient
 import Foundation
 import NIOCore
 import NIOHTTP1
-import Toolhost
 import ToolhostEventStream
 import ToolhostJSON
 import ToolhostSession
+import ToolhostSystem
 
 /// A ``LanguageModel`` that speaks the OpenAI chat-completions API over HTTP (AsyncHTTPClient), whole or streamed
 /// (Server-Sent Events).

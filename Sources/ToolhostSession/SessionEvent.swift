@@ -1,5 +1,6 @@
-import Toolhost
 import ToolhostJSON
+import ToolhostSystem
+import ToolhostTools
 
 /// Something a session did while answering a request, for observers (``LanguageModelSession/addObserver(_:)``)
 /// and streams (``LanguageModelSession/ResponseStream``).

@@ -1,6 +1,7 @@
 import Foundation
-import Toolhost
 import ToolhostJSON
+import ToolhostPlugins
+import ToolhostTools
 
 /// The record of a session: instructions, prompts, the model's tool calls, the tools' outputs and the model's
 /// responses, in order. Shaped like FoundationModels' `Transcript`.

@@ -1,6 +1,6 @@
 import Foundation
-import Toolhost
 import ToolhostJSON
+import ToolhostSystem
 
 /// A transcript file that cannot be read.
 public struct TranscriptFileError: Error, Sendable, Equatable, CustomStringConvertible {

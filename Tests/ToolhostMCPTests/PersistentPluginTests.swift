@@ -3,7 +3,9 @@ import Testing
 import ToolhostJSON
 import ToolhostTestSupport
 
-@testable import Toolhost
+@testable import ToolhostPlugins
+@testable import ToolhostSystem
+@testable import ToolhostTools
 
 /// A folder with the persistent test plugin (Support/persistent_plugin.py) and its catalog.
 struct PersistentFixture {

@@ -1,6 +1,8 @@
 import Testing
 
-@testable import Toolhost
+@testable import ToolhostPlugins
+@testable import ToolhostSystem
+@testable import ToolhostTools
 
 /// The stop → grace → kill → drain state machine both runners share, and the byte tail they keep, without processes.
 @Suite struct ChildLifecycleTests {

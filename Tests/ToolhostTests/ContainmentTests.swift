@@ -4,7 +4,9 @@ import Testing
 import ToolhostJSON
 import ToolhostTestSupport
 
-@testable import Toolhost
+@testable import ToolhostPlugins
+@testable import ToolhostSystem
+@testable import ToolhostTools
 
 /// A scratch folder with a file that test scripts append their pids to (`$F`); removed at the end.
 final class PidFile: Sendable {

@@ -4,7 +4,9 @@ import ToolhostJSON
 import ToolhostSchema
 import ToolhostTestSupport
 
-@testable import Toolhost
+@testable import ToolhostPlugins
+@testable import ToolhostSystem
+@testable import ToolhostTools
 
 /// What runs nothing: the tools of these tests are judged, never called.
 private struct UnusedBackend: PluginToolBackend {
@@ -148,15 +150,15 @@ struct DeclaredApprovalTests {
     home.write("own/time-mcp/toolhost.json", Self.manifestText)
     home.write("project/time-mcp/toolhost.json", Self.manifestText)
     let loader = ListingLoader(names: ["get_current_time", "set_time"])
-    func approvals(_ folder: Toolhost.PluginFolder, trust: DiscoveryTrust) async -> [String: ApprovalMode] {
+    func approvals(_ folder: ToolhostPlugins.PluginFolder, trust: DiscoveryTrust) async -> [String: ApprovalMode] {
       let catalog = await PluginCatalog.discover(in: [folder], trust: trust, mcp: loader)
       return catalog.tools.reduce(into: [:]) { $0[$1.name] = trust.configuration.approval(for: $1).mode }
     }
     // A folder of the user's own.
-    let own = Toolhost.PluginFolder(path: home.file("own"), origin: .explicit)
+    let own = ToolhostPlugins.PluginFolder(path: home.file("own"), origin: .explicit)
     #expect(await approvals(own, trust: DiscoveryTrust()) == ["get_current_time": .auto, "set_time": .ask])
     // A project folder the user pinned; its manifest as it was.
-    let project = Toolhost.PluginFolder(path: home.file("project"), origin: .project)
+    let project = ToolhostPlugins.PluginFolder(path: home.file("project"), origin: .project)
     var store = TrustStore(path: "")
     store.trust(folder: project.path)
     let pinned = DiscoveryTrust(store: store)

@@ -4,7 +4,9 @@ import ToolhostJSON
 import ToolhostSchema
 import ToolhostTestSupport
 
-@testable import Toolhost
+@testable import ToolhostPlugins
+@testable import ToolhostSystem
+@testable import ToolhostTools
 
 @Suite("Manifests and discovery")
 struct DiscoveryTests {
@@ -101,7 +103,7 @@ struct DiscoveryTests {
     #expect(xdg.map(\.origin) == [.user, .project])
     // A project folder named on the command line is the user's explicit choice.
     let named = PluginCatalog.pluginFolders(explicit: ["plugins"], environment: ["HOME": "/h"], currentDirectory: "/w")
-    #expect(named[0] == Toolhost.PluginFolder(path: "/w/plugins", origin: .explicit))
+    #expect(named[0] == ToolhostPlugins.PluginFolder(path: "/w/plugins", origin: .explicit))
     #expect(named.count == 2)
     // A relative $TOOLHOST_PLUGIN_PATH entry depends on where toolhost runs: a project folder, used once trusted.
     let relative = PluginCatalog.pluginFolders(

@@ -3,7 +3,9 @@ import Foundation
 import Testing
 import ToolhostTestSupport
 
-@testable import Toolhost
+@testable import ToolhostPlugins
+@testable import ToolhostSystem
+@testable import ToolhostTools
 
 /// Whether the process group `pgid` is gone: no live member at once, and no zombie either within 3 s (orphans
 /// belong to PID 1, which on some machines reaps them only every second or so).

@@ -2,7 +2,9 @@ import Foundation
 import ToolhostJSON
 import ToolhostTestSupport
 
-@testable import Toolhost
+@testable import ToolhostPlugins
+@testable import ToolhostSystem
+@testable import ToolhostTools
 
 /// A temporary plugin folder that a test fills and that is removed at the end.
 final class PluginFolder {

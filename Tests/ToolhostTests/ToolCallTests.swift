@@ -3,7 +3,9 @@ import Testing
 import ToolhostJSON
 import ToolhostSchema
 
-@testable import Toolhost
+@testable import ToolhostPlugins
+@testable import ToolhostSystem
+@testable import ToolhostTools
 
 /// An in-process Swift tool with decoded arguments.
 struct AddTool: Tool {

@@ -1,6 +1,8 @@
 import Testing
 
-@testable import Toolhost
+@testable import ToolhostPlugins
+@testable import ToolhostSystem
+@testable import ToolhostTools
 
 /// Names over toolhost's 64-character limit: cut, with a hash of the whole so that they stay apart and stable.
 @Suite struct ToolNameTests {

@@ -3,7 +3,9 @@ import Testing
 import ToolhostJSON
 import ToolhostTestSupport
 
-@testable import Toolhost
+@testable import ToolhostPlugins
+@testable import ToolhostSystem
+@testable import ToolhostTools
 
 @Suite("Terminal-safe text")
 struct TerminalTextTests {

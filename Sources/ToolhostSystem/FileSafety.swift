@@ -157,7 +157,7 @@ public enum FileSafety {
     }
 
     /// The folder above `path` (`nil` for `/`), by the text of the path.
-    static func parent(of path: String) -> String? {
+    package static func parent(of path: String) -> String? {
       guard path != "/", let slash = path.lastIndex(of: "/") else { return nil }
       return slash == path.startIndex ? "/" : String(path[..<slash])
     }

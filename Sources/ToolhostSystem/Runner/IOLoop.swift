@@ -310,7 +310,7 @@ func closeFD(_ fd: inout Int32) {
 }
 
 /// Monotonic seconds since an arbitrary start.
-func monotonicSeconds() -> Double {
+package func monotonicSeconds() -> Double {
   var ts = timespec()
   clock_gettime(CLOCK_MONOTONIC, &ts)
   return Double(ts.tv_sec) + Double(ts.tv_nsec) / 1e9

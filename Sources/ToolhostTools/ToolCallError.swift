@@ -1,5 +1,6 @@
 import ToolhostJSON
 import ToolhostSchema
+import ToolhostSystem
 
 /// A tool call failed: which tool, and why. Shaped like FoundationModels' `LanguageModelSession.ToolCallError`.
 ///
@@ -106,7 +107,7 @@ public enum ToolFailure: Error, Sendable, Equatable, CustomStringConvertible {
         "invalid reply: \(reason); it printed \(shown) (a plugin prints one JSON object, see schemas/reply.schema.json)"
     case .outputTooLarge(let limit):
       return
-        "printed more than \(Self.format(bytes: limit)) on stdout, so the call was stopped"
+        "printed more than \(byteCountText(limit)) on stdout, so the call was stopped"
     case .limitExceeded(let kind, let limit):
       return
         "exceeded its \(kind.words) limit of \(limit); its processes were stopped (the manifest's \"limits\" raise it)"
@@ -124,12 +125,6 @@ public enum ToolFailure: Error, Sendable, Equatable, CustomStringConvertible {
     guard !lines.isEmpty else { return " and printed nothing on stderr" }
     let text = lines.joined(separator: " | ")
     return ": " + (text.count > 400 ? "…" + String(text.suffix(400)) : text)
-  }
-
-  static func format(bytes: Int) -> String {
-    if bytes >= 1 << 20, bytes % (1 << 20) == 0 { return "\(bytes >> 20) MiB" }
-    if bytes >= 1 << 10, bytes % (1 << 10) == 0 { return "\(bytes >> 10) KiB" }
-    return "\(bytes) bytes"
   }
 
   static func signalName(_ s: Int32) -> String? {

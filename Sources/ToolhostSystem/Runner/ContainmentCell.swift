@@ -70,7 +70,7 @@ final class ContainmentCell: Sendable {
 
   /// Gives the cgroup back: kept for the next call when it is empty, otherwise ended and removed once its
   /// processes are gone (retrying briefly in the background while they exit).
-  func release() {
+  package func release() {
     guard let callCgroup else { return }
     close(callCgroup.procsFD)
     let path = callCgroup.path

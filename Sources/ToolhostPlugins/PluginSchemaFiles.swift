@@ -1,6 +1,7 @@
 import Foundation
 import ToolhostJSON
 import ToolhostSchema
+import ToolhostSystem
 
 /// The schema files a plugin ships beside its manifest: a tool's schema may refer to them (`"$ref":
 /// "common.schema.json#/$defs/Person"`), relative to the manifest.

@@ -1,3 +1,5 @@
+import ToolhostSystem
+
 /// Per-call settings that reach tools through a task-local value, so ``Tool/call(arguments:)`` keeps its
 /// FoundationModels shape.
 public struct ToolCallContext: Sendable {

@@ -21,3 +21,10 @@ extension Duration {
     return String(format: "%.1f s", ms / 1000)
   }
 }
+
+/// A byte count as messages say it: `8 MiB` or `64 KiB` when it is a whole number of them, else `1000 bytes`.
+package func byteCountText(_ bytes: Int) -> String {
+  if bytes >= 1 << 20, bytes % (1 << 20) == 0 { return "\(bytes >> 20) MiB" }
+  if bytes >= 1 << 10, bytes % (1 << 10) == 0 { return "\(bytes >> 10) KiB" }
+  return "\(bytes) bytes"
+}

@@ -1,6 +1,7 @@
 import Crypto
 import Foundation
 import ToolhostJSON
+import ToolhostSystem
 
 /// The project plugin folders the user trusts, each with the SHA-256 of every manifest it had when trusted (like
 /// `direnv allow`): a manifest that changed, or was added, since then is not loaded until the folder is trusted again.

@@ -1,5 +1,6 @@
 import ToolhostJSON
 import ToolhostSchema
+import ToolhostSystem
 
 /// A set of tools by name, with their compiled schemas: validates arguments, then calls, one or many at once.
 ///
@@ -161,4 +162,9 @@ func editDistance(_ a: [Character], _ b: [Character]) -> Int {
     swap(&previous, &current)
   }
   return previous[b.count]
+}
+
+/// ` (did you mean A, B?)`, or nothing without suggestions: the end of every "no such name" message.
+package func didYouMean(_ suggestions: [String]) -> String {
+  suggestions.isEmpty ? "" : " (did you mean \(suggestions.joined(separator: ", "))?)"
 }

@@ -1,6 +1,8 @@
 import Foundation
 import ToolhostJSON
 import ToolhostSchema
+import ToolhostSystem
+import ToolhostTools
 
 /// The tools found in plugin folders, and the diagnostics of the plugins that could not be used.
 ///

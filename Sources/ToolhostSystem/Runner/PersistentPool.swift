@@ -2,9 +2,9 @@ import Foundation
 import Synchronization
 
 /// One process of a persistent plugin, serving one request at a time: a request line in, a reply line out.
-final class PersistentWorker: Sendable {
+package final class PersistentWorker: Sendable {
   /// How a request ended.
-  enum Outcome: Sendable {
+  package enum Outcome: Sendable {
     /// The reply line.
     case reply([UInt8])
     /// The time limit passed; the process is being ended.
@@ -48,7 +48,7 @@ final class PersistentWorker: Sendable {
     }
   }
 
-  let process: PersistentProcess
+  package let process: PersistentProcess
   let core: Core
 
   private init(process: PersistentProcess, core: Core) {
@@ -69,7 +69,7 @@ final class PersistentWorker: Sendable {
   }
 
   /// Marks the worker unusable and ends its process (it will be replaced).
-  func retire() {
+  package func retire() {
     core.state.withLock { $0.broken = true }
     process.terminate()
   }
@@ -81,7 +81,7 @@ final class PersistentWorker: Sendable {
   ///
   /// On a time limit or cancellation the process group is ended (SIGTERM, then SIGKILL) and the worker is no
   /// longer usable.
-  func call(_ request: [UInt8], timeout: Duration?, onStderr: (@Sendable ([UInt8]) -> Void)?) async
+  package func call(_ request: [UInt8], timeout: Duration?, onStderr: (@Sendable ([UInt8]) -> Void)?) async
     -> Outcome
   {
     let box = OneShot<Outcome>()
@@ -156,7 +156,7 @@ public final class PersistentPool: Sendable {
   }
 
   /// Takes an idle process, starts one, or waits for one until `deadline` (monotonic seconds).
-  func acquire(deadline: Double?) async throws(PoolError) -> PersistentWorker {
+  package func acquire(deadline: Double?) async throws(PoolError) -> PersistentWorker {
     let (immediate, queued) = state.withLock { s -> (Grant?, OneShot<Grant>?) in
       if s.closed { return (.closed, nil) }
       while let w = s.idle.popLast() {
@@ -236,7 +236,7 @@ public final class PersistentPool: Sendable {
 
   /// Gives a worker back after a call: to the next waiter, to the idle list, or (when it cannot be used again) its
   /// slot to the next waiter.
-  func release(_ worker: PersistentWorker) {
+  package func release(_ worker: PersistentWorker) {
     if !worker.isUsable {
       worker.process.terminate()
       state.withLock { s in
@@ -286,7 +286,7 @@ public final class PersistentPool: Sendable {
   }
 
   /// Why no process could be had.
-  enum PoolError: Error, Sendable {
+  package enum PoolError: Error, Sendable {
     case launchFailed(ProcessLaunchError)
     case timedOut
     case cancelled

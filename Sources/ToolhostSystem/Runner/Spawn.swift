@@ -169,7 +169,7 @@ func launchReason(
     let size =
       environment.reduce(0) { $0 + $1.key.utf8.count + $1.value.utf8.count + 2 }
       + arguments.reduce(0) { $0 + $1.utf8.count + 1 }
-    return "its arguments and environment (\(ToolFailure.format(bytes: size))) are more than the system allows"
+    return "its arguments and environment (\(byteCountText(size))) are more than the system allows"
   }
   if code == ENOENT || code == ENOEXEC {
     return "the interpreter named on its #! line was not found or it is not a valid executable"

@@ -81,10 +81,10 @@ public struct ResourceLimits: Sendable, Equatable, CustomStringConvertible {
   /// The limit of `kind` in words: `512 MiB`, `10 s`, `64`.
   public func value(of kind: Kind) -> String {
     switch kind {
-    case .memory: memoryBytes.map(ToolFailure.format(bytes:)) ?? "none"
+    case .memory: memoryBytes.map(byteCountText) ?? "none"
     case .cpuTime: cpuSeconds.map { "\($0) s" } ?? "none"
     case .processes: processes.map(String.init) ?? "none"
-    case .fileSize: fileSizeBytes.map(ToolFailure.format(bytes:)) ?? "none"
+    case .fileSize: fileSizeBytes.map(byteCountText) ?? "none"
     case .openFiles: openFiles.map(String.init) ?? "none"
     }
   }

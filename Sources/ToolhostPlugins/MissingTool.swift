@@ -1,3 +1,5 @@
+import ToolhostTools
+
 /// Why a catalog has no tool by a name: a broken plugin declares it, or no plugin does.
 ///
 /// Every front end that looks a tool up by name (`call`, `describe`, `chat --tool`) says the same thing; a program adds
@@ -34,9 +36,4 @@ extension PluginCatalog {
     }
     return .unknown(name: name, suggestions: nearestNames(to: name, in: entries.map(\.tool.name)))
   }
-}
-
-/// ` (did you mean A, B?)`, or nothing without suggestions: the end of every "no such name" message.
-package func didYouMean(_ suggestions: [String]) -> String {
-  suggestions.isEmpty ? "" : " (did you mean \(suggestions.joined(separator: ", "))?)"
 }
