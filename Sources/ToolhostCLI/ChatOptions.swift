@@ -1,6 +1,7 @@
 import ArgumentParser
 import ToolhostChat
 import ToolhostOpenAI
+import ToolhostSystem
 
 /// Options shared by `chat` and `ask`.
 struct ChatOptions: ParsableArguments {
@@ -114,7 +115,7 @@ struct ChatOptions: ParsableArguments {
   var setup: ChatSetup {
     ChatSetup(
       tools: noTools ? .none : (toolNames.isEmpty ? .allowed : .named(toolNames)), instructions: instructions,
-      maximumToolRounds: maxToolRounds, toolTimeout: timeout.map { .milliseconds(Int64(($0 * 1000).rounded())) },
+      maximumToolRounds: maxToolRounds, toolTimeout: timeout.map { Duration(seconds: $0) },
       assumeYes: yes, requireTool: requireTool, temperature: temperature, streaming: !noStream)
   }
 

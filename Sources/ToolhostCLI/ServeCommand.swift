@@ -134,7 +134,7 @@ struct Serve: AsyncParsableCommand {
       "toolhost serve: serving \(quick.entries.count - withheld.count) tools over MCP \(http == nil ? "on stdio" : "(Streamable HTTP)")"
         + (serversToStart ? "; starting the MCP servers" : ""))
     let options = MCPServer.Options(
-      timeout: timeout.map { .milliseconds(Int64(($0 * 1000).rounded())) }, outputLimit: maxOutput,
+      timeout: timeout.map { Duration(seconds: $0) }, outputLimit: maxOutput,
       withheld: withheld)
     let server = MCPServer(registry: quick.registry(), options: options)
     var servers: Task<PluginCatalog?, Never>?
@@ -202,7 +202,7 @@ struct Serve: AsyncParsableCommand {
     return MCPHTTPServer.Options(
       host: host, port: port, exchange: MCPHTTPExchange(bearerToken: token, allowedOrigins: allowOrigin),
       limits: MCPHTTPServer.Limits(
-        idleTimeout: .milliseconds(Int64((idleTimeout * 1000).rounded())), maxConnections: maxConnections,
+        idleTimeout: Duration(seconds: idleTimeout), maxConnections: maxConnections,
         maxCallsInFlight: maxCalls),
       tokenFolder: noAuth || given != nil ? nil : MCPHTTPToken.defaultFolder())
   }

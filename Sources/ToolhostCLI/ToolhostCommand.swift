@@ -254,7 +254,7 @@ struct Call: AsyncParsableCommand {
     }
     let registry = catalog.registry()
     var context = ToolCallContext()
-    context.timeout = timeout.map { .milliseconds(Int64(($0 * 1000).rounded())) }
+    context.timeout = timeout.map { Duration(seconds: $0) }
     context.outputLimit = maxOutput
     context.limits = limits.limits
     if verbose {
@@ -326,7 +326,7 @@ struct Batch: AsyncParsableCommand {
     let catalog = try await plugins.catalog(startServers: true, printer: Printer(raw: false))
     let registry = catalog.registry()
     var context = ToolCallContext()
-    context.timeout = timeout.map { .milliseconds(Int64(($0 * 1000).rounded())) }
+    context.timeout = timeout.map { Duration(seconds: $0) }
     context.limits = limits.limits
     let concurrency = self.concurrency
     let callContext = context

@@ -33,7 +33,7 @@ public struct BatchRequest: Sendable {
     var timeout: Duration?
     if let t = value["timeout"] {
       guard let s = t.doubleValue, s > 0 else { return fail("\"timeout\" must be a number of seconds above 0") }
-      timeout = .milliseconds(Int64((s * 1000).rounded()))
+      timeout = Duration(seconds: s)
     }
     return BatchRequest(id: id, request: .success(ToolCallRequest(tool: tool, arguments: arguments, timeout: timeout)))
   }

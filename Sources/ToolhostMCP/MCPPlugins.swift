@@ -144,7 +144,7 @@ public enum MCPPlugins {
           environment: PluginTool.baseEnvironment(
             server.hostEnvironment, allowed: declared.environment),
           workingDirectory: m.directory,
-          startupTimeout: .milliseconds(Int64(((declared.startupTimeout ?? 10) * 1000).rounded())),
+          startupTimeout: Duration(seconds: declared.startupTimeout ?? 10),
           limits: ResourceLimits.pluginDefaults.overridden(by: m.limits), transport: transport))
     }
 

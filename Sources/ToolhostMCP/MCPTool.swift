@@ -86,7 +86,7 @@ struct MCPToolBackend: PluginToolBackend {
       onProgress = { @Sendable progress in sink(name, progress) }
     }
     // The manifest's maxTimeout: how far progress reports may stretch the call's time limit.
-    let maximum = tool.manifest.maxTimeout.map { Duration.milliseconds(Int64(($0 * 1000).rounded())) }
+    let maximum = tool.manifest.maxTimeout.map { Duration(seconds: $0) }
     return try await connection.callTool(
       remoteName, arguments: arguments, timeout: context.timeout ?? tool.timeout, outputLimit: context.outputLimit,
       onLog: onLog, traceParent: context.traceParent, onProgress: onProgress, maximumTimeout: maximum)

@@ -179,7 +179,7 @@ public struct PluginTool: PrecompiledTool, ExternalTool {
 
   /// The time limit: the tool's, else the manifest's, else ``defaultTimeout``.
   public var timeout: Duration {
-    if let t = definition.timeout ?? manifest.timeout { return .milliseconds(Int64((t * 1000).rounded())) }
+    if let t = definition.timeout ?? manifest.timeout { return Duration(seconds: t) }
     return Self.defaultTimeout
   }
 
@@ -233,7 +233,7 @@ public struct PluginTool: PrecompiledTool, ExternalTool {
     }
     let toolName = name
     let onStderr = context.onStderr.map { sink in { @Sendable (chunk: [UInt8]) in sink(toolName, chunk) } }
-    let remaining = Duration.milliseconds(Int64(max(1, ((deadline - monotonicSeconds()) * 1000).rounded())))
+    let remaining = Duration(seconds: max(0.001, deadline - monotonicSeconds()))
     let request = Self.requestLine(
       tool: definition.name, arguments: arguments, callID: callID, traceParent: context.traceParent)
     let outcome = await worker.call(request, timeout: remaining, onStderr: onStderr)

@@ -28,3 +28,9 @@ package func byteCountText(_ bytes: Int) -> String {
   if bytes >= 1 << 10, bytes % (1 << 10) == 0 { return "\(bytes >> 10) KiB" }
   return "\(bytes) bytes"
 }
+
+extension Duration {
+  /// A time in seconds as people and manifests write it (`2.5`), to the millisecond: the one place a flag's or a
+  /// manifest's seconds become a `Duration`.
+  package init(seconds: Double) { self = .milliseconds(Int64((seconds * 1000).rounded())) }
+}
