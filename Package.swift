@@ -19,6 +19,7 @@ let package = Package(
     .library(name: "ToolhostJSON", targets: ["ToolhostJSON"]),
     .library(name: "ToolhostSchema", targets: ["ToolhostSchema"]),
     .library(name: "ToolhostSession", targets: ["ToolhostSession"]),
+    .library(name: "ToolhostGuided", targets: ["ToolhostGuided"]),
     .library(name: "ToolhostOpenAI", targets: ["ToolhostOpenAI"]),
     .library(name: "ToolhostEventStream", targets: ["ToolhostEventStream"]),
     .library(name: "ToolhostMCP", targets: ["ToolhostMCP"]),
@@ -79,11 +80,14 @@ let package = Package(
     // The text/event-stream format, parsed as bytes arrive: for the HTTP clients (streamed chat completions, MCP's
     // Streamable HTTP).
     .target(name: "ToolhostEventStream"),
+    // Guided tool calling for small models, as pure functions: the prompt, the reply's schema and parsing, the review
+    // of a reply (calls to ask again, answers to give up on), ranking the offered tools, answers from results.
+    .target(name: "ToolhostGuided", dependencies: ["ToolhostJSON", "ToolhostSchema", "ToolhostSession"]),
     // OpenAI-compatible chat completions over HTTP.
     .target(
       name: "ToolhostOpenAI",
       dependencies: [
-        "ToolhostJSON", "ToolhostSchema", "ToolhostSystem", "ToolhostSession", "ToolhostEventStream",
+        "ToolhostJSON", "ToolhostSchema", "ToolhostSystem", "ToolhostSession", "ToolhostGuided", "ToolhostEventStream",
         .product(name: "AsyncHTTPClient", package: "async-http-client"), .product(name: "NIOCore", package: "swift-nio"),
         .product(name: "NIOHTTP1", package: "swift-nio"),
       ]
@@ -92,7 +96,7 @@ let package = Package(
     .target(
       name: "ToolhostLocal",
       dependencies: [
-        "ToolhostJSON", "ToolhostSystem", "ToolhostSession", "ToolhostOpenAI",
+        "ToolhostJSON", "ToolhostSystem", "ToolhostSession", "ToolhostGuided", "ToolhostOpenAI",
         .product(name: "AsyncHTTPClient", package: "async-http-client"),
       ]
     ),
@@ -161,7 +165,9 @@ let package = Package(
     .testTarget(name: "ToolhostHistoryTests", dependencies: ["ToolhostHistory", "ToolhostTestSupport"]),
     .testTarget(
       name: "ToolhostLocalTests",
-      dependencies: ["ToolhostLocal", "ToolhostOpenAI", "ToolhostSession", "ToolhostJSON", "ToolhostTestSupport"]),
+      dependencies: [
+        "ToolhostLocal", "ToolhostGuided", "ToolhostOpenAI", "ToolhostSession", "ToolhostJSON", "ToolhostTestSupport",
+      ]),
   ],
   swiftLanguageModes: [.v6]
 )

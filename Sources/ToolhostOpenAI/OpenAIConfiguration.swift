@@ -1,4 +1,5 @@
 import Foundation
+import ToolhostGuided
 import ToolhostSession
 
 /// Where and how to reach an OpenAI-compatible chat-completions server (OpenAI, llama.cpp's server, vLLM, Ollama's

@@ -3,6 +3,7 @@ import Foundation
 import NIOCore
 import NIOHTTP1
 import ToolhostEventStream
+import ToolhostGuided
 import ToolhostJSON
 import ToolhostSession
 import ToolhostSystem

@@ -4,6 +4,7 @@ import ToolhostJSON
 import ToolhostSession
 import ToolhostTestSupport
 
+@testable import ToolhostGuided
 @testable import ToolhostOpenAI
 
 /// A first decision to answer that the review would ask for again as a call is given up on while it is generated

@@ -3,6 +3,7 @@ import Testing
 import ToolhostJSON
 import ToolhostSession
 
+@testable import ToolhostGuided
 @testable import ToolhostOpenAI
 
 /// Several calls in one reply, needless calls, arguments the user did not give, and answers checked against the

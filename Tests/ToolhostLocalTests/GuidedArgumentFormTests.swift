@@ -3,6 +3,7 @@ import Testing
 import ToolhostJSON
 import ToolhostSession
 
+@testable import ToolhostGuided
 @testable import ToolhostOpenAI
 
 /// Arguments put in the form their schema asks for before the call (a clock time as 24-hour `HH:MM`), and calls

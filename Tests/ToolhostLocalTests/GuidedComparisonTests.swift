@@ -3,6 +3,7 @@ import Testing
 import ToolhostJSON
 import ToolhostSession
 
+@testable import ToolhostGuided
 @testable import ToolhostOpenAI
 
 /// Answers about several results of one tool (comparisons, figures given for the wrong one), dates for a named

@@ -3,6 +3,7 @@ import Testing
 import ToolhostJSON
 import ToolhostSession
 
+@testable import ToolhostGuided
 @testable import ToolhostOpenAI
 
 /// ``GuidedFollowUp/results``: when the tools' results answer the request by themselves, they are the answer and

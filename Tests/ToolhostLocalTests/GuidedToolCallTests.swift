@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import ToolhostGuided
 import ToolhostJSON
 import ToolhostOpenAI
 import ToolhostSession

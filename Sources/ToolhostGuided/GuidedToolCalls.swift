@@ -16,52 +16,6 @@ import ToolhostSession
 /// toolhost's own validator (constrained decoders skip keywords such as numeric ranges), and an invalid call is
 /// reported back to the model for a repair, like any other call.
 public enum GuidedToolCalls {
-  /// The request body: the transcript rendered for guided calling, and a `response_format` constraining the reply
-  /// to ``replySchema(tools:choice:)``. With no tools, or `tool_choice` `none`, the reply is plain text and no
-  /// format is sent. Sampling options and additional parameters as in ``ChatCompletions/requestBody(for:model:stream:)``.
-  ///
-  /// With `answerOnly`, the reply is constrained to ``answerSchema``: for a second try after the model repeated a
-  /// call whose result it already has (see ``repeatsEarlierCall(_:in:)``); with `followUp` ``GuidedFollowUp/answer``
-  /// it is too once the last round's results all succeeded (``answersResults(_:)``). The tools named in `excluding`
-  /// stay in the system message but not in the reply's schema: for a second try after a call copied from its
-  /// tool's description (``copiesDescription(_:of:in:)``). With more than ``shortlistThreshold`` tools, only the
-  /// best ``shortlistSize`` for the last prompt are offered (see ``offeredTools(for:)``).
-  public static func requestBody(
-    for request: ModelRequest, model: String, stream: Bool,
-    format: GuidedResponseFormat = .jsonObjectWithSchema, answerOnly: Bool = false,
-    followUp: GuidedFollowUp = .answerOrCall, excluding: Set<String> = [], strict: Bool = false,
-    callRequired: Bool = false, continuing: Continuation? = nil, today: String? = nil
-  ) -> JSONValue {
-    let constrained = isConstrained(request)
-    let tools = constrained ? offeredTools(for: request) : []
-    let answerOnly = answerOnly || (followUp.answersOnly && answersResults(request.transcript, tools: tools))
-    let callRequired = callRequired || (!answerOnly && failureSuggestsAFix(request.transcript))
-    var body: JSONObject = [
-      "model": .string(model),
-      "messages": .array(
-        messages(
-          from: request.transcript, tools: tools, choice: request.toolChoice, followUp: followUp, strict: strict,
-          today: today) + (continuing?.messages ?? [])),
-    ]
-    if constrained {
-      let callable = tools.filter { !excluding.contains($0.name) }
-      let schema =
-        answerOnly
-        ? answerSchema
-        : replySchema(tools: callable.isEmpty ? tools : callable, choice: callRequired ? .required : request.toolChoice)
-      switch format {
-      case .jsonObjectWithSchema:
-        body["response_format"] = ["type": "json_object", "schema": schema]
-      case .jsonSchema:
-        body["response_format"] = [
-          "type": "json_schema", "json_schema": ["name": "tool_call_or_answer", "schema": schema],
-        ]
-      }
-    }
-    ChatCompletions.addOptions(request.options, stream: stream, to: &body)
-    return .object(body)
-  }
-
   /// A reply whose calls leave parts of the prompt undone (``uncoveredParts(of:by:tools:)``), and those parts: the
   /// next request shows the reply and asks for the calls for them, so that every call is made in one round.
   public struct Continuation: Sendable, Equatable {
@@ -89,7 +43,7 @@ public enum GuidedToolCalls {
     }
 
     /// The reply as the model's message, and the request for the calls still needed.
-    var messages: [JSONValue] {
+    public var messages: [JSONValue] {
       let list: [JSONValue] = calls.map { ["tool": .string($0.toolName), "arguments": $0.arguments] }
       let asked = parts.map { "\"\($0)\"" }.joined(separator: " and ")
       let request =
