@@ -86,19 +86,17 @@ public final class OpenAIModel: LanguageModel {
   ///
   /// With guided tool calling the reply is read as a guided reply (see ``GuidedToolCalls/turn(fromReply:base:callID:)``);
   /// a reply that repeats a call already answered since the last prompt is asked for again, constrained to an answer,
-  /// and one that copies its tool's description is asked for again without that tool (``GuidedToolCalls/Attempt``).
+  /// and one that copies its tool's description is asked for again without that tool (`GuidedTurn`, which also says
+  /// how these re-asks stand among the other retries).
   /// - Throws: ``LanguageModelError``, or `CancellationError` when the task is cancelled.
   public func turn(for request: ModelRequest) async throws -> ModelTurn {
     guard isGuided(request) else {
       return try parseWhole(try await collect(try await send(body(for: request, stream: false))))
     }
-    if let answer = answerFromResults(request) { return answer }
-    var attempt = GuidedToolCalls.Attempt()
-    while true {
-      let raw = try parseWhole(
-        try await collect(try await send(body(for: request, stream: false, attempt: attempt))))
-      let turn = GuidedToolCalls.turn(fromReply: raw.text, base: raw, callID: Self.guidedCallID())
-      if case .accept(let accepted) = attempt.review(turn, reply: raw.text, for: request) { return accepted }
+    return try await GuidedTurn.run(
+      for: request, followUp: configuration.guidedFollowUp, callID: Self.guidedCallID
+    ) { attempt in
+      try parseWhole(try await collect(try await send(body(for: request, stream: false, attempt: attempt))))
     }
   }
 
@@ -117,43 +115,27 @@ public final class OpenAIModel: LanguageModel {
             continuation.finish()
             return
           }
-          if let answer = self.answerFromResults(request) {
-            continuation.yield(.textDelta(answer.text))
-            continuation.yield(.finished(answer))
-            continuation.finish()
-            return
-          }
-          // An answer is reviewed before it is shown (it may be asked for again as a call, or under stricter
-          // words, or replaced by the results), so it is shown whole once it stands, not as it is generated.
-          var attempt = GuidedToolCalls.Attempt()
-          while true {
-            var finished: (ModelTurn, String)?
-            var partial = ""
+          try await GuidedTurn.stream(
+            for: request, followUp: self.configuration.guidedFollowUp, callID: Self.guidedCallID
+          ) { attempt, shouldStop in
+            var finished: ModelTurn?
             do {
               try await self.stream(self.body(for: request, stream: true, attempt: attempt)) { event in
                 switch event {
-                case .textDelta(let piece):
-                  // A first decision to answer that would be asked for again as a call is stopped as soon as its
-                  // words show it: the rest of it would only cost time.
-                  partial += piece
-                  if piece.contains(where: { $0.isWhitespace || $0 == "\"" }),
-                    attempt.abandons(partialReply: partial, for: request)
-                  {
-                    throw AbandonedReply()
-                  }
-                case .finished(let raw):
-                  let turn = GuidedToolCalls.turn(fromReply: raw.text, base: raw, callID: Self.guidedCallID())
-                  finished = (turn, raw.text)
+                case .textDelta(let piece): if shouldStop(piece) { throw AbandonedReply() }
+                case .finished(let raw): finished = raw
                 }
               }
             } catch is AbandonedReply {
-              continue
+              return .abandoned
             }
-            guard let (reply, raw) = finished else { break }
-            guard case .accept(let turn) = attempt.review(reply, reply: raw, for: request) else { continue }
-            if turn.toolCalls.isEmpty, !turn.text.isEmpty { continuation.yield(.textDelta(turn.text)) }
-            continuation.yield(.finished(turn))
-            break
+            guard let finished else {
+              throw LanguageModelError(
+                kind: .malformedReply, message: "\(self.url) ended its reply without a turn", url: self.url)
+            }
+            return .finished(finished)
+          } yield: {
+            continuation.yield($0)
           }
           continuation.finish()
         } catch {
@@ -162,16 +144,6 @@ public final class OpenAIModel: LanguageModel {
       }
       continuation.onTermination = { _ in task.cancel() }
     }
-  }
-
-  /// The answer the results give by themselves (``GuidedToolCalls/answerFromResults(_:tools:)``), when
-  /// ``OpenAIConfiguration/guidedFollowUp`` is ``GuidedFollowUp/results`` and they do: no request is sent for it.
-  private func answerFromResults(_ request: ModelRequest) -> ModelTurn? {
-    guard configuration.guidedFollowUp == .results,
-      let text = GuidedToolCalls.answerFromResults(
-        request.transcript, tools: GuidedToolCalls.offeredTools(for: request))
-    else { return nil }
-    return ModelTurn(text: text, finishReason: "stop")
   }
 
   private func body(
