@@ -27,15 +27,8 @@ final class ChatRun: Sendable {
   let streaming: Bool
   /// The running request, for Ctrl-C.
   let current = Mutex<Task<Void, Never>?>(nil)
-  /// Keeps the chat in the history; empty with `--no-history`, or once the history failed (warned once).
-  let recorder: RecorderSlot
-  /// The history and what a new chat in it is, for `/clear`; `nil` when nothing is kept.
-  private let newChat: (history: ChatHistory, chat: ChatHistory.NewChat)?
-  /// Whether the model titles new chats after their first answer (`chat` does; `ask` keeps its prompt's title, so
-  /// that nothing runs after its answer).
-  private let titlesByModel: Bool
-  /// The chats the model still has to title, and the running title request.
-  private let titling = Mutex<(untitled: Set<Int64>, task: Task<Void, Never>?)>(([], nil))
+  /// Keeps the chat in the history, titled by the model (`chat`); `nil` with `--no-history`.
+  private let keeper: ChatKeeper?
 
   /// The plugins; their persistent processes and MCP servers are stopped when the conversation ends.
   let catalog: PluginCatalog
@@ -65,20 +58,22 @@ final class ChatRun: Sendable {
     }
     let resumeID = resumeFile == nil ? options.resume.flatMap { Int64($0) } : nil
     if keep || options.continueLast || resumeID != nil {
+      let continuation: ChatKeeper.Continuation =
+        options.continueLast ? .last : resumeID.map { .chat($0) } ?? .none
       do {
         let opened = try ChatHistory.open()
         history = opened
-        if options.continueLast {
-          guard let last = try opened.lastChatID() else {
-            throw printer.usageError("--continue: there is no chat to continue yet")
-          }
-          continued = try opened.chat(last)
-        } else if let resumeID {
-          continued = try opened.chat(resumeID)
+        continued = try ChatKeeper.stored(continuation, in: opened)
+      } catch let error as ChatKeeper.ContinuationError {
+        switch error {
+        case .noChatYet: throw printer.usageError("--continue: there is no chat to continue yet")
+        case .history(let error):
+          if error.unknownChat != nil { throw printer.usageError(error.description) }
+          printer.warn("Error: \(error.description)")
+          throw ExitCode(ExitStatus.toolFailed)
         }
       } catch let error as HistoryError {
-        if error.unknownChat != nil { throw printer.usageError(error.description) }
-        if options.continueLast || resumeID != nil {
+        if continuation != .none {
           printer.warn("Error: \(error.description)")
           throw ExitCode(ExitStatus.toolFailed)
         }
@@ -114,8 +109,13 @@ final class ChatRun: Sendable {
     let approval = ChatApproval(
       ask: terminal ? ask : nil,
       onNote: { note in console.note("toolhost: \(note)") }, unattendedHint: "allow it with --yes")
-    let recorder = RecorderSlot()
-    self.recorder = recorder
+    let newChat = ChatHistory.NewChat(
+      command: command, model: chosen.model.displayName, settings: Self.settings(options, setup: setup))
+    let keeper =
+      keep
+      ? history.map { ChatKeeper(history: $0, newChat: newChat, model: chosen.model, titlesByModel: command == "chat") }
+      : nil
+    self.keeper = keeper
     let rules = catalog.trust.configuration
     let model = self.model
     makeSession = { [setup] transcript in
@@ -123,20 +123,15 @@ final class ChatRun: Sendable {
       setup.resumedTranscript = transcript
       let session = setup.makeSession(model: model, tools: registry, rules: rules, approval: approval)
       _ = session.addObserver { [console] event in console.show(event) }
-      _ = session.addObserver { event in recorder.current?.observe(event) }
+      _ = session.addObserver { event in keeper?.observe(event) }
       return session
     }
     sessionBox = Mutex(makeSession(setup.resumedTranscript))
-    let newChat = ChatHistory.NewChat(
-      command: command, model: chosen.model.displayName, settings: Self.settings(options, setup: setup))
-    self.newChat = keep ? history.map { ($0, newChat) } : nil
-    titlesByModel = command == "chat"
-    if keep, let history {
+    if let keeper {
       if let continued {
-        recorder.current = ChatRecorder(
-          history: history, continuing: continued.summary.id, stored: continued.transcript)
+        keeper.continueChat(continued)
       } else {
-        do { try startChat(in: history, newChat) } catch { printer.warn(Self.notKept(error)) }
+        do { try keeper.startNewChat() } catch { printer.warn(Self.notKept(error)) }
       }
     }
     if catalog.hasErrors && !options.json {
@@ -188,23 +183,10 @@ final class ChatRun: Sendable {
 
   /// Adds what the last request added to the history; the first failure is a warning and ends keeping for this run.
   private func keep(prompt: String, error: (any Error)?) {
-    guard let recorder = recorder.current else { return }
-    do {
-      try recorder.record(session.transcript, prompt: prompt, error: error.map { ChatConsole.describe($0).message })
-    } catch {
-      self.recorder.current = nil
-      console.note("toolhost: warning: \(error.description); the rest of this chat is not kept")
+    let message = error.map { ChatConsole.describe($0).message }
+    if let failure = keeper?.record(session.transcript, prompt: prompt, error: message) {
+      console.note("toolhost: warning: \(failure.description); the rest of this chat is not kept")
     }
-  }
-
-  /// Starts keeping a new chat in `history`: it is recorded from now on, and the model titles it after its first
-  /// answer (``titleInBackground(prompt:)``).
-  ///
-  /// - Throws: ``HistoryError`` when the history cannot make the chat; nothing changes then.
-  private func startChat(in history: ChatHistory, _ chat: ChatHistory.NewChat) throws(HistoryError) {
-    let started = try ChatRecorder(history: history, chat: chat)
-    recorder.current = started
-    titling.withLock { _ = $0.untitled.insert(started.chatID) }
   }
 
   /// The warning for a chat the history cannot keep.
@@ -310,56 +292,28 @@ final class ChatRun: Sendable {
     sessionBox.withLock { $0 = makeSession(nil) }
     var kept = ""
     // Kept unless nothing is (--no-history) or the history failed earlier in this run.
-    if let newChat, let previous = recorder.current?.chatID {
-      do {
-        try startChat(in: newChat.history, newChat.chat)
-        kept = " (the last one is kept as chat \(previous))"
-      } catch {
-        recorder.current = nil
-        console.note("toolhost: warning: \(error); this chat is not kept")
-      }
+    do {
+      if let previous = try keeper?.startAnotherChat() { kept = " (the last one is kept as chat \(previous))" }
+    } catch {
+      console.note("toolhost: warning: \(error); this chat is not kept")
     }
     console.note("toolhost: a new conversation\(kept)")
     let session = self.session
     Task { await session.prewarm() }
   }
 
-  /// After a new chat's first answer, asks the chat's model for a title in a task of its own (the answer is already
-  /// shown); the prompt's title stays when the model answers instead, fails, or is not done when the chat ends.
+  /// After a new chat's first answer, asks the chat's model for a title in the background (the answer is shown).
   private func titleInBackground(prompt: String) {
-    guard titlesByModel, let recorder = recorder.current else { return }
-    let id = recorder.chatID
-    let model = self.model
     let console = self.console
-    titling.withLock { state in
-      guard state.untitled.remove(id) != nil else { return }
-      let previous = state.task
-      state.task = Task {
-        await previous?.value
-        guard let title = try? await ChatTitler(model: model).title(for: prompt) else { return }
-        do { try recorder.history.setTitle(title, source: .model, for: id) } catch {
-          console.note("toolhost: warning: \(error); the chat keeps its first prompt as its title")
-        }
-      }
+    keeper?.titleInBackground(prompt: prompt) { error in
+      console.note("toolhost: warning: \(error); the chat keeps its first prompt as its title")
     }
   }
 
   /// Shuts down the HTTP client and the plugins' long-running processes.
   private func finish() async {
     // A title still being made gets a moment, then is dropped (the chat keeps its prompt's title).
-    if let task = titling.withLock({ $0.task }) {
-      let done = OneShot<Void>()
-      Task {
-        await task.value
-        _ = done.complete(())
-      }
-      Task {
-        try? await Task.sleep(for: .seconds(3))
-        task.cancel()
-        _ = done.complete(())
-      }
-      await done.wait()
-    }
+    await keeper?.finish()
     await shutdownModel()
     await catalog.shutdown()
   }
@@ -371,15 +325,5 @@ final class ChatRun: Sendable {
     }
     if let e = error as? LanguageModelError, e.kind == .configuration { return Status.usage }
     return Status.toolFailed
-  }
-}
-
-/// The recorder a chat keeps its history with, replaced by `/clear` and dropped when the history fails.
-final class RecorderSlot: Sendable {
-  private let value = Mutex<ChatRecorder?>(nil)
-  /// The recorder in use, if any.
-  var current: ChatRecorder? {
-    get { value.withLock { $0 } }
-    set { value.withLock { $0 = newValue } }
   }
 }
