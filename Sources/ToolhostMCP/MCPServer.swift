@@ -137,10 +137,11 @@ public final class MCPServer: Sendable {
   /// 2026-07-28 request.
   public var protocolVersion: String? { state.withLock { $0.protocolVersion } }
 
-  /// Serves `channel` (stdin and stdout by default) until its input ends or the calling task is cancelled; then
-  /// waits for the calls still running (each ends by its time limit at the latest) and sends their results, or,
-  /// when the task was cancelled, cancels them first; then flushes the output. Does not throw.
-  public func serve(channel: LineChannel = LineChannel()) async {
+  /// Serves `channel` (stdin and stdout by default; or, say, the server end of an ``MCPInMemoryTransport`` pair)
+  /// until its input ends or the calling task is cancelled; then waits for the calls still running (each ends by its
+  /// time limit at the latest) and sends their results, or, when the task was cancelled, cancels them first; then
+  /// flushes the output. Does not throw.
+  public func serve(channel: some MCPServerChannel = LineChannel()) async {
     let ended = OneShot<Void>()
     state.withLock { $0.notify = { channel.send($0.line) } }
     channel.start(
@@ -158,7 +159,7 @@ public final class MCPServer: Sendable {
       for task in running { task.cancel() }
     }
     for task in running { await task.value }
-    await channel.finish()
+    await channel.finish(timeout: .seconds(5))
   }
 
   /// Handles one line: a JSON-RPC message, or a parse error answered with an error response.

@@ -16,21 +16,21 @@ struct Compiler {
     let info: SubschemaInfo
   }
 
-  private var index: SchemaIndex
+  var index: SchemaIndex
   private let options: SchemaOptions
   private var nodes: [Node?] = []
   private var indexByKey: [SchemaKey: Int] = [:]
   private var queue: [Job] = []
-  private var patterns: [String: Pattern] = [:]
+  var patterns: [String: Pattern] = [:]
   /// The anchor names some `$dynamicRef` resolves dynamically.
-  private var dynamicNames: Set<String> = []
+  var dynamicNames: Set<String> = []
   /// The information of the schema object being built, which its subschemas inherit.
   private var current: SubschemaInfo
   /// Whether the index walked the schema for identifiers. The first try does not: most tool schemas have none.
-  private var walked: Bool
+  private(set) var walked: Bool
   /// Set when a try without a walk meets an identifier, an anchor or a reference to another document: the program
   /// is then thrown away and the schema compiled again with a walk.
-  private var restart = false
+  var restart = false
 
   private init(options: SchemaOptions, walk: Bool) {
     self.options = options
@@ -95,7 +95,7 @@ struct Compiler {
 
   /// The node index of the schema `value` found at `key`; it is compiled later, from the queue, if it is new. It
   /// inherits `info`, or by default that of the schema being built.
-  private mutating func schema(_ value: JSONValue, at key: SchemaKey, depth: Int, info: SubschemaInfo? = nil)
+  mutating func schema(_ value: JSONValue, at key: SchemaKey, depth: Int, info: SubschemaInfo? = nil)
     -> Int
   {
     if let index = indexByKey[key] { return index }
@@ -107,7 +107,7 @@ struct Compiler {
   }
 
   /// The place of a keyword (or a member of it) inside the schema at `key`.
-  private func child(_ key: SchemaKey, _ tokens: String...) -> SchemaKey {
+  func child(_ key: SchemaKey, _ tokens: String...) -> SchemaKey {
     var pointer = key.pointer
     for token in tokens { pointer = JSONPointer.appending(token, to: pointer) }
     return SchemaKey(document: key.document, pointer: pointer)
@@ -392,247 +392,4 @@ struct Compiler {
 
   /// The keywords that a try without a walk cannot handle: identifiers and anchors (and `$schema` below the root).
   private static let identifiers: Set<String> = ["$id", "$anchor", "$dynamicAnchor", "$dynamicRef", "$schema"]
-
-  // MARK: - Keyword values
-
-  private func typeCheck(_ value: JSONValue, at location: String, keywordLocation: String)
-    throws(SchemaError)
-    -> TypeCheck
-  {
-    var names: [String] = []
-    switch value {
-    case .string(let name): names = [name]
-    case .array(let items):
-      for item in items {
-        guard case .string(let name) = item else {
-          throw Self.invalid(location, "'type' must be a type name or an array of type names")
-        }
-        if names.contains(name) {
-          throw Self.invalid(location, "'type' lists \(Self.quote(name)) twice")
-        }
-        names.append(name)
-      }
-    default:
-      throw Self.invalid(location, "'type' must be a type name or an array of type names")
-    }
-    var mask = TypeMask()
-    for name in names {
-      guard let bit = TypeMask(name: name) else {
-        throw Self.invalid(
-          location,
-          "'type' \(Self.quote(name)) is not a JSON Schema type (use array, boolean, integer, null, number, object or string)"
-        )
-      }
-      mask.insert(bit)
-    }
-    // An empty list allows nothing, which the mask expresses by itself.
-    return TypeCheck(mask: mask, names: names, location: keywordLocation)
-  }
-
-  /// A non-negative integer such as `minLength`; `2.0` counts as an integer, as the specification allows.
-  private func count(_ value: JSONValue, _ key: String, at location: String) throws(SchemaError)
-    -> Int
-  {
-    if case .real(let d) = value, d.isFinite, d.rounded() == d, d >= 0 {
-      return d >= 9.0e18 ? Int.max : Int(d)
-    }
-    guard let n = value.integerValue, n >= 0 else {
-      throw Self.invalid(
-        location, "'\(key)' must be a non-negative integer, got \(Self.describe(value))")
-    }
-    return Int(n)
-  }
-
-  private func strings(_ value: JSONValue, _ key: String, at location: String) throws(SchemaError)
-    -> [String]
-  {
-    guard case .array(let items) = value else {
-      throw Self.invalid(location, "'\(key)' must be an array of strings, got \(value.typeName)")
-    }
-    var result: [String] = []
-    for item in items {
-      guard case .string(let s) = item else {
-        throw Self.invalid(
-          location, "'\(key)' must be an array of strings, but it holds \(Self.describe(item))")
-      }
-      if !result.contains(where: { Equality.sameScalars($0, s) }) { result.append(s) }
-    }
-    return result
-  }
-
-  private func dependentRequired(_ value: JSONValue, _ key: String, at location: String) throws(SchemaError)
-    -> [(String, [String])]
-  {
-    guard case .object(let map) = value else {
-      throw Self.invalid(location, "'\(key)' must be an object, got \(value.typeName)")
-    }
-    var rules: [(String, [String])] = []
-    for name in map.keys {
-      rules.append((name, try strings(map[name]!, key, at: location)))
-    }
-    return rules
-  }
-
-  private mutating func schemaArray(
-    _ value: JSONValue, _ keyword: String, at key: SchemaKey, depth: Int
-  )
-    throws(SchemaError) -> [Int]
-  {
-    guard case .array(let items) = value, !items.isEmpty else {
-      throw Self.invalid(index.location(key), "'\(keyword)' must be a non-empty array of schemas")
-    }
-    var result: [Int] = []
-    result.reserveCapacity(items.count)
-    for (i, item) in items.enumerated() {
-      result.append(schema(item, at: child(key, keyword, String(i)), depth: depth))
-    }
-    return result
-  }
-
-  private mutating func schemaObject(
-    _ value: JSONValue, _ keyword: String, at key: SchemaKey, depth: Int
-  )
-    throws(SchemaError) -> [(String, Int)]
-  {
-    guard case .object(let map) = value else {
-      throw Self.invalid(
-        index.location(key), "'\(keyword)' must be an object whose values are schemas, got \(value.typeName)")
-    }
-    var result: [(String, Int)] = []
-    result.reserveCapacity(map.count)
-    for name in map.keys {
-      result.append((name, schema(map[name]!, at: child(key, keyword, name), depth: depth)))
-    }
-    return result
-  }
-
-  private mutating func pattern(_ source: String, _ key: String, at location: String)
-    throws(SchemaError) -> Pattern
-  {
-    if let compiled = patterns[source] { return compiled }
-    do {
-      let compiled = try Pattern(source)
-      patterns[source] = compiled
-      return compiled
-    } catch {
-      throw Self.invalid(
-        location,
-        "'\(key)' \(Self.quote(source)) is not a valid regular expression: \(error.message)")
-    }
-  }
-
-  // MARK: - References
-
-  /// The node a `$ref` or `$dynamicRef` designates (compiled later if it has not been yet), and for a `$dynamicRef`
-  /// whose target is a `$dynamicAnchor`, the anchor's name, which evaluation looks up in the dynamic scope.
-  private mutating func reference(_ value: JSONValue, from key: SchemaKey, base: URIReference, dynamic: Bool)
-    throws(SchemaError) -> (node: Int, anchor: String?)
-  {
-    let keyword = dynamic ? "$dynamicRef" : "$ref"
-    let location = index.location(key)
-    guard case .string(let ref) = value else {
-      throw Self.invalid(location, "'\(keyword)' must be a string, got \(value.typeName)")
-    }
-    let target = URIReference(ref).resolved(against: base)
-    if !walked && (target.withoutFragment != index.resources[0].uri || !Self.isPointerFragment(target.fragment)) {
-      restart = true  // another document or an anchor: compiled again, with the index walked
-      return (0, nil)
-    }
-    let resource = try index.resource(target.withoutFragment, for: ref, at: location)
-    guard let fragment = Self.percentDecoded((target.fragment ?? "")[...]) else {
-      throw SchemaError(
-        kind: .unresolvedReference, schemaLocation: location,
-        message: "'\(keyword)' \(Self.quote(ref)) has invalid percent-encoding")
-    }
-    let root = index.resources[resource].root
-    let place: SchemaKey
-    var anchor: String?
-    if fragment.isEmpty {
-      place = root
-    } else if fragment.hasPrefix("/") {
-      guard let tokens = JSONPointer.tokens(fragment) else {
-        throw SchemaError(
-          kind: .unresolvedReference, schemaLocation: location,
-          message: "'\(keyword)' \(Self.quote(ref)) is not a valid JSON Pointer")
-      }
-      place = SchemaKey(document: root.document, pointer: root.pointer + JSONPointer.pointer(tokens))
-    } else {
-      guard let found = index.anchor(fragment, in: resource) else {
-        throw SchemaError(
-          kind: .unresolvedReference, schemaLocation: location,
-          message: "'\(keyword)' \(Self.quote(ref)) does not resolve: no '$anchor' named \(Self.quote(fragment))")
-      }
-      place = found
-      if dynamic && index.resources[resource].dynamicAnchors[fragment] == found {
-        anchor = fragment
-        dynamicNames.insert(fragment)
-      }
-    }
-    guard let designated = index.value(at: place) else {
-      throw SchemaError(
-        kind: .unresolvedReference, schemaLocation: location,
-        message:
-          "'\(keyword)' \(Self.quote(ref)) does not resolve: the schema has nothing at \(Self.quote(fragment))")
-    }
-    switch designated {
-    case .object, .bool: break
-    default:
-      throw Self.invalid(
-        location, "'\(keyword)' \(Self.quote(ref)) designates \(designated.typeName), not a schema")
-    }
-    // The target's depth is not known from here; its number of pointer tokens is an upper bound.
-    let depth = JSONPointer.tokens(place.pointer)?.count ?? 0
-    return (schema(designated, at: place, depth: depth, info: index.info(at: place)), anchor)
-  }
-
-  /// Whether a fragment is empty or a JSON Pointer (percent-encoded or not), not an anchor name.
-  private static func isPointerFragment(_ fragment: String?) -> Bool {
-    guard let first = fragment?.utf8.first else { return true }
-    return first == UInt8(ascii: "/") || first == UInt8(ascii: "%")
-  }
-
-  /// Decodes `%XX` escapes (as UTF-8); `nil` for a malformed escape or invalid UTF-8.
-  static func percentDecoded(_ text: Substring) -> String? {
-    guard text.utf8.contains(UInt8(ascii: "%")) else { return String(text) }
-    var bytes: [UInt8] = []
-    var iterator = text.utf8.makeIterator()
-    while let byte = iterator.next() {
-      guard byte == UInt8(ascii: "%") else {
-        bytes.append(byte)
-        continue
-      }
-      guard let high = iterator.next().flatMap(hexValue),
-        let low = iterator.next().flatMap(hexValue)
-      else {
-        return nil
-      }
-      bytes.append(high << 4 | low)
-    }
-    return String(validating: bytes, as: UTF8.self)
-  }
-
-  private static func hexValue(_ byte: UInt8) -> UInt8? {
-    switch byte {
-    case UInt8(ascii: "0")...UInt8(ascii: "9"): byte - UInt8(ascii: "0")
-    case UInt8(ascii: "a")...UInt8(ascii: "f"): byte - UInt8(ascii: "a") + 10
-    case UInt8(ascii: "A")...UInt8(ascii: "F"): byte - UInt8(ascii: "A") + 10
-    default: nil
-    }
-  }
-
-  // MARK: - Errors
-
-  static func invalid(_ location: String, _ message: String) -> SchemaError {
-    SchemaError(kind: .invalidSchema, schemaLocation: location, message: message)
-  }
-
-  /// A short rendering of a keyword value for error messages.
-  static func describe(_ value: JSONValue) -> String {
-    "\(value.typeName) \(Messages.preview(value))"
-  }
-
-  /// Text in single quotes, for schema errors.
-  static func quote(_ text: String) -> String {
-    "'\(text)'"
-  }
 }

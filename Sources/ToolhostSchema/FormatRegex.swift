@@ -1,5 +1,8 @@
 // ECMA-262 regular expression syntax, for the regex format.
 
+/// A syntax check of ECMA-262 regular expression patterns (section 22.2.1) as parsed with the
+/// `u` flag, so that Annex B's leniencies, such as `\a`, a lone `]` or `{`, or `\8` without
+/// eight groups, are errors. `\p{…}` names are not checked against Unicode's.
 struct ECMAScriptPattern {
   private let s: [Unicode.Scalar]
   private var i = 0
