@@ -126,40 +126,23 @@ struct Serve: AsyncParsableCommand {
     // The plugins' tools at once, without starting anything; MCP servers start in the background, so a client gets
     // its answers while they do (a call of one of their tools waits for them).
     let quick = try await plugins.catalog(startServers: false, printer: printer)
-    let serversToStart = quick.diagnostics.contains { $0.kind == .notStarted }
-    for d in quick.diagnostics where d.kind != .notStarted { Self.report(d, printer: printer) }
-    let withheld = Self.withheld(quick, yes: yes)
-    Self.reportWithheld(withheld, yes: yes, printer: printer)
-    printer.warn(
-      "toolhost serve: serving \(quick.entries.count - withheld.count) tools over MCP \(http == nil ? "on stdio" : "(Streamable HTTP)")"
-        + (serversToStart ? "; starting the MCP servers" : ""))
-    let options = MCPServer.Options(
-      timeout: timeout.map { Duration(seconds: $0) }, outputLimit: maxOutput,
-      withheld: withheld)
-    let server = MCPServer(registry: quick.registry(), options: options)
-    var servers: Task<PluginCatalog?, Never>?
-    if serversToStart {
-      server.expectTools()
-      servers = Task { [plugins, yes] in
-        guard let full = try? await plugins.catalog(startServers: true, printer: printer, quiet: true) else {
-          server.serveTools(quick.registry(), withheld: withheld)
-          return nil
-        }
-        // The plugins' tools stay those already served (their processes); the servers' tools join them. Names
-        // are the same in both catalogs: plugins' tools take theirs first.
-        // Serving ended first (the address could not be bound, say): nothing to report or serve.
-        if Task.isCancelled { return full }
-        let serverEntries = full.entries.filter { $0.tool.manifest.mcp != nil }
-        let started = Set(serverEntries.map(\.tool.name))
-        var merged = quick
-        merged.entries += serverEntries
-        for d in full.diagnostics where !quick.diagnostics.contains(d) { Self.report(d, printer: printer) }
-        let all = Self.withheld(merged, yes: yes)
-        Self.reportWithheld(all.filter { name, _ in started.contains(name) }, yes: yes, printer: printer)
-        server.serveTools(merged.registry(), withheld: all)
-        printer.warn("toolhost serve: the MCP servers started; serving \(merged.entries.count - all.count) tools")
-        return full
+    let yes = self.yes
+    let served = MCPServedCatalog(quick: quick, servesAskTools: yes) { event in
+      switch event {
+      case .diagnostic(let d): Self.report(d, printer: printer)
+      case .withheld(let withheld): Self.reportWithheld(withheld, yes: yes, printer: printer)
+      case .serversStarted(let count):
+        printer.warn("toolhost serve: the MCP servers started; serving \(count) tools")
       }
+    }
+    printer.warn(
+      "toolhost serve: serving \(served.servedCount) tools over MCP \(http == nil ? "on stdio" : "(Streamable HTTP)")"
+        + (served.hasServersToStart ? "; starting the MCP servers" : ""))
+    let options = MCPServer.Options(
+      timeout: timeout.map { Duration(seconds: $0) }, outputLimit: maxOutput, withheld: served.withheld)
+    let server = MCPServer(registry: served.registry, options: options)
+    served.startServers(on: server) { [plugins] in
+      try? await plugins.catalog(startServers: true, printer: printer, quiet: true)
     }
     var failure: String?
     if let http {
@@ -185,9 +168,7 @@ struct Serve: AsyncParsableCommand {
     } else {
       _ = try await InterruptHandler.cancellingOnSignals { await server.serve() }
     }
-    servers?.cancel()
-    if let full = await servers?.value { await full.shutdown() }
-    await quick.shutdown()
+    await served.shutdown()
     if let failure {
       printer.warn(failure)
       throw ExitCode(ExitStatus.cannotStart)
@@ -231,25 +212,5 @@ struct Serve: AsyncParsableCommand {
         + "\(names.count == 1 ? "it needs" : "they need") approval or \(names.count == 1 ? "is" : "are") denied: "
         + names.joined(separator: ", ")
         + (yes ? "" : " (serve --mcp --yes serves the ones that ask; \"auto\" in config.json serves one)"))
-  }
-
-  /// The tools not served, with what a client calling one is told (that the user did not allow it, and nothing of
-  /// how to): `deny` tools, and `ask` tools unless `yes`.
-  static func withheld(_ catalog: PluginCatalog, yes: Bool) -> [String: String] {
-    var out: [String: String] = [:]
-    let config = catalog.trust.configuration
-    for tool in catalog.tools {
-      let decision = config.approval(for: tool)
-      switch decision.mode {
-      case .auto: continue
-      // A client (often a model) is told only that the user did not allow it; how to allow it is for the user, on
-      // stderr (reportWithheld).
-      case .deny: out[tool.name] = "the user does not allow \(tool.name) to run"
-      case .ask where !yes:
-        out[tool.name] = "the user running this server has not approved \(tool.name) for its clients"
-      case .ask: continue
-      }
-    }
-    return out
   }
 }
