@@ -11,6 +11,13 @@ let buildCommitSettings: [CSetting] = {
   ]
 }()
 
+/// The language's coming defaults, on for every module (as swift-subprocess and Hummingbird do): `any` spelled out
+/// for existentials, members visible only from modules a file imports, and imports internal unless marked `public`.
+let upcomingFeatures: [SwiftSetting] = [
+  .enableUpcomingFeature("ExistentialAny"), .enableUpcomingFeature("MemberImportVisibility"),
+  .enableUpcomingFeature("InternalImportsByDefault"),
+]
+
 let package = Package(
   name: "toolhost",
   platforms: [.macOS(.v15)],
@@ -53,17 +60,17 @@ let package = Package(
     ),
     // The `answers` eval's questions and checks (issue 30): pure code, built always so that its tests run with the
     // others; the benchmark that runs `toolhost ask` for it is ToolhostBench's.
-    .target(name: "ToolhostEval", dependencies: ["ToolhostJSON"]),
+    .target(name: "ToolhostEval", dependencies: ["ToolhostJSON"], swiftSettings: upcomingFeatures),
     // Small C helpers for system calls Swift cannot reach (variadic or macro-only), and the commit toolhost was
     // built from (`toolhost --version`).
     .target(name: "CToolhostSupport", cSettings: buildCommitSettings),
     // The only module that touches jansson: a Swift JSON value, parser and serializer.
-    .target(name: "ToolhostJSON", dependencies: ["CJansson"]),
+    .target(name: "ToolhostJSON", dependencies: ["CJansson"], swiftSettings: upcomingFeatures),
     // JSON Schema validation for tool arguments.
-    .target(name: "ToolhostSchema", dependencies: ["ToolhostJSON"]),
+    .target(name: "ToolhostSchema", dependencies: ["ToolhostJSON"], swiftSettings: upcomingFeatures),
     // The system layer under everything else: processes and their containment, file safety and file I/O, one-shot
     // values, line splitting, durations and display text. Only the C support below it.
-    .target(name: "ToolhostSystem", dependencies: ["CToolhostSupport"]),
+    .target(name: "ToolhostSystem", dependencies: ["CToolhostSupport"], swiftSettings: upcomingFeatures),
     // The tool vocabulary: `Tool`, `ToolRegistry`, `ToolCallError` and what a call carries.
     .target(name: "ToolhostTools", dependencies: ["ToolhostJSON", "ToolhostSchema", "ToolhostSystem"]),
     // Plugins: manifests, discovery, trust and approvals, and plugin tools run by the system layer's runner.
@@ -79,7 +86,7 @@ let package = Package(
     .target(name: "ToolhostSession", dependencies: ["ToolhostJSON", "ToolhostSchema", "ToolhostSystem", "ToolhostTools", "ToolhostPlugins"]),
     // The text/event-stream format, parsed as bytes arrive: for the HTTP clients (streamed chat completions, MCP's
     // Streamable HTTP).
-    .target(name: "ToolhostEventStream"),
+    .target(name: "ToolhostEventStream", swiftSettings: upcomingFeatures),
     // Guided tool calling for small models, as pure functions: the prompt, the reply's schema and parsing, the review
     // of a reply (calls to ask again, answers to give up on), ranking the offered tools, answers from results.
     .target(name: "ToolhostGuided", dependencies: ["ToolhostJSON", "ToolhostSchema", "ToolhostSession"]),

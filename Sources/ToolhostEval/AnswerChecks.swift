@@ -1,6 +1,6 @@
 // The checks of an answer against what the tools returned (issue 30's Goal 4): its figures found in the results or
 // the question, not the question echoed, a failure not hidden.
-import ToolhostJSON
+public import ToolhostJSON
 
 #if canImport(Glibc)
   import Glibc

@@ -1,5 +1,5 @@
 // Whether a call's arguments are what a question expects, and which arguments nobody asked for.
-import ToolhostJSON
+public import ToolhostJSON
 
 /// Whether an argument value is what was expected: numbers as numbers, strings as a case-insensitive substring, an
 /// array as alternatives (or, compared element by element, the same list: `[12, 15]` is met by `[12, 15]`), an

@@ -1,5 +1,5 @@
 // What one `toolhost ask --json` did, read from its event stream.
-import ToolhostJSON
+public import ToolhostJSON
 
 /// A call the model made.
 public struct ObservedCall: Sendable, Equatable {

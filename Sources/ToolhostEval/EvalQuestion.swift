@@ -1,6 +1,6 @@
 // The questions of the `answers` eval (issue 30) and how they are read from their JSON file.
-import Foundation
-import ToolhostJSON
+public import Foundation
+public import ToolhostJSON
 
 /// What kind of question one is, for the per-category scores.
 public enum QuestionCategory: String, Sendable, CaseIterable {

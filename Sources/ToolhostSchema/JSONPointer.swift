@@ -1,4 +1,4 @@
-import ToolhostJSON
+public import ToolhostJSON
 
 /// JSON Pointer (RFC 6901) helpers: the `instanceLocation` of a ``ValidationIssue`` and the `schemaLocation` of a
 /// ``SchemaError`` are pointers built with these.

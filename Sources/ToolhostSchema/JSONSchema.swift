@@ -1,4 +1,4 @@
-import ToolhostJSON
+public import ToolhostJSON
 
 /// A compiled JSON Schema (draft 2020-12): compile once per tool, validate many times.
 ///

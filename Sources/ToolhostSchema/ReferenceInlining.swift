@@ -1,4 +1,4 @@
-import ToolhostJSON
+public import ToolhostJSON
 
 extension JSONSchema {
   /// A copy of `schema` in which every local `$ref` (a JSON Pointer such as `#/$defs/Person`, an `$anchor` of the

@@ -1,4 +1,4 @@
-import ToolhostJSON
+public import ToolhostJSON
 
 /// The schema documents that references to other documents resolve from. Nothing is ever fetched over the network.
 ///

@@ -1,3 +1,4 @@
+import Foundation
 extension String {
   /// The text on one line, for lists and summaries: each line trimmed, empty lines left out, the rest joined with
   /// ` ⏎ `.

@@ -1,4 +1,4 @@
-import Foundation
+package import Foundation
 
 /// Reads a whole file with POSIX calls (Foundation's `Data(contentsOf:)` costs several times more for small files),
 /// or its first `limit` bytes and a little more.

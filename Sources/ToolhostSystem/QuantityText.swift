@@ -1,3 +1,4 @@
+import Foundation
 extension Duration {
   /// The duration in seconds.
   package var seconds: Double {

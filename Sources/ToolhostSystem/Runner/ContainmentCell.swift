@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 
 /// The container of one call or one long-lived process: its marker, and its cgroup when there is one.
 final class ContainmentCell: Sendable {
