@@ -349,20 +349,19 @@ struct MCPDiscoveryTests {
     let folder = TemporaryFolder(prefix: "toolhost-mcp-test")
     folder.plugin("fake", manifest: fakeManifest())
     let catalog = await MCPPlugins.discover(folders: [folder.path], environment: hostEnvironment)
-    let seen = LockedBox<[String]>([])
+    let seen = StderrChunks()
     var context = ToolCallContext()
-    context.onStderr = { tool, chunk in seen.mutate { $0.append("\(tool): \(String(decoding: chunk, as: UTF8.self))") }
-    }
+    context.onStderr = { tool, chunk in seen.append("\(tool): \(String(decoding: chunk, as: UTF8.self))") }
     let output = try await catalog.registry().call("echo", arguments: ["text": "t", "log": "hello"], context: context)
     #expect(output.value?[path: "echo", "text"] == "t")
     // Both come before the reply on the server's side; give the stderr pipe a moment to be read.
-    for _ in 0..<50 where seen.value.count < 2 { try await Task.sleep(for: .milliseconds(20)) }
-    let text = seen.value.joined()
-    #expect(text.contains("echo: stderr: hello"), "\(seen.value)")
-    #expect(text.contains("echo: [info] message: hello"), "\(seen.value)")
+    for _ in 0..<50 where seen.all.count < 2 { try await Task.sleep(for: .milliseconds(20)) }
+    let text = seen.all.joined()
+    #expect(text.contains("echo: stderr: hello"), "\(seen.all)")
+    #expect(text.contains("echo: [info] message: hello"), "\(seen.all)")
     // A call without a sink adds nothing to it.
     _ = try await catalog.registry().call("echo", arguments: ["text": "t", "log": "quiet"])
-    #expect(!seen.value.joined().contains("quiet"))
+    #expect(!seen.all.joined().contains("quiet"))
     let pid = try await catalog.registry().call("pid", arguments: [:]).value?["pid"]?.integerValue
     await catalog.shutdown()
     await expectGroupsToEnd([Int32(pid ?? -1)])
