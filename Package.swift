@@ -117,9 +117,9 @@ let package = Package(
         .product(name: "ArgumentParser", package: "swift-argument-parser"),
       ]
     ),
-    // What several test targets need: paths, the built binary, temporary folders, running and checking processes
-    // (used only by tests; every test target depends on it).
-    .target(name: "ToolhostTestSupport", dependencies: ["ToolhostJSON"], path: "Tests/ToolhostTestSupport"),
+    // What several test targets need: paths, the built binary, temporary folders and plugin folders, running and
+    // checking processes, a Swift tool (used only by tests; every test target depends on it).
+    .target(name: "ToolhostTestSupport", dependencies: ["Toolhost", "ToolhostJSON"], path: "Tests/ToolhostTestSupport"),
     .testTarget(name: "ToolhostJSONTests", dependencies: ["ToolhostJSON", "ToolhostTestSupport"]),
     .testTarget(
       name: "ToolhostSchemaTests", dependencies: ["ToolhostSchema", "ToolhostTestSupport"], exclude: ["Differential"]),
