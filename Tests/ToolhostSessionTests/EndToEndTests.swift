@@ -11,8 +11,8 @@ import ToolhostTestSupport
 #endif
 
 /// The session and the HTTP backend against a real OpenAI-compatible server: fakellm 0.3.5 from PyPI, started on
-/// 127.0.0.1 by each test and stopped by PID (run through Support/run_fakellm.py, which also captures the request
-/// bodies and can rewrite streamed deltas the way other servers send them).
+/// 127.0.0.1 by each test and stopped by PID (run through ToolhostTestSupport/Peers/run_fakellm.py, which also
+/// captures the request bodies and can rewrite streamed deltas the way other servers send them).
 @Suite(
   "End to end with fakellm",
   .enabled(
@@ -153,8 +153,8 @@ struct EndToEndTests {
         _ = try await noTools.respond(to: "plain")
       }
       let check = try await server.checkRequestsAgainstOpenAITypes()
-      #expect(check.status == 0, "check_requests.py:\n\(check.output)")
-      #expect(check.stdout.contains("checked 4 requests: ok"), "\(check.output)")
+      #expect(check.status == 0, "check_requests.py:\n\(check.allText)")
+      #expect(check.stdoutText.contains("checked 4 requests: ok"), "\(check.allText)")
     }
   }
 
