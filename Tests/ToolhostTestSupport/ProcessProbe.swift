@@ -109,5 +109,6 @@ public enum ProcessProbe {
 
 /// Why a probe could not be made.
 public struct ProbeError: Error, CustomStringConvertible, Sendable {
+  /// What went wrong.
   public var description: String
 }
