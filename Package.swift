@@ -147,33 +147,68 @@ let package = Package(
         .product(name: "ArgumentParser", package: "swift-argument-parser"),
       ]
     ),
-    // What several test targets need: paths, the built binary, temporary folders, running and checking processes
-    // (used only by tests; every test target depends on it).
-    .target(name: "ToolhostTestSupport", dependencies: ["ToolhostJSON"], path: "Tests/ToolhostTestSupport"),
+    // What several test targets need: paths, the built binary and its one driver, temporary folders and plugin
+    // folders, running and checking processes, fakellm, a Swift tool (used only by tests; every test target depends on
+    // it). Peers/ holds the Python scripts that run and check fakellm.
+    .target(
+      name: "ToolhostTestSupport", dependencies: ["Toolhost", "ToolhostJSON"], path: "Tests/ToolhostTestSupport",
+      exclude: ["Peers"]),
+    // Each test target depends on what its files import.
     .testTarget(name: "ToolhostJSONTests", dependencies: ["ToolhostJSON", "ToolhostTestSupport"]),
     .testTarget(
-      name: "ToolhostSchemaTests", dependencies: ["ToolhostSchema", "ToolhostTestSupport"], exclude: ["Differential"]),
-    .testTarget(name: "ToolhostTests", dependencies: ["ToolhostSystem", "ToolhostTools", "ToolhostPlugins", "CToolhostSupport", "ToolhostJSON", "ToolhostSchema", "ToolhostTestSupport"]),
-    // ToolhostCLI too: the command line is parsed in process (ToolhostCommand.parseAsRoot).
+      name: "ToolhostSchemaTests", dependencies: ["ToolhostSchema", "ToolhostJSON", "ToolhostTestSupport"],
+      exclude: ["Differential"]),
+    // The system layer: the runner, its children and line splitting.
     .testTarget(
-      name: "ToolhostCLITests", dependencies: ["Toolhost", "ToolhostCLI", "ToolhostCommandLine", "ToolhostTestSupport"],
+      name: "ToolhostSystemTests", dependencies: ["ToolhostSystem", "CToolhostSupport", "ToolhostTestSupport"]),
+    // The tool vocabulary and plugins: tool calls, names, discovery, trust, approvals, and containment as plugins
+    // get it.
+    .testTarget(
+      name: "ToolhostTests",
+      dependencies: [
+        "ToolhostSystem", "ToolhostTools", "ToolhostPlugins", "Toolhost", "ToolhostJSON", "ToolhostSchema",
+        "ToolhostTestSupport",
+      ]),
+    // ToolhostCLI too: the command line is parsed in process (ToolhostCommand.parseAsRoot). The tests of `ask`,
+    // `chat`, `chats` and approvals run the binary against fakellm.
+    .testTarget(
+      name: "ToolhostCLITests",
+      dependencies: [
+        "Toolhost", "ToolhostCLI", "ToolhostCommandLine", "ToolhostJSON", "ToolhostOpenAI", "ToolhostTestSupport",
+        .product(name: "ArgumentParser", package: "swift-argument-parser"),
+      ],
       exclude: ["Hostile"]),
     .testTarget(
       name: "ToolhostSessionTests",
-      dependencies: ["ToolhostSession", "ToolhostOpenAI", "ToolhostEventStream", "ToolhostTestSupport"]),
+      dependencies: [
+        "Toolhost", "ToolhostSession", "ToolhostOpenAI", "ToolhostEventStream", "ToolhostJSON", "ToolhostTestSupport",
+      ]),
     .testTarget(
       name: "ToolhostMCPTests",
       dependencies: [
-        "ToolhostMCP", "ToolhostMCPHTTP", "ToolhostTestSupport",
-        .product(name: "AsyncHTTPClient", package: "async-http-client"), .product(name: "NIOCore", package: "swift-nio"),
+        "Toolhost", "ToolhostMCP", "ToolhostMCPHTTP", "ToolhostJSON", "ToolhostTestSupport",
+        .product(name: "AsyncHTTPClient", package: "async-http-client"),
+        .product(name: "NIOCore", package: "swift-nio"),
       ]),
     .testTarget(name: "ToolhostEvalTests", dependencies: ["ToolhostEval", "ToolhostJSON", "ToolhostTestSupport"]),
-    .testTarget(name: "ToolhostChatTests", dependencies: ["ToolhostChat", "ToolhostTestSupport"]),
-    .testTarget(name: "ToolhostHistoryTests", dependencies: ["ToolhostHistory", "ToolhostTestSupport"]),
+    .testTarget(
+      name: "ToolhostChatTests",
+      dependencies: [
+        "Toolhost", "ToolhostChat", "ToolhostSession", "ToolhostOpenAI", "ToolhostLocal", "ToolhostJSON",
+        "ToolhostTestSupport",
+      ]),
+    .testTarget(
+      name: "ToolhostHistoryTests",
+      dependencies: ["Toolhost", "ToolhostHistory", "ToolhostSession", "ToolhostJSON", "ToolhostTestSupport"]),
     .testTarget(
       name: "ToolhostLocalTests",
+      dependencies: ["ToolhostLocal", "ToolhostOpenAI", "ToolhostSession", "ToolhostJSON", "ToolhostTestSupport"]),
+    // The guided strategy, without a model: pure checks, and the OpenAI client's guided requests against a scripted
+    // server.
+    .testTarget(
+      name: "ToolhostGuidedTests",
       dependencies: [
-        "ToolhostLocal", "ToolhostGuided", "ToolhostOpenAI", "ToolhostSession", "ToolhostJSON", "ToolhostTestSupport",
+        "ToolhostGuided", "ToolhostOpenAI", "ToolhostSession", "ToolhostJSON", "ToolhostTestSupport",
       ]),
   ],
   swiftLanguageModes: [.v6]

@@ -19,9 +19,7 @@ func toolhost(
   // MCP tool lists are kept in a folder of this test process, never in the user's cache.
   env["XDG_CACHE_HOME"] = testCache
   for (k, v) in extra { env[k] = v }
-  return try Subprocess.run(
-    executable: toolhostBinary, arguments: arguments, environment: env, workingDirectory: TestPackage.root,
-    input: Data(input.utf8), timeout: timeout)
+  return try ToolhostProcess.run(arguments, environment: env, in: TestPackage.root, input: input, timeout: timeout)
 }
 
 /// The cache folder of the `toolhost` runs of this test process (removed when it ends).

@@ -35,14 +35,9 @@ struct HTTPServeTests {
       try ExamplePlugins.link(["weather", "units"], into: folder.url)
       /// A plugin of one read-only tool, `name`, that runs `script` (a shell script's body).
       func plugin(_ name: String, _ description: String, timeout: Int = 10, script: String) {
-        folder.plugin(
-          name,
-          manifest: """
-            {"manifestVersion": 1, "command": "run", "timeout": \(timeout),
-             "tools": [{"name": "\(name)", "description": "\(description)",
-                        "inputSchema": {"type": "object"}, "annotations": {"readOnlyHint": true}}]}
-            """,
-          script: "#!/bin/sh\n" + script + "\n")
+        folder.shTool(
+          name, description: description, body: script, extra: "\"timeout\": \(timeout)",
+          toolExtra: #""annotations": {"readOnlyHint": true}"#)
       }
       if slow {
         plugin("slowAnswer", "Answers after 3 seconds.", script: "sleep 3\necho '{\"result\": {\"done\": true}}'")

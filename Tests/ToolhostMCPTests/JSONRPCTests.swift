@@ -1,3 +1,4 @@
+import Synchronization
 import Testing
 import Toolhost
 import ToolhostJSON
@@ -86,16 +87,16 @@ struct Sleeper: Tool {
 
 /// Collects a server's replies.
 final class Replies: Sendable {
-  private let box = LockedBox<[JSONRPCMessage]>([])
-  var all: [JSONRPCMessage] { box.value }
-  var sink: @Sendable (JSONRPCMessage) -> Void { { [box] m in box.mutate { $0.append(m) } } }
+  private let box = Mutex<[JSONRPCMessage]>([])
+  var all: [JSONRPCMessage] { box.withLock { $0 } }
+  var sink: @Sendable (JSONRPCMessage) -> Void { { [self] m in box.withLock { $0.append(m) } } }
 
   func wait(count: Int, timeout: Double = 5) async -> [JSONRPCMessage] {
     let end = ContinuousClock.now + .milliseconds(Int64(timeout * 1000))
-    while box.value.count < count, ContinuousClock.now < end {
+    while all.count < count, ContinuousClock.now < end {
       try? await Task.sleep(for: .milliseconds(10))
     }
-    return box.value
+    return all
   }
 }
 

@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 import Testing
 import Toolhost
 import ToolhostJSON
@@ -34,9 +35,9 @@ struct ProgressTests {
 
   /// Collects progress reports.
   final class Reports: Sendable {
-    let box = LockedBox<[ToolProgress]>([])
-    var all: [ToolProgress] { box.value }
-    func add(_ p: ToolProgress) { box.mutate { $0.append(p) } }
+    let box = Mutex<[ToolProgress]>([])
+    var all: [ToolProgress] { box.withLock { $0 } }
+    func add(_ p: ToolProgress) { box.withLock { $0.append(p) } }
   }
 
   /// A call that reports every 0.4 s outlives its 1 s limit while it reports, and its reports arrive.

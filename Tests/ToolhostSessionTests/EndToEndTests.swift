@@ -11,8 +11,8 @@ import ToolhostTestSupport
 #endif
 
 /// The session and the HTTP backend against a real OpenAI-compatible server: fakellm 0.3.5 from PyPI, started on
-/// 127.0.0.1 by each test and stopped by PID (run through Support/run_fakellm.py, which also captures the request
-/// bodies and can rewrite streamed deltas the way other servers send them).
+/// 127.0.0.1 by each test and stopped by PID (run through ToolhostTestSupport/Peers/run_fakellm.py, which also
+/// captures the request bodies and can rewrite streamed deltas the way other servers send them).
 @Suite(
   "End to end with fakellm",
   .enabled(
@@ -153,8 +153,8 @@ struct EndToEndTests {
         _ = try await noTools.respond(to: "plain")
       }
       let check = try await server.checkRequestsAgainstOpenAITypes()
-      #expect(check.status == 0, "check_requests.py:\n\(check.output)")
-      #expect(check.stdout.contains("checked 4 requests: ok"), "\(check.output)")
+      #expect(check.status == 0, "check_requests.py:\n\(check.allText)")
+      #expect(check.stdoutText.contains("checked 4 requests: ok"), "\(check.allText)")
     }
   }
 
@@ -419,176 +419,6 @@ struct EndToEndTests {
           "system", "user", "assistant", "tool", "assistant", "user",
         ])
       #expect(last.first?["content"] as? String == "Do maths.")
-    }
-  }
-}
-
-/// Failures that need no server at all.
-@Suite("HTTP failures")
-struct HTTPFailureTests {
-  @Test func connectionRefusedNamesTheURL() async throws {
-    let port = try ProcessProbe.freePort()  // nobody listens there
-    let url = "http://127.0.0.1:\(port)/v1"
-    try await OpenAIModel.withModel(OpenAIConfiguration(baseURL: url, model: "m")) { model in
-      let session = LanguageModelSession(model: model, tools: try ToolRegistry([]))
-      let error = await #expect(throws: LanguageModelError.self) {
-        try await session.respond(to: "hi")
-      }
-      #expect(error?.kind == .connectionFailed)
-      #expect(
-        error?.description.contains("\(url)/chat/completions") == true,
-        "\(String(describing: error))")
-      #expect(
-        error?.description.contains("connection refused") == true, "\(String(describing: error))")
-      let streamed = await #expect(throws: LanguageModelError.self) {
-        _ = try await session.streamResponse(to: "hi").collect()
-      }
-      #expect(streamed?.kind == .connectionFailed)
-    }
-  }
-
-  @Test func silentServerTimesOut() async throws {
-    // A socket that accepts connections (the kernel does, into the backlog) but never answers.
-    let listener = try SilentListener()
-    defer { listener.close() }
-    let url = "http://127.0.0.1:\(listener.port)/v1"
-    let configuration = OpenAIConfiguration(
-      baseURL: url, model: "m", readTimeout: .milliseconds(300))
-    try await OpenAIModel.withModel(configuration) { model in
-      let session = LanguageModelSession(model: model, tools: try ToolRegistry([]))
-      let error = await #expect(throws: LanguageModelError.self) {
-        try await session.respond(to: "hi")
-      }
-      #expect(error?.kind == .timedOut)
-      #expect(error?.description.contains(url) == true, "\(String(describing: error))")
-    }
-  }
-
-  @Test func missingAPIKeyForOpenAIIsAConfigurationError() {
-    let error = #expect(throws: LanguageModelError.self) {
-      _ = try OpenAIModel(configuration: OpenAIConfiguration.fromEnvironment([:]))
-    }
-    #expect(error?.kind == .configuration)
-  }
-}
-
-/// A listening TCP socket that never accepts: connections sit in the backlog with no reply.
-final class SilentListener: Sendable {
-  let fd: Int32
-  let port: Int
-
-  init() throws {
-    let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-    self.fd = fd
-    var address = sockaddr_in()
-    address.sin_family = sa_family_t(AF_INET)
-    address.sin_addr.s_addr = inet_addr("127.0.0.1")
-    let bound = withUnsafePointer(to: &address) {
-      $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-        bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
-      }
-    }
-    guard bound == 0, listen(fd, 8) == 0 else { throw TestFailure("cannot listen: errno \(errno)") }
-    var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-    _ = withUnsafeMutablePointer(to: &address) {
-      $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &length) }
-    }
-    port = Int(UInt16(bigEndian: address.sin_port))
-  }
-
-  func close() { _ = Glibc.close(fd) }
-}
-
-/// Replies no well-behaved server sends, from a canned server.
-@Suite("Malformed replies")
-struct MalformedReplyTests {
-  func failure(_ response: String, streaming: Bool) async throws -> LanguageModelError? {
-    let server = try ScriptedHTTPServer(replies: [.init(response)])
-    defer { server.stop() }
-    let configuration = OpenAIConfiguration(baseURL: server.baseURL, model: "m", maximumRetries: 0)
-    return try await OpenAIModel.withModel(configuration) { model in
-      let session = try LanguageModelSession(model: model, tools: [AddTool()])
-      let error = await #expect(throws: LanguageModelError.self) {
-        if streaming {
-          _ = try await session.streamResponse(to: "hi").collect()
-        } else {
-          _ = try await session.respond(to: "hi")
-        }
-      }
-      #expect(session.transcript.isEmpty)
-      #expect(
-        error?.description.contains(server.baseURL + "/chat/completions") == true,
-        "\(String(describing: error))")
-      return error
-    }
-  }
-
-  @Test func notJSON() async throws {
-    let error = try await failure(
-      ScriptedHTTPServer.ok("text/html", "<html>Bad gateway</html>"), streaming: false)
-    #expect(error?.kind == .malformedReply)
-    #expect(
-      error?.description.contains("«<html>Bad gateway</html>»") == true,
-      "\(String(describing: error))")
-  }
-
-  @Test func jsonWithoutChoices() async throws {
-    let error = try await failure(
-      ScriptedHTTPServer.ok("application/json", #"{"id":"x","object":"chat.completion"}"#),
-      streaming: false)
-    #expect(error?.kind == .malformedReply)
-    #expect(
-      error?.description.contains("no \"choices\" array") == true, "\(String(describing: error))")
-  }
-
-  @Test func errorObjectInA200Reply() async throws {
-    let error = try await failure(
-      ScriptedHTTPServer.ok("application/json", #"{"error":{"message":"context length exceeded"}}"#),
-      streaming: false)
-    #expect(error?.kind == .serverReported)
-    #expect(error?.description.contains("context length exceeded") == true)
-  }
-
-  @Test func streamCutShort() async throws {
-    let chunk = #"data: {"choices":[{"index":0,"delta":{"content":"Hel"}}]}"# + "\n\n"
-    let error = try await failure(ScriptedHTTPServer.ok("text/event-stream", chunk), streaming: true)
-    #expect(error?.kind == .malformedReply)
-    #expect(error?.description.contains("ended its stream before the turn was finished") == true)
-  }
-
-  @Test func errorEventInAStream() async throws {
-    let body = #"data: {"error":{"message":"model crashed mid-stream"}}"# + "\n\n"
-    let error = try await failure(ScriptedHTTPServer.ok("text/event-stream", body), streaming: true)
-    #expect(error?.kind == .serverReported)
-    #expect(error?.description.contains("model crashed mid-stream") == true)
-  }
-
-  @Test func chunkThatIsNotJSON() async throws {
-    let error = try await failure(
-      ScriptedHTTPServer.ok("text/event-stream", "data: {oops\n\n"), streaming: true)
-    #expect(error?.kind == .malformedReply)
-  }
-
-  @Test func requestsSayWhichToolhostSendsThem() async throws {
-    let body = #"{"choices":[{"index":0,"message":{"role":"assistant","content":"hi"},"finish_reason":"stop"}]}"#
-    let server = try ScriptedHTTPServer(replies: [.init(ScriptedHTTPServer.ok("application/json", body))])
-    defer { server.stop() }
-    try await OpenAIModel.withModel(OpenAIConfiguration(baseURL: server.baseURL, model: "m")) { model in
-      let session = LanguageModelSession(model: model, tools: try ToolRegistry([]))
-      _ = try await session.respond(to: "hi")
-    }
-    #expect(server.requestHeads.first?.contains("\r\nuser-agent: toolhost/\(ToolhostVersion.version)") == true)
-  }
-
-  @Test func serverThatIgnoresStreamTrue() async throws {
-    let body =
-      #"{"choices":[{"index":0,"message":{"role":"assistant","content":"whole"},"finish_reason":"stop"}]}"#
-    let server = try ScriptedHTTPServer(replies: [.init(ScriptedHTTPServer.ok("application/json", body))])
-    defer { server.stop() }
-    let configuration = OpenAIConfiguration(baseURL: server.baseURL, model: "m")
-    try await OpenAIModel.withModel(configuration) { model in
-      let session = LanguageModelSession(model: model, tools: try ToolRegistry([]))
-      #expect(try await session.streamResponse(to: "hi").collect().content == "whole")
     }
   }
 }

@@ -5,6 +5,7 @@ import ToolhostEventStream
 import ToolhostJSON
 import ToolhostOpenAI
 import ToolhostSession
+import ToolhostTestSupport
 
 @Suite("Server-Sent Events")
 struct ServerSentEventTests {

@@ -109,5 +109,17 @@ public enum ProcessProbe {
 
 /// Why a probe could not be made.
 public struct ProbeError: Error, CustomStringConvertible, Sendable {
+  /// What went wrong.
   public var description: String
+}
+
+/// Whether the process group `pgid` is gone: no live member at once, and no zombie either within 3 s (orphans
+/// belong to PID 1, which on some machines reaps them only every second or so).
+public func groupIsGone(_ pgid: Int32) async -> Bool {
+  if !ProcessProbe.inGroup(pgid).isEmpty { return false }
+  for _ in 0..<60 {
+    if ProcessProbe.inGroup(pgid, includingZombies: true).isEmpty { return true }
+    try? await Task.sleep(for: .milliseconds(50))
+  }
+  return false
 }

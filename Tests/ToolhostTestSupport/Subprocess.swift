@@ -25,6 +25,14 @@ public enum Subprocess {
     public var stdoutText: String { String(decoding: stdout, as: UTF8.self) }
     /// stderr as UTF-8 text.
     public var stderrText: String { String(decoding: stderr, as: UTF8.self) }
+    /// stdout, then stderr, as UTF-8 text (for failure messages).
+    public var allText: String { stdoutText + stderrText }
+
+    /// This output, or a failure when the process did not end on its own but was stopped because its time ran out.
+    public func finished() throws(TestFailure) -> Output {
+      if timedOut { throw TestFailure("the process did not finish in time; it wrote:\n\(allText)") }
+      return self
+    }
   }
 
   /// Runs a process to completion: writes `input` to its stdin and closes it, collects stdout and stderr
@@ -75,6 +83,24 @@ public enum Subprocess {
     let stderr = stderrReader.result(timeout: 5)
     return Output(
       status: process.terminationStatus, stdout: stdout ?? Data(), stderr: stderr ?? Data(), timedOut: timedOut)
+  }
+
+  /// ``run(executable:arguments:environment:workingDirectory:input:timeout:)`` awaited without blocking a thread of
+  /// Swift's pool: the process is run and waited for on a thread of its own.
+  public static func runWithoutBlocking(
+    executable: URL, arguments: [String], environment: [String: String]? = nil, workingDirectory: URL? = nil,
+    input: Data = Data(), timeout: TimeInterval
+  ) async throws -> Output {
+    try await withCheckedThrowingContinuation { continuation in
+      Thread.detachNewThread {
+        continuation.resume(
+          with: Result {
+            try run(
+              executable: executable, arguments: arguments, environment: environment,
+              workingDirectory: workingDirectory, input: input, timeout: timeout)
+          })
+      }
+    }
   }
 
   /// Whether `command` (its first word an absolute path) runs and exits 0 within `timeout` seconds (for checks

@@ -1,6 +1,14 @@
 import Foundation
 import Synchronization
 
+#if canImport(Glibc)
+  import Glibc
+#elseif canImport(Musl)
+  import Musl
+#elseif canImport(Darwin)
+  import Darwin
+#endif
+
 /// A fresh folder under the system's temporary directory that a test fills; removed when it is released.
 public final class TemporaryFolder: Sendable {
   /// The folder's path.
@@ -31,6 +39,38 @@ public final class TemporaryFolder: Sendable {
     return full
   }
 
+  /// Makes the folder `relative` and the missing ones above it, each 0755 whatever the umask; returns its path.
+  @discardableResult
+  public func folder(_ relative: String) throws -> String {
+    var current = path
+    for part in relative.split(separator: "/") {
+      current += "/" + part
+      if !FileManager.default.fileExists(atPath: current) {
+        try FileManager.default.createDirectory(atPath: current, withIntermediateDirectories: false)
+        chmod(current, 0o755)
+      }
+    }
+    return current
+  }
+
+  /// Writes `text` to `relative` (replacing it) with exactly `mode` whatever the umask, its missing folders made 0755
+  /// (``folder(_:)``); returns its path. For tests of what toolhost makes of modes (trust, secret files).
+  @discardableResult
+  public func write(_ relative: String, _ text: String, mode: mode_t) throws -> String {
+    try folder((relative as NSString).deletingLastPathComponent)
+    let full = file(relative)
+    try Data(text.utf8).write(to: URL(fileURLWithPath: full))
+    chmod(full, mode)
+    return full
+  }
+
+  /// The permission bits of the file at `path` (not following a symbolic link), nil when there is none.
+  public static func permissions(_ path: String) -> mode_t? {
+    var info = stat()
+    guard lstat(path, &info) == 0 else { return nil }
+    return mode_t(info.st_mode) & 0o7777
+  }
+
   /// Writes a plugin `name/toolhost.json` with `manifest` and, when given, an executable `name/run`; returns the
   /// plugin's folder.
   @discardableResult
@@ -38,6 +78,34 @@ public final class TemporaryFolder: Sendable {
     if let script { write(name + "/run", script, executable: true) }
     write(name + "/toolhost.json", manifest)
     return file(name)
+  }
+
+  /// Writes a plugin `name` (see ``plugin(_:manifest:script:)``) with one tool, also named `name`, whose command is
+  /// the shell script `body` (``manifest(tool:description:schema:extra:toolExtra:)`` tells the other arguments);
+  /// returns the plugin's folder.
+  @discardableResult
+  public func shTool(
+    _ name: String, description: String? = nil, body: String, schema: String = #"{"type":"object"}"#,
+    extra: String = "", toolExtra: String = ""
+  ) -> String {
+    plugin(
+      name,
+      manifest: Self.manifest(
+        tool: name, description: description, schema: schema, extra: extra, toolExtra: toolExtra),
+      script: "#!/bin/sh\n\(body)\n")
+  }
+
+  /// The text of a manifest whose command is `run` and which has one tool, `tool`, described as `description` (else
+  /// "test tool TOOL"), with the input schema `schema`; `extra` adds members (JSON text) to the manifest and
+  /// `toolExtra` to the tool.
+  public static func manifest(
+    tool: String, description: String? = nil, schema: String = #"{"type":"object"}"#, extra: String = "",
+    toolExtra: String = ""
+  ) -> String {
+    """
+    {"manifestVersion": 1, "command": "run" \(extra.isEmpty ? "" : ", " + extra),
+     "tools": [{"name": "\(tool)", "description": "\(description ?? "test tool \(tool)")", "inputSchema": \(schema) \(toolExtra.isEmpty ? "" : ", " + toolExtra)}]}
+    """
   }
 
   /// `base` with the user's folders in this one (`HOME`, `XDG_CONFIG_HOME` = `config`, `XDG_CACHE_HOME` = `cache`,

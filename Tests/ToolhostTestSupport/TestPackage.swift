@@ -55,6 +55,8 @@ public enum TestPackage {
 
 /// A test precondition or helper that failed, with what went wrong.
 public struct TestFailure: Error, CustomStringConvertible, Sendable {
+  /// What went wrong.
   public var description: String
+  /// A failure saying `description`.
   public init(_ description: String) { self.description = description }
 }

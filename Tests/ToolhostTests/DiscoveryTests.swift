@@ -31,18 +31,19 @@ struct DiscoveryTests {
   }
 
   @Test func aBrokenPluginNeverHidesTheGoodOnes() async throws {
-    let folder = PluginFolder()
+    let folder = TemporaryFolder()
     folder.shTool("good", body: #"echo '{"result": 1}'"#)
     folder.plugin(
-      "badjson", script: "#!/bin/sh\n", manifest: "{\n  \"manifestVersion\": 1,\n  \"command\": \"run\",,\n}")
+      "badjson", manifest: "{\n  \"manifestVersion\": 1,\n  \"command\": \"run\",,\n}", script: "#!/bin/sh\n")
     folder.plugin(
-      "violation", script: "#!/bin/sh\n",
+      "violation",
       manifest:
-        #"{"manifestVersion": 1, "command": "run", "tools": [{"name": "v", "inputSchema": {"type": "object"}}]}"#)
-    folder.plugin("missing", script: nil, manifest: PluginFolder.manifest(tool: "missingTool"))
-    let noexec = folder.plugin("noexec", script: nil, manifest: PluginFolder.manifest(tool: "noexecTool"))
+        #"{"manifestVersion": 1, "command": "run", "tools": [{"name": "v", "inputSchema": {"type": "object"}}]}"#,
+      script: "#!/bin/sh\n")
+    folder.plugin("missing", manifest: TemporaryFolder.manifest(tool: "missingTool"))
+    let noexec = folder.plugin("noexec", manifest: TemporaryFolder.manifest(tool: "noexecTool"))
     FileManager.default.createFile(atPath: noexec + "/run", contents: Data("#!/bin/sh\n".utf8))
-    folder.plugin("badname", script: "#!/bin/sh\n", manifest: PluginFolder.manifest(tool: "bad name!"))
+    folder.plugin("badname", manifest: TemporaryFolder.manifest(tool: "bad name!"), script: "#!/bin/sh\n")
     folder.shTool(
       "unsupported", body: "true", schema: #"{"type":"object","$ref":"https://example.com/s.json"}"#)
 
@@ -64,8 +65,8 @@ struct DiscoveryTests {
   }
 
   @Test func theFirstFolderWinsAndTheOtherIsReportedAsShadowed() async throws {
-    let first = PluginFolder()
-    let second = PluginFolder()
+    let first = TemporaryFolder()
+    let second = TemporaryFolder()
     first.shTool("same", body: #"echo '{"result": "first"}'"#)
     second.shTool("same", body: #"echo '{"result": "second"}'"#)
     let catalog = await PluginCatalog.discover(folders: [first.path, second.path])
@@ -78,15 +79,16 @@ struct DiscoveryTests {
   }
 
   @Test func oneExecutableMayProvideSeveralTools() async throws {
-    let folder = PluginFolder()
+    let folder = TemporaryFolder()
     folder.plugin(
-      "multi", script: "#!/bin/sh\necho \"{\\\"result\\\": \\\"$TOOLHOST_TOOL\\\"}\"\n",
+      "multi",
       manifest: """
         {"manifestVersion": 1, "command": "./run", "tools": [
           {"name": "alpha", "description": "a", "inputSchema": {"type": "object"}},
           {"name": "beta", "description": "b", "inputSchema": {"type": "object"}, "annotations": {"destructiveHint": true}}]}
-        """)
-    folder.plugin("single", script: nil, manifest: "")
+        """,
+      script: "#!/bin/sh\necho \"{\\\"result\\\": \\\"$TOOLHOST_TOOL\\\"}\"\n")
+    folder.plugin("single", manifest: "")
     let catalog = await folder.catalog()
     #expect(catalog.tools.map(\.name) == ["alpha", "beta"])
     #expect(catalog.tools[1].annotations.isDestructive)

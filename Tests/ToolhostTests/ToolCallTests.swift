@@ -2,25 +2,11 @@ import Foundation
 import Testing
 import ToolhostJSON
 import ToolhostSchema
+import ToolhostTestSupport
 
 @testable import ToolhostPlugins
 @testable import ToolhostSystem
 @testable import ToolhostTools
-
-/// An in-process Swift tool with decoded arguments.
-struct AddTool: Tool {
-  struct Arguments: Decodable, Sendable {
-    var a: Int
-    var b: Int
-  }
-  let name = "add"
-  let description = "Adds two integers."
-  let parameters: JSONValue = [
-    "type": "object", "required": ["a", "b"], "additionalProperties": false,
-    "properties": ["a": ["type": "integer"], "b": ["type": "integer"]],
-  ]
-  func call(arguments: Arguments) async throws -> JSONValue { .integer(Int64(arguments.a + arguments.b)) }
-}
 
 @Suite("Tool calls")
 struct ToolCallTests {
@@ -46,7 +32,7 @@ struct ToolCallTests {
   }
 
   @Test func jsonReplyWithResultAndText() async throws {
-    let folder = PluginFolder()
+    let folder = TemporaryFolder()
     folder.shTool(
       "greet",
       body:
@@ -59,7 +45,7 @@ struct ToolCallTests {
   }
 
   @Test func theRequestOnStdinFollowsTheWireSchema() async throws {
-    let folder = PluginFolder()
+    let folder = TemporaryFolder()
     folder.shTool("echoRequest", body: #"printf '{"result": %s}' "$(cat)""#)
     let out = try await folder.catalog().registry().call("echoRequest", arguments: ["x": 1.5, "y": [1, 2]])
     let request = try #require(out.value)
@@ -71,7 +57,7 @@ struct ToolCallTests {
   }
 
   @Test func textOutputMode() async throws {
-    let folder = PluginFolder()
+    let folder = TemporaryFolder()
     folder.shTool("plain", body: "echo \"line one\"; echo \"line two\"", extra: #""output": "text""#)
     folder.shTool("plainFail", body: "echo 'no such item' >&2; exit 3", extra: #""output": "text""#)
     let registry = await folder.catalog().registry()
@@ -80,7 +66,7 @@ struct ToolCallTests {
   }
 
   @Test func invalidArgumentsAreRejectedBeforeAnythingRuns() async throws {
-    let folder = PluginFolder()
+    let folder = TemporaryFolder()
     let marker = folder.path + "/ran"
     folder.shTool(
       "limited", body: "touch \(marker); echo '{\"result\":1}'",
@@ -99,7 +85,7 @@ struct ToolCallTests {
   }
 
   @Test func everyFailureIsAToolCallErrorThatSaysWhy() async throws {
-    let folder = PluginFolder()
+    let folder = TemporaryFolder()
     folder.shTool(
       "reported", body: #"echo '{"error": {"message": "unknown city Atlantis", "code": "unknown_city"}}'; exit 1"#)
     folder.shTool("crash", body: "echo 'segfault coming' >&2; kill -SEGV $$")
@@ -152,13 +138,13 @@ struct ToolCallTests {
   }
 
   @Test func unknownToolNamesSuggestTheNearest() async throws {
-    let folder = PluginFolder()
+    let folder = TemporaryFolder()
     folder.shTool("getWeather", body: "true")
     #expect(await failure(await folder.catalog().registry(), "getWether") == .unknownTool(suggestions: ["getWeather"]))
   }
 
   @Test func aPerCallTimeoutOverridesTheManifest() async throws {
-    let folder = PluginFolder()
+    let folder = TemporaryFolder()
     folder.shTool("sleepy", body: "sleep 5; echo '{\"result\":1}'", extra: #""timeout": 60"#)
     var context = ToolCallContext()
     context.timeout = .milliseconds(200)
@@ -172,7 +158,7 @@ struct ToolCallTests {
   }
 
   @Test func pluginsSeeAMinimalEnvironmentAndRunInTheirFolder() async throws {
-    let folder = PluginFolder()
+    let folder = TemporaryFolder()
     let dir = folder.shTool(
       "envdump",
       body: #"printf '{"result": {"pwd": "%s", "env": "%s"}}' "$(pwd)" "$(env | cut -d= -f1 | sort | tr '\n' ' ')""#,
@@ -198,7 +184,7 @@ struct ToolCallTests {
   }
 
   @Test func hugeArgumentsStillStartThePlugin() async throws {
-    let folder = PluginFolder()
+    let folder = TemporaryFolder()
     folder.shTool("size", body: #"printf '{"result": %s}' "$(wc -c)""#)
     let big = JSONValue.string(String(repeating: "x", count: 300_000))
     let out = try await folder.catalog().registry().call("size", arguments: ["blob": big])
@@ -206,10 +192,10 @@ struct ToolCallTests {
   }
 
   @Test func swiftToolsAndPluginsShareOneRegistry() async throws {
-    let folder = PluginFolder()
+    let folder = TemporaryFolder()
     folder.shTool("one", body: #"echo '{"result": 1}'"#)
     let registry = try ToolRegistry([AddTool()] + (await folder.catalog().tools))
-    #expect(try await registry.call("add", arguments: ["a": 2, "b": 3]).value == 5)
+    #expect(try await registry.call("add", arguments: ["a": 2, "b": 3]).value == ["sum": 5])
     guard case .invalidArguments(let issues) = await failure(registry, "add", ["a": "2", "b": 3]) else {
       Issue.record("string accepted for integer")
       return
@@ -218,7 +204,7 @@ struct ToolCallTests {
   }
 
   @Test func manyCallsRunInParallelInInputOrderAndOneFailureCancelsNothing() async throws {
-    let folder = PluginFolder()
+    let folder = TemporaryFolder()
     folder.shTool(
       "sleepEcho", body: #"sleep "$TOOLHOST_ARG_S"; echo "{\"result\": $TOOLHOST_ARG_N}""#,
       schema: #"{"type":"object","properties":{"s":{"type":"number"},"n":{"type":"integer"}}}"#)
@@ -248,7 +234,7 @@ struct ToolCallTests {
   }
 
   @Test func cancellingTheCallingTaskEndsThePlugin() async throws {
-    let folder = PluginFolder()
+    let folder = TemporaryFolder()
     folder.shTool("hang", body: "echo $$ > pid; sleep 100")
     let registry = await folder.catalog().registry()
     let task = Task { try await registry.call("hang", arguments: [:]) }

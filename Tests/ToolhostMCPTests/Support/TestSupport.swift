@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 import Testing
 import Toolhost
 import ToolhostJSON
@@ -52,23 +53,9 @@ extension JSONValue {
   }
 }
 
-/// A value behind a lock, for test helpers.
-final class LockedBox<Value: Sendable>: @unchecked Sendable {
-  // @unchecked: every access to `stored` goes through `lock`.
-  private let lock = NSLock()
-  private var stored: Value
-
-  init(_ value: Value) { stored = value }
-
-  var value: Value {
-    lock.lock()
-    defer { lock.unlock() }
-    return stored
-  }
-
-  func mutate(_ body: (inout Value) -> Void) {
-    lock.lock()
-    defer { lock.unlock() }
-    body(&stored)
-  }
+/// What a call's stderr sink received, chunk by chunk (the sink may run on any thread).
+final class StderrChunks: Sendable {
+  private let chunks = Mutex<[String]>([])
+  func append(_ chunk: String) { chunks.withLock { $0.append(chunk) } }
+  var all: [String] { chunks.withLock { $0 } }
 }

@@ -47,23 +47,6 @@ func call(_ name: String, _ arguments: JSONValue, id: String) -> Transcript.Tool
   Transcript.ToolCall(id: id, toolName: name, arguments: arguments)
 }
 
-/// Adds two integers.
-struct AddTool: Tool {
-  struct Arguments: Decodable, Sendable {
-    var a: Int
-    var b: Int
-  }
-  let name = "add"
-  let description = "Adds two integers."
-  let parameters: JSONValue = [
-    "type": "object", "required": ["a", "b"], "additionalProperties": false,
-    "properties": ["a": ["type": "integer"], "b": ["type": "integer", "maximum": 1000]],
-  ]
-  func call(arguments: Arguments) async throws -> JSONValue {
-    ["sum": .integer(Int64(arguments.a + arguments.b))]
-  }
-}
-
 /// Sleeps, then returns its label: proves calls run at once.
 struct SleepTool: Tool {
   var overlap: Overlap? = nil

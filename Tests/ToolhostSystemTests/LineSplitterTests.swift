@@ -1,8 +1,6 @@
 import Testing
 
-@testable import ToolhostPlugins
 @testable import ToolhostSystem
-@testable import ToolhostTools
 
 /// The line splitting the persistent-process loop and the MCP line channel share, without processes.
 @Suite struct LineSplitterTests {

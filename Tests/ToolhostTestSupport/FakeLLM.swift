@@ -1,7 +1,6 @@
 import Foundation
 import Synchronization
 import Testing
-import ToolhostTestSupport
 
 #if canImport(Glibc)
   import Glibc
@@ -9,103 +8,58 @@ import ToolhostTestSupport
   import Darwin
 #endif
 
-/// Locations and the Python environment the end-to-end tests need.
-enum TestEnvironment {
-  static var support: URL {
-    TestPackage.root.appendingPathComponent("Tests/ToolhostSessionTests/Support")
+/// The Python environment of the tests against fakellm (the end-to-end tests of sessions and of `toolhost ask` and
+/// `chat`), and where its scripts are.
+public enum TestEnvironment {
+  /// The folder of the Python scripts that run and check fakellm, Tests/ToolhostTestSupport/Peers.
+  public static var support: URL {
+    TestPackage.root.appendingPathComponent("Tests/ToolhostTestSupport/Peers")
   }
 
   /// The Python interpreter: `$TOOLHOST_TEST_PYTHON`, else `python3` on PATH.
-  static let python: String =
+  public static let python: String =
     ProcessInfo.processInfo.environment["TOOLHOST_TEST_PYTHON"] ?? "python3"
 
   /// The pip command CI runs; the tests that need these packages are skipped without them.
-  static let pipCommand = "pip install fakellm==0.3.5 openai==3.54.0"
+  public static let pipCommand = "pip install fakellm==0.3.5 openai==3.54.0"
 
   /// Whether `fakellm` 0.3.5 can be imported.
-  static let hasFakeLLM: Bool = pythonSucceeds(
+  public static let hasFakeLLM: Bool = pythonSucceeds(
     "import importlib.metadata as m, fakellm, uvicorn; assert m.version('fakellm') == '0.3.5'")
 
   /// Whether the `openai` package and pydantic can be imported.
-  static let hasOpenAITypes: Bool = pythonSucceeds(
+  public static let hasOpenAITypes: Bool = pythonSucceeds(
     "import pydantic; from openai.types.chat import completion_create_params")
 
-  static func pythonSucceeds(_ code: String) -> Bool {
+  /// Whether the Python interpreter runs `code` without an error (within 60 s).
+  public static func pythonSucceeds(_ code: String) -> Bool {
     Subprocess.succeeds(["/usr/bin/env", python, "-c", code], timeout: 60)
-  }
-
-  /// The result of a finished process.
-  struct Finished: Sendable {
-    var status: Int32
-    var stdout: String
-    var stderr: String
-    var output: String { stdout + stderr }
-  }
-
-  /// Runs a command to completion with stdout and stderr collected to files (no pipe can fill up), killing it after
-  /// `timeout` seconds. Waits without blocking a thread.
-  static func run(
-    _ command: [String], environment: [String: String]? = nil, stdin: String? = nil, timeout: Double
-  ) async throws -> Finished {
-    let dir = try TemporaryFolder.make(prefix: "toolhost-session-tests")
-    defer { try? FileManager.default.removeItem(at: dir) }
-    let out = dir.appendingPathComponent("out")
-    let err = dir.appendingPathComponent("err")
-    let input = dir.appendingPathComponent("in")
-    _ = FileManager.default.createFile(atPath: out.path, contents: nil)
-    _ = FileManager.default.createFile(atPath: err.path, contents: nil)
-    _ = FileManager.default.createFile(atPath: input.path, contents: Data((stdin ?? "").utf8))
-    let process = Process()
-    process.executableURL = URL(fileURLWithPath: command[0])
-    process.arguments = Array(command.dropFirst())
-    if let environment { process.environment = environment }
-    process.standardOutput = try FileHandle(forWritingTo: out)
-    process.standardError = try FileHandle(forWritingTo: err)
-    process.standardInput = try FileHandle(forReadingFrom: input)
-    let timedOut = Mutex(false)
-    let status: Int32 = try await withCheckedThrowingContinuation { continuation in
-      process.terminationHandler = { p in continuation.resume(returning: p.terminationStatus) }
-      do {
-        try Subprocess.withUnblockedSignals { try process.run() }
-      } catch {
-        continuation.resume(throwing: error)
-        return
-      }
-      let pid = process.processIdentifier
-      DispatchQueue.global().asyncAfter(deadline: .now() + timeout) {
-        if process.isRunning, pid > 0 {
-          timedOut.withLock { $0 = true }
-          kill(pid, SIGKILL)
-        }
-      }
-    }
-    if timedOut.withLock({ $0 }) {
-      throw TestFailure("\(command.joined(separator: " ")) did not finish within \(timeout) s")
-    }
-    return Finished(
-      status: status,
-      stdout: (try? String(contentsOf: out, encoding: .utf8)) ?? "",
-      stderr: (try? String(contentsOf: err, encoding: .utf8)) ?? "")
   }
 }
 
 /// A fakellm server on 127.0.0.1, started by the test and always stopped (SIGTERM, then SIGKILL) by PID.
-final class FakeLLM: Sendable {
-  let port: Int
-  let directory: URL
-  let pid: Int32
+public final class FakeLLM: Sendable {
+  /// The port it listens on.
+  public let port: Int
+  /// Its folder: the rules, the captured requests and its log.
+  public let directory: URL
+  /// Its process id.
+  public let pid: Int32
   private let process: Mutex<Process?>
 
-  var baseURL: String { "http://127.0.0.1:\(port)/v1" }
-  var captureFile: URL { directory.appendingPathComponent("requests.jsonl") }
-  var logFile: URL { directory.appendingPathComponent("server.log") }
+  /// Its OpenAI-compatible API: `http://127.0.0.1:PORT/v1`.
+  public var baseURL: String { "http://127.0.0.1:\(port)/v1" }
+  /// The file the requests it received are captured in (JSON lines).
+  public var captureFile: URL { directory.appendingPathComponent("requests.jsonl") }
+  /// Its log.
+  public var logFile: URL { directory.appendingPathComponent("server.log") }
 
   /// Runs `body` with a fresh server whose rules are `rules` (fakellm YAML), then stops it, also when `body` throws.
   ///
   /// - Parameters:
   ///   - mangle: `reuse-index`, `omit-index` or `no-ids` (see run_fakellm.py).
   ///   - retryAfter: a `Retry-After` value for 429 replies.
-  static func with<T>(
+  public static func with<T>(
     rules: String, mangle: String? = nil, retryAfter: String? = nil,
     _ body: (FakeLLM) async throws -> T
   ) async throws -> T {
@@ -169,7 +123,7 @@ final class FakeLLM: Sendable {
   }
 
   /// Stops the server: SIGTERM, then SIGKILL after 3 s; waits until it has exited.
-  func stop(removingDirectory: Bool = true) async {
+  public func stop(removingDirectory: Bool = true) async {
     guard
       let process = self.process.withLock({ p -> Process? in
         defer { p = nil }
@@ -189,7 +143,7 @@ final class FakeLLM: Sendable {
   }
 
   /// The captured request bodies, in order.
-  func requests() throws -> [[String: Any]] {
+  public func requests() throws -> [[String: Any]] {
     let text = (try? String(contentsOf: captureFile, encoding: .utf8)) ?? ""
     return try text.split(separator: "\n").map { line in
       guard let object = try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any],
@@ -202,19 +156,23 @@ final class FakeLLM: Sendable {
   }
 
   /// The server's log, for failure messages.
-  var log: String { (try? String(contentsOf: logFile, encoding: .utf8)) ?? "" }
+  public var log: String { (try? String(contentsOf: logFile, encoding: .utf8)) ?? "" }
 
   /// Runs check_requests.py on the captured requests; returns its exit status and output.
-  func checkRequestsAgainstOpenAITypes() async throws -> TestEnvironment.Finished {
-    try await TestEnvironment.run(
-      [
-        "/usr/bin/env", TestEnvironment.python,
-        TestEnvironment.support.appendingPathComponent("check_requests.py").path, captureFile.path,
-      ], timeout: 120)
+  ///
+  /// - Throws: ``TestFailure`` when it does not finish within 120 s.
+  public func checkRequestsAgainstOpenAITypes() async throws -> Subprocess.Output {
+    try await Subprocess.runWithoutBlocking(
+      executable: URL(fileURLWithPath: "/usr/bin/env"),
+      arguments: [
+        TestEnvironment.python, TestEnvironment.support.appendingPathComponent("check_requests.py").path,
+        captureFile.path,
+      ], timeout: 120
+    ).finished()
   }
 
   /// Whether something on `port` answers `GET /_fakellm/stats` with a status line.
-  static func probe(port: Int) -> Bool {
+  public static func probe(port: Int) -> Bool {
     let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
     guard fd >= 0 else { return false }
     defer { close(fd) }

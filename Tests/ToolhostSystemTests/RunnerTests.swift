@@ -3,20 +3,7 @@ import Foundation
 import Testing
 import ToolhostTestSupport
 
-@testable import ToolhostPlugins
 @testable import ToolhostSystem
-@testable import ToolhostTools
-
-/// Whether the process group `pgid` is gone: no live member at once, and no zombie either within 3 s (orphans
-/// belong to PID 1, which on some machines reaps them only every second or so).
-func groupIsGone(_ pgid: Int32) async -> Bool {
-  if !ProcessProbe.inGroup(pgid).isEmpty { return false }
-  for _ in 0..<60 {
-    if ProcessProbe.inGroup(pgid, includingZombies: true).isEmpty { return true }
-    try? await Task.sleep(for: .milliseconds(50))
-  }
-  return false
-}
 
 func sh(_ script: String, timeout: Duration? = .seconds(10), input: [UInt8] = [], limit: Int = 16 << 20) -> ProcessSpec
 {

@@ -1,8 +1,6 @@
 import Testing
 
-@testable import ToolhostPlugins
 @testable import ToolhostSystem
-@testable import ToolhostTools
 
 /// The stop → grace → kill → drain state machine both runners share, and the byte tail they keep, without processes.
 @Suite struct ChildLifecycleTests {

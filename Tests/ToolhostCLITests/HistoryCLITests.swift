@@ -5,21 +5,21 @@ import ToolhostTestSupport
 
 /// The chat history end to end: the real `toolhost ask`, `chat` and `chats` against fakellm, the database in the
 /// test's own `$HOME/.local/share/toolhost`.
-extension CLITests {
+extension AskAndChatTests {
   var historyPath: String { work.path + "/.local/share/toolhost/history.sqlite" }
 
   /// `toolhost chats … --json` parsed.
   func chatsJSON(_ arguments: [String] = []) async throws -> [JSONValue] {
     let listed = try await toolhost(["chats"] + arguments + ["--json"])
-    #expect(listed.status == 0, "\(listed.output)")
-    return try JSONValue.parse(listed.stdout).arrayValue ?? []
+    #expect(listed.status == 0, "\(listed.allText)")
+    return try JSONValue.parse(listed.stdoutText).arrayValue ?? []
   }
 
   @Test func askIsKeptWithItsToolCallsAndCanBeShownAndExported() async throws {
     defer { try? FileManager.default.removeItem(at: work) }
     try await FakeLLM.with(rules: Self.bostonRules) { server in
       let asked = try await toolhost(["ask"] + plugins + ["What is Boston like in April?"], server: server)
-      #expect(asked.status == 0, "\(asked.output)")
+      #expect(asked.status == 0, "\(asked.allText)")
     }
     var info = stat()
     #expect(stat(historyPath, &info) == 0)
@@ -37,20 +37,21 @@ extension CLITests {
     let id = try #require(chat["id"]?.integerValue)
 
     let shown = try await toolhost(["chats", "show", String(id)])
-    #expect(shown.status == 0, "\(shown.output)")
-    #expect(shown.stdout.contains("> What is Boston like in April?"), "\(shown.stdout)")
-    #expect(shown.stdout.contains(#"→ getWeather {"city":"Boston","month":4}"#), "\(shown.stdout)")
-    #expect(shown.stdout.contains("← getWeather ok "), "\(shown.stdout)")
-    #expect(shown.stdout.contains("Boston averages a high of about 13 °C in April."), "\(shown.stdout)")
+    #expect(shown.status == 0, "\(shown.allText)")
+    #expect(shown.stdoutText.contains("> What is Boston like in April?"), "\(shown.stdoutText)")
+    #expect(shown.stdoutText.contains(#"→ getWeather {"city":"Boston","month":4}"#), "\(shown.stdoutText)")
+    #expect(shown.stdoutText.contains("← getWeather ok "), "\(shown.stdoutText)")
+    #expect(shown.stdoutText.contains("Boston averages a high of about 13 °C in April."), "\(shown.stdoutText)")
 
     let graph = try await toolhost(["chats", "show", String(id), "--graph"])
-    #expect(graph.status == 0, "\(graph.output)")
-    #expect(graph.stdout.contains("turn 1: > What is Boston like in April?"), "\(graph.stdout)")
+    #expect(graph.status == 0, "\(graph.allText)")
+    #expect(graph.stdoutText.contains("turn 1: > What is Boston like in April?"), "\(graph.stdoutText)")
     #expect(
-      graph.stdout.contains("├─ round 1\n│  └─ getWeather {\"city\":\"Boston\",\"month\":4}  [ok, "), "\(graph.stdout)")
-    #expect(graph.stdout.contains("└─ response: Boston averages a high"), "\(graph.stdout)")
+      graph.stdoutText.contains("├─ round 1\n│  └─ getWeather {\"city\":\"Boston\",\"month\":4}  [ok, "),
+      "\(graph.stdoutText)")
+    #expect(graph.stdoutText.contains("└─ response: Boston averages a high"), "\(graph.stdoutText)")
 
-    let detail = try JSONValue.parse(try await toolhost(["chats", "show", String(id), "--json"]).stdout)
+    let detail = try JSONValue.parse(try await toolhost(["chats", "show", String(id), "--json"]).stdoutText)
     let entries = detail["entries"]?.arrayValue ?? []
     // No --instructions, so no instructions entry.
     #expect(entries.compactMap { $0["kind"]?.stringValue } == ["prompt", "toolCalls", "toolOutput", "response"])
@@ -59,16 +60,16 @@ extension CLITests {
 
     let page = work.path + "/chat.html"
     let html = try await toolhost(["chats", "export", String(id), "--html", "-o", page])
-    #expect(html.status == 0, "\(html.output)")
+    #expect(html.status == 0, "\(html.allText)")
     #expect(stat(page, &info) == 0 && info.st_mode & 0o777 == 0o600)
     let text = try String(contentsOfFile: page, encoding: .utf8)
     #expect(text.contains(#"<li class="call ok" data-tool="getWeather">"#), "\(text)")
     #expect(text.contains("Content-Security-Policy"))
-    #expect(try await toolhost(["chats", "show", String(id), "--html"]).stdout == text)
+    #expect(try await toolhost(["chats", "show", String(id), "--html"]).stdoutText == text)
 
     let exported = try await toolhost(["chats", "export", String(id), "--jsonl"])
-    #expect(exported.status == 0, "\(exported.output)")
-    let lines = exported.stdout.split(separator: "\n")
+    #expect(exported.status == 0, "\(exported.allText)")
+    let lines = exported.stdoutText.split(separator: "\n")
     #expect(lines.count == 4)
     #expect(try JSONValue.parse(String(lines[0]))["text"] == "What is Boston like in April?")
   }
@@ -96,18 +97,19 @@ extension CLITests {
     try await FakeLLM.with(rules: rules) { server in
       let chat = try await toolhost(
         ["chat", "--no-tools", "--no-stream"], server: server, stdin: "first question\nsecond question\n")
-      #expect(chat.status == 0, "\(chat.output)")
+      #expect(chat.status == 0, "\(chat.allText)")
       let continued = try await toolhost(["chat", "--no-tools", "--continue", "-p", "third question"], server: server)
-      #expect(continued.status == 0, "\(continued.output)")
-      #expect(continued.stdout == "Third answer, with the history.\n")
+      #expect(continued.status == 0, "\(continued.allText)")
+      #expect(continued.stdoutText == "Third answer, with the history.\n")
       let id = try #require(try await chatsJSON().first?["id"]?.integerValue)
       let resumed = try await toolhost(
         ["chat", "--no-tools", "--resume", String(id), "-p", "fourth question"], server: server)
-      #expect(resumed.status == 0, "\(resumed.output)")
-      #expect(resumed.stdout == "Fourth answer.\n")
+      #expect(resumed.status == 0, "\(resumed.allText)")
+      #expect(resumed.stdoutText == "Fourth answer.\n")
       let unknown = try await toolhost(["chat", "--no-tools", "--resume", String(id + 7), "-p", "x"], server: server)
-      #expect(unknown.status == 64, "\(unknown.output)")
-      #expect(unknown.stderr.contains("no chat has the id \(id + 7): the nearest are \(id)"), "\(unknown.stderr)")
+      #expect(unknown.status == 64, "\(unknown.allText)")
+      #expect(
+        unknown.stderrText.contains("no chat has the id \(id + 7): the nearest are \(id)"), "\(unknown.stderrText)")
     }
     let chats = try await chatsJSON()
     #expect(chats.count == 1)
@@ -117,14 +119,14 @@ extension CLITests {
     #expect(try await chatsJSON(["search", "THIRD answer"]).count == 1)
     #expect(try await chatsJSON(["search", "fifth"]).isEmpty)
     let listed = try await toolhost(["chats"])
-    #expect(listed.stdout.contains("Four Questions"), "\(listed.stdout)")
+    #expect(listed.stdoutText.contains("Four Questions"), "\(listed.stdoutText)")
 
     let removed = try await toolhost(["chats", "rm", "1"])
-    #expect(removed.status == 0, "\(removed.output)")
+    #expect(removed.status == 0, "\(removed.allText)")
     #expect(try await chatsJSON().isEmpty)
     let gone = try await toolhost(["chats", "show", "1"])
     #expect(gone.status == 64)
-    #expect(gone.stderr.contains("no chat has the id 1: there are no chats yet"), "\(gone.stderr)")
+    #expect(gone.stderrText.contains("no chat has the id 1: there are no chats yet"), "\(gone.stderrText)")
   }
 
   @Test func noHistoryKeepsNothing() async throws {
@@ -136,7 +138,7 @@ extension CLITests {
       """
     try await FakeLLM.with(rules: rules) { server in
       let asked = try await toolhost(["ask", "--no-tools", "--no-history", "hello"], server: server)
-      #expect(asked.status == 0, "\(asked.output)")
+      #expect(asked.status == 0, "\(asked.allText)")
       #expect(!FileManager.default.fileExists(atPath: historyPath))
       // The configuration's "history": false is the same for every run.
       let config = work.path + "/.config/toolhost"
@@ -145,7 +147,7 @@ extension CLITests {
         atPath: config + "/config.json", contents: Data(#"{"history": false}"#.utf8),
         attributes: [.posixPermissions: 0o600])
       let again = try await toolhost(["ask", "--no-tools", "hello"], server: server)
-      #expect(again.status == 0, "\(again.output)")
+      #expect(again.status == 0, "\(again.allText)")
       #expect(!FileManager.default.fileExists(atPath: historyPath))
     }
   }
@@ -163,20 +165,21 @@ extension CLITests {
       """
     try await FakeLLM.with(rules: rules) { server in
       let asked = try await toolhost(["ask", "--no-tools", "hello"], server: server)
-      #expect(asked.status == 0, "\(asked.output)")
-      #expect(asked.stdout == "Still here.\n")
-      #expect(asked.stderr.contains("warning: chat history (\(historyPath)): the file is damaged"), "\(asked.stderr)")
-      #expect(asked.stderr.split(separator: "\n").count == 1, "\(asked.stderr)")
+      #expect(asked.status == 0, "\(asked.allText)")
+      #expect(asked.stdoutText == "Still here.\n")
+      #expect(
+        asked.stderrText.contains("warning: chat history (\(historyPath)): the file is damaged"), "\(asked.stderrText)")
+      #expect(asked.stderrText.split(separator: "\n").count == 1, "\(asked.stderrText)")
     }
     #expect(FileManager.default.contents(atPath: historyPath) == garbage)
     let listed = try await toolhost(["chats"])
     #expect(listed.status == 1)
-    #expect(listed.stderr.contains("the file is damaged or not a toolhost history"), "\(listed.stderr)")
+    #expect(listed.stderrText.contains("the file is damaged or not a toolhost history"), "\(listed.stderrText)")
   }
 }
 
 /// The chat's own lines: `/tools`, `@TOOL message`, `/clear`, `/help`, `/quit`, and hints for the rest.
-extension CLITests {
+extension AskAndChatTests {
   @Test func chatCommandsPickAToolClearAndQuit() async throws {
     defer { try? FileManager.default.removeItem(at: work) }
     let rules =
@@ -193,16 +196,16 @@ extension CLITests {
     try await FakeLLM.with(rules: rules) { server in
       let chat = try await toolhost(
         ["chat", "--no-stream"] + plugins, server: server, stdin: lines.joined(separator: "\n") + "\n")
-      #expect(chat.status == 0, "\(chat.output)\nserver:\n\(server.log)")
-      #expect(chat.stdout == "Boston averages a high of about 13 °C in April.\nHi again.\n")
+      #expect(chat.status == 0, "\(chat.allText)\nserver:\n\(server.log)")
+      #expect(chat.stdoutText == "Boston averages a high of about 13 °C in April.\nHi again.\n")
       // /tools weather: the matching tools, name and summary.
-      #expect(chat.stderr.contains("getWeather  "), "\(chat.stderr)")
-      #expect(!chat.stderr.contains("todoList  "), "\(chat.stderr)")
-      #expect(chat.stderr.contains("/clear  start a new conversation"), "\(chat.stderr)")
-      #expect(chat.stderr.contains("toolhost: /bogus is not a command"), "\(chat.stderr)")
-      #expect(chat.stderr.contains("no tool is called getWeathr: did you mean @getWeather?"), "\(chat.stderr)")
-      #expect(chat.stderr.contains("write the message after the tool's name: @getWeather"), "\(chat.stderr)")
-      #expect(chat.stderr.contains("a new conversation (the last one is kept as chat 1)"), "\(chat.stderr)")
+      #expect(chat.stderrText.contains("getWeather  "), "\(chat.stderrText)")
+      #expect(!chat.stderrText.contains("todoList  "), "\(chat.stderrText)")
+      #expect(chat.stderrText.contains("/clear  start a new conversation"), "\(chat.stderrText)")
+      #expect(chat.stderrText.contains("toolhost: /bogus is not a command"), "\(chat.stderrText)")
+      #expect(chat.stderrText.contains("no tool is called getWeathr: did you mean @getWeather?"), "\(chat.stderrText)")
+      #expect(chat.stderrText.contains("write the message after the tool's name: @getWeather"), "\(chat.stderrText)")
+      #expect(chat.stderrText.contains("a new conversation (the last one is kept as chat 1)"), "\(chat.stderrText)")
 
       // The model's title requests for the two chats aside.
       let requests = try server.requests().filter { !"\($0)".contains("You write titles") }
@@ -229,29 +232,28 @@ extension CLITests {
 }
 
 /// `toolhost chat` on a terminal: the line editor completes tool names with Tab.
-extension CLITests {
+extension AskAndChatTests {
   @Test func onATerminalTabCompletesAToolName() async throws {
     defer { try? FileManager.default.removeItem(at: work) }
     try await FakeLLM.with(rules: Self.bostonRules) { server in
-      var env = Subprocess.cleanEnvironment(home: work.path)
-      env["TOOLHOST_API_KEY"] = "cli-key"
-      let chat = try await TestEnvironment.run(
-        ["/usr/bin/env", "-C", work.path]
-          + Terminal.command(
-            [
-              try TestPackage.requireToolhostBinary(), "chat", "--no-stream", "--base-url", server.baseURL, "--model",
-              "cli-model",
-            ] + plugins,
-            typing: [
-              // "@getW" + Tab completes to "@getWeather "; the rest of the message, then Enter.
-              ("you› ", "@getW\tWhat is Boston like in April?\r"),
-              // The answer, then Ctrl-D at the next prompt ends the chat (the line's own redraws show the prompt
-              // too, so the answer is waited for first).
-              ("13 °C in April.", ""), ("you› ", "\u{04}"),
-            ]),
-        environment: env, stdin: "", timeout: 120)
-      #expect(chat.status == 0, "\(chat.output)\nserver:\n\(server.log)")
-      #expect(chat.stdout.contains("Boston averages a high of about 13 °C in April."), "\(chat.output)")
+      let chat = try await Subprocess.runWithoutBlocking(
+        executable: URL(fileURLWithPath: "/usr/bin/env"),
+        arguments: Terminal.command(
+          [
+            try TestPackage.requireToolhostBinary(), "chat", "--no-stream", "--base-url", server.baseURL, "--model",
+            "cli-model",
+          ] + plugins,
+          typing: [
+            // "@getW" + Tab completes to "@getWeather "; the rest of the message, then Enter.
+            ("you› ", "@getW\tWhat is Boston like in April?\r"),
+            // The answer, then Ctrl-D at the next prompt ends the chat (the line's own redraws show the prompt
+            // too, so the answer is waited for first).
+            ("13 °C in April.", ""), ("you› ", "\u{04}"),
+          ]),
+        environment: fakeLLMEnvironment(home: work), workingDirectory: work, timeout: 120
+      ).finished()
+      #expect(chat.status == 0, "\(chat.allText)\nserver:\n\(server.log)")
+      #expect(chat.stdoutText.contains("Boston averages a high of about 13 °C in April."), "\(chat.allText)")
       let first = try #require(try server.requests().first)
       let offered = (first["tools"] as? [[String: Any]])?.compactMap {
         ($0["function"] as? [String: Any])?["name"] as? String
@@ -264,7 +266,7 @@ extension CLITests {
 }
 
 /// Titles made by the chat's model after the first answer.
-extension CLITests {
+extension AskAndChatTests {
   @Test func chatIsTitledByItsModelUnlessTheModelAnswersInstead() async throws {
     defer { try? FileManager.default.removeItem(at: work) }
     for (reply, expected, source) in [
@@ -283,8 +285,8 @@ extension CLITests {
       try await FakeLLM.with(rules: rules) { server in
         let chat = try await toolhost(
           ["chat", "--no-tools", "--no-stream"], server: server, stdin: "What is Boston like in April?\n")
-        #expect(chat.status == 0, "\(chat.output)")
-        #expect(chat.stdout == "Mild.\n")
+        #expect(chat.status == 0, "\(chat.allText)")
+        #expect(chat.stdoutText == "Mild.\n")
         let titleRequests = try server.requests().filter { "\($0)".contains("You write titles") }
         #expect(titleRequests.count == (source == "model" ? 1 : 2))
       }

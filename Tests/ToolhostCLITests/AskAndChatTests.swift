@@ -9,7 +9,7 @@ import ToolhostTestSupport
   .enabled(
     if: TestEnvironment.hasFakeLLM,
     "fakellm 0.3.5 is not installed for \(TestEnvironment.python): \(TestEnvironment.pipCommand)"))
-struct CLITests {
+struct AskAndChatTests {
   let work: URL
 
   init() throws {
@@ -20,18 +20,10 @@ struct CLITests {
   /// Runs toolhost in a scratch directory with a clean environment (no colours, no terminal).
   func toolhost(
     _ arguments: [String], server: FakeLLM? = nil, stdin: String? = nil, todoFile: String? = nil
-  )
-    async throws -> TestEnvironment.Finished
-  {
-    let binary = try TestPackage.requireToolhostBinary()
-    var env = Subprocess.cleanEnvironment(home: work.path)
-    env["TOOLHOST_API_KEY"] = "cli-key"
+  ) async throws -> Subprocess.Output {
+    var env = fakeLLMEnvironment(home: work)
     if let todoFile { env["TOOLHOST_TODO_FILE"] = todoFile }
-    var args = arguments
-    if let server { args += ["--base-url", server.baseURL, "--model", "cli-model"] }
-    let command = ["/usr/bin/env", "-C", work.path, binary] + args
-    return try await TestEnvironment.run(
-      command, environment: env, stdin: stdin ?? "", timeout: 120)
+    return try await runToolhost(arguments, server: server, environment: env, in: work, stdin: stdin ?? "")
   }
 
   var plugins: [String] {
@@ -56,14 +48,14 @@ struct CLITests {
     try await FakeLLM.with(rules: Self.bostonRules) { server in
       let result = try await toolhost(
         ["ask"] + plugins + ["What is Boston like in April?"], server: server)
-      #expect(result.status == 0, "\(result.output)\nserver:\n\(server.log)")
-      #expect(result.stdout == "Boston averages a high of about 13 °C in April.\n")
+      #expect(result.status == 0, "\(result.allText)\nserver:\n\(server.log)")
+      #expect(result.stdoutText == "Boston averages a high of about 13 °C in April.\n")
       #expect(
-        result.stderr.contains("→ getWeather {\"city\":\"Boston\",\"month\":4}"), "\(result.stderr)"
+        result.stderrText.contains("→ getWeather {\"city\":\"Boston\",\"month\":4}"), "\(result.stderrText)"
       )
-      #expect(result.stderr.contains("✓ getWeather ("), "\(result.stderr)")
-      #expect(result.stderr.contains("Boston, United States — April normals"), "\(result.stderr)")
-      #expect(!result.output.contains("\u{1B}["))  // no colours and no spinner without a terminal
+      #expect(result.stderrText.contains("✓ getWeather ("), "\(result.stderrText)")
+      #expect(result.stderrText.contains("Boston, United States — April normals"), "\(result.stderrText)")
+      #expect(!result.allText.contains("\u{1B}["))  // no colours and no spinner without a terminal
       let requests = try server.requests()
       #expect(requests.count == 2)
       #expect((requests[0]["_headers"] as? [String: String])?["authorization"] == "Bearer cli-key")
@@ -90,10 +82,10 @@ struct CLITests {
     try await FakeLLM.with(rules: rules) { server in
       let result = try await toolhost(
         ["ask", "--tool-calling", "guided"] + plugins + ["What is Boston like in April?"], server: server)
-      #expect(result.status == 0, "\(result.output)\nserver:\n\(server.log)")
-      #expect(result.stdout == "Boston averages a high of 13.6 °C in April.\n")
-      #expect(result.stderr.contains("→ getWeather {\"city\":\"Boston\",\"month\":4}"), "\(result.stderr)")
-      #expect(result.stderr.contains("Boston, United States — April normals"), "\(result.stderr)")
+      #expect(result.status == 0, "\(result.allText)\nserver:\n\(server.log)")
+      #expect(result.stdoutText == "Boston averages a high of 13.6 °C in April.\n")
+      #expect(result.stderrText.contains("→ getWeather {\"city\":\"Boston\",\"month\":4}"), "\(result.stderrText)")
+      #expect(result.stderrText.contains("Boston, United States — April normals"), "\(result.stderrText)")
       let requests = try server.requests()
       #expect(requests.count == 2)
       for request in requests {
@@ -137,8 +129,8 @@ struct CLITests {
       let result = try await toolhost(
         ["ask", "--json", "--tool", "searchBreadDatabase", "--require-tool"] + plugins + ["bread?"],
         server: server)
-      #expect(result.status == 0, "\(result.output)")
-      let events = try result.stdout.split(separator: "\n").map { try JSONValue.parse(String($0)) }
+      #expect(result.status == 0, "\(result.allText)")
+      let events = try result.stdoutText.split(separator: "\n").map { try JSONValue.parse(String($0)) }
       let types = events.compactMap { $0["type"]?.stringValue }
       #expect(types.first == "request_started")
       #expect(types.last == "response")
@@ -163,7 +155,7 @@ struct CLITests {
     let todo = work.appendingPathComponent("todo.txt").path
     let added = try await toolhost(
       ["call"] + plugins + ["todoAdd", "--text", "Buy milk"], todoFile: todo)
-    #expect(added.status == 0, "\(added.output)")
+    #expect(added.status == 0, "\(added.allText)")
     let rules = """
       rules:
         - name: clear
@@ -181,23 +173,24 @@ struct CLITests {
     try await FakeLLM.with(rules: rules) { server in
       let refused = try await toolhost(
         ["ask"] + plugins + ["Clear my list"], server: server, todoFile: todo)
-      #expect(refused.status == 0, "\(refused.output)")
-      #expect(refused.stdout == "I may not clear your list without your confirmation.\n")
+      #expect(refused.status == 0, "\(refused.allText)")
+      #expect(refused.stdoutText == "I may not clear your list without your confirmation.\n")
       #expect(
-        refused.stderr.contains("✗ todoClear: refused: the user has not approved running todoClear"),
-        "\(refused.stderr)")
+        refused.stderrText.contains("✗ todoClear: refused: the user has not approved running todoClear"),
+        "\(refused.stderrText)")
       #expect(
-        refused.stderr.contains("todoClear needs approval and there is no terminal to ask on"), "\(refused.stderr)")
+        refused.stderrText.contains("todoClear needs approval and there is no terminal to ask on"),
+        "\(refused.stderrText)")
       let still = try await toolhost(["call"] + plugins + ["todoList"], todoFile: todo)
-      #expect(still.stdout.contains("Buy milk"), "\(still.output)")
+      #expect(still.stdoutText.contains("Buy milk"), "\(still.allText)")
 
       // A new conversation (another first message) with --yes runs it.
       let allowed = try await toolhost(
         ["ask", "--yes"] + plugins + ["Clear my list now"], server: server, todoFile: todo)
-      #expect(allowed.status == 0, "\(allowed.output)")
-      #expect(allowed.stdout == "Your list is clear.\n")
+      #expect(allowed.status == 0, "\(allowed.allText)")
+      #expect(allowed.stdoutText == "Your list is clear.\n")
       let after = try await toolhost(["call"] + plugins + ["todoList"], todoFile: todo)
-      #expect(!after.stdout.contains("Buy milk"), "\(after.output)")
+      #expect(!after.stdoutText.contains("Buy milk"), "\(after.allText)")
     }
   }
 
@@ -222,15 +215,15 @@ struct CLITests {
         ["chat", "--no-tools", "--no-stream", "--no-history", "--save", saved, "--instructions", "Be terse."],
         server: server,
         stdin: "first question\n\nsecond question\n")
-      #expect(chat.status == 0, "\(chat.output)")
-      #expect(chat.stdout == "First answer.\nSecond answer.\n")
+      #expect(chat.status == 0, "\(chat.allText)")
+      #expect(chat.stdoutText == "First answer.\nSecond answer.\n")
       let lines = try String(contentsOfFile: saved, encoding: .utf8).split(separator: "\n")
       #expect(lines.count == 5)
 
       let resumed = try await toolhost(
         ["chat", "--no-tools", "--no-history", "--resume", saved, "-p", "third question"], server: server)
-      #expect(resumed.status == 0, "\(resumed.output)")
-      #expect(resumed.stdout == "Third answer, with the history.\n")
+      #expect(resumed.status == 0, "\(resumed.allText)")
+      #expect(resumed.stdoutText == "Third answer, with the history.\n")
       #expect(try String(contentsOfFile: saved, encoding: .utf8).split(separator: "\n").count == 7)
       let last = try #require(try server.requests().last)
       #expect((last["messages"] as? [Any])?.count == 6)
@@ -250,20 +243,20 @@ struct CLITests {
       let result = try await toolhost(
         ["ask", "--no-tools", "--no-stream", "hello"], server: server)
       #expect(result.status == 1)
-      #expect(result.stdout.isEmpty)
-      #expect(result.stderr.contains("HTTP 400"), "\(result.stderr)")
-      #expect(result.stderr.contains("model cli-model does not exist"), "\(result.stderr)")
+      #expect(result.stdoutText.isEmpty)
+      #expect(result.stderrText.contains("HTTP 400"), "\(result.stderrText)")
+      #expect(result.stderrText.contains("model cli-model does not exist"), "\(result.stderrText)")
     }
     let port = try ProcessProbe.freePort()
     let refused = try await toolhost([
       "ask", "--no-tools", "--base-url", "http://127.0.0.1:\(port)/v1", "hello",
     ])
     #expect(refused.status == 1)
-    #expect(refused.stderr.contains("connection refused"), "\(refused.stderr)")
+    #expect(refused.stderrText.contains("connection refused"), "\(refused.stderrText)")
     let usage = try await toolhost(["ask", "--no-tools", "--tool", "getWeather", "hello"])
-    #expect(usage.status == 64, "\(usage.output)")
+    #expect(usage.status == 64, "\(usage.allText)")
     let unknown = try await toolhost(["ask", "--tool", "getWeathr"] + plugins + ["hello"])
     #expect(unknown.status == 64)
-    #expect(unknown.stderr.contains("did you mean getWeather"), "\(unknown.stderr)")
+    #expect(unknown.stderrText.contains("did you mean getWeather"), "\(unknown.stderrText)")
   }
 }
