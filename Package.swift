@@ -79,9 +79,9 @@ let package = Package(
       dependencies: [
         "ToolhostJSON", "ToolhostSchema", "ToolhostSystem", "ToolhostTools",
         .product(name: "Crypto", package: "swift-crypto"),
-      ]),
+      ], swiftSettings: upcomingFeatures),
     // What a Swift program imports: the tool vocabulary and plugins, with the system layer's public parts.
-    .target(name: "Toolhost", dependencies: ["ToolhostSystem", "ToolhostTools", "ToolhostPlugins"]),
+    .target(name: "Toolhost", dependencies: ["ToolhostSystem", "ToolhostTools", "ToolhostPlugins"], swiftSettings: upcomingFeatures),
     // The model protocol and the session loop (FoundationModels' LanguageModelSession shape).
     .target(name: "ToolhostSession", dependencies: ["ToolhostJSON", "ToolhostSchema", "ToolhostSystem", "ToolhostTools", "ToolhostPlugins"]),
     // The text/event-stream format, parsed as bytes arrive: for the HTTP clients (streamed chat completions, MCP's
@@ -110,17 +110,17 @@ let package = Package(
     // What `ask` and `chat` set up: the model a name chooses, the tools offered, the session and its policy.
     .target(name: "ToolhostChat", dependencies: [
         "ToolhostSystem", "ToolhostTools", "ToolhostPlugins", "ToolhostSession", "ToolhostOpenAI", "ToolhostLocal",
-      ]),
+      ], swiftSettings: upcomingFeatures),
     // Chats kept between runs: a SQLite database of every chat's entries, titles, and the commands' queries.
     .target(
       name: "ToolhostHistory",
       dependencies: [
         "ToolhostJSON", "ToolhostSystem", "ToolhostTools", "ToolhostSession", .product(name: "GRDB", package: "GRDB.swift"),
-      ]),
+      ], swiftSettings: upcomingFeatures),
     // MCP both ways: MCP stdio servers as tools, and toolhost as an MCP server.
     .target(name: "ToolhostMCP", dependencies: [
         "CToolhostSupport", "ToolhostJSON", "ToolhostSchema", "ToolhostSystem", "ToolhostTools", "ToolhostPlugins",
-      ]),
+      ], swiftSettings: upcomingFeatures),
     // MCP over Streamable HTTP: toolhost's MCP server on Hummingbird, and remote MCP servers as tools.
     .target(
       name: "ToolhostMCPHTTP",
@@ -129,15 +129,16 @@ let package = Package(
         .product(name: "Hummingbird", package: "hummingbird"),
         // Its HTTP/1 channel's idle timeout and the cap on open connections.
         .product(name: "HummingbirdCore", package: "hummingbird"),
-        .product(name: "NIOCore", package: "swift-nio"), .product(name: "HTTPTypes", package: "swift-http-types"),
+        .product(name: "NIOCore", package: "swift-nio"), .product(name: "NIOHTTP1", package: "swift-nio"),
+        .product(name: "HTTPTypes", package: "swift-http-types"),
         .product(name: "Logging", package: "swift-log"),
         .product(name: "AsyncHTTPClient", package: "async-http-client"),
-      ]),
+      ], swiftSettings: upcomingFeatures),
     // What a command-line front end shows and reads: flags from a tool's schema, reports and tables, `batch` lines,
     // exit statuses, signals turned into cancellation.
     .target(name: "ToolhostCommandLine", dependencies: [
         "ToolhostJSON", "ToolhostSchema", "ToolhostSystem", "ToolhostTools", "ToolhostPlugins",
-      ]),
+      ], swiftSettings: upcomingFeatures),
     // The command-line program: thin, all logic lives in the libraries.
     .executableTarget(
       name: "ToolhostCLI",
@@ -145,8 +146,8 @@ let package = Package(
         "ToolhostJSON", "ToolhostSystem", "ToolhostTools", "ToolhostPlugins", "ToolhostSession", "ToolhostOpenAI",
         "ToolhostMCP", "ToolhostMCPHTTP", "ToolhostLocal", "ToolhostChat", "ToolhostCommandLine", "ToolhostHistory",
         .product(name: "ArgumentParser", package: "swift-argument-parser"),
-      ]
-    ),
+        .product(name: "AsyncHTTPClient", package: "async-http-client"),
+      ], swiftSettings: upcomingFeatures),
     // What several test targets need: paths, the built binary and its one driver, temporary folders and plugin
     // folders, running and checking processes, fakellm, a Swift tool (used only by tests; every test target depends on
     // it). Peers/ holds the Python scripts that run and check fakellm.

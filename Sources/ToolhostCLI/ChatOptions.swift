@@ -1,4 +1,4 @@
-import ArgumentParser
+public import ArgumentParser
 import ToolhostChat
 import ToolhostOpenAI
 import ToolhostSystem

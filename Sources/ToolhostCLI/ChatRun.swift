@@ -5,6 +5,7 @@ import ToolhostChat
 import ToolhostCommandLine
 import ToolhostHistory
 import ToolhostJSON
+import ToolhostOpenAI
 import ToolhostPlugins
 import ToolhostSession
 import ToolhostSystem

@@ -3,6 +3,7 @@ import Foundation
 import ToolhostCommandLine
 import ToolhostHistory
 import ToolhostJSON
+import ToolhostSession
 import ToolhostSystem
 
 /// `toolhost chats`: the kept chats, one of them, and what to do with them.

@@ -1,4 +1,5 @@
 import ArgumentParser
+import AsyncHTTPClient
 import Foundation
 import ToolhostChat
 import ToolhostCommandLine

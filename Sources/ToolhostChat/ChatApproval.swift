@@ -1,4 +1,4 @@
-import ToolhostSession
+public import ToolhostSession
 
 /// How the tools whose approval is `ask` are decided (see ``ToolApprover``).
 public struct ChatApproval: Sendable {

@@ -1,6 +1,6 @@
 import Foundation
 import ToolhostSystem
-import ToolhostTools
+public import ToolhostTools
 
 /// What one line typed into a chat asks for: a prompt, a prompt for one picked tool (`@NAME message`), or one of the
 /// chat's commands (`/tools [FILTER]`, `/clear`, `/help`, `/quit`). A line that starts with `/` or `@` and matches

@@ -1,6 +1,6 @@
-import ToolhostPlugins
-import ToolhostSession
-import ToolhostTools
+public import ToolhostPlugins
+public import ToolhostSession
+public import ToolhostTools
 
 /// How a conversation with tools is set up, as `toolhost ask` and `toolhost chat` set it up: which tools are
 /// offered, the instructions, a conversation to continue, and the session's policy (tool failures go back to the

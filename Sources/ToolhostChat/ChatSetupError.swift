@@ -1,6 +1,6 @@
-import ToolhostPlugins
-import ToolhostSession
-import ToolhostTools
+public import ToolhostPlugins
+public import ToolhostSession
+public import ToolhostTools
 
 /// Why a chat could not be set up: a tool that cannot be offered, or a model that cannot be made.
 ///

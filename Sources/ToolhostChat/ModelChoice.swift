@@ -1,7 +1,7 @@
-import Foundation
-import ToolhostLocal
-import ToolhostOpenAI
-import ToolhostSession
+public import Foundation
+public import ToolhostLocal
+public import ToolhostOpenAI
+public import ToolhostSession
 
 /// The model a name chooses, with the environment's defaults: a local GGUF model run with llama.cpp (`local`,
 /// `local:1.5b`, `local:PATH`) or a model behind an OpenAI-compatible server (any other name).

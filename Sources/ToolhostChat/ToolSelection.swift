@@ -1,5 +1,5 @@
-import ToolhostPlugins
-import ToolhostTools
+public import ToolhostPlugins
+public import ToolhostTools
 
 /// Which of a catalog's tools a chat offers the model.
 public enum ToolSelection: Sendable, Equatable {

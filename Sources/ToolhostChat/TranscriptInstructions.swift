@@ -1,4 +1,4 @@
-import ToolhostSession
+public import ToolhostSession
 
 extension Transcript {
   /// This transcript with `text` as its instructions: the first instructions entry replaced, or, in a transcript

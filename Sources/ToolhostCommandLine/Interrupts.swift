@@ -1,5 +1,5 @@
 import Dispatch
-import Foundation
+public import Foundation
 import Synchronization
 
 /// Turns SIGINT, SIGTERM and SIGHUP into cancellation of a task, so that Ctrl-C ends running tools' process

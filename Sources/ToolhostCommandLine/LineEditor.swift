@@ -1,3 +1,4 @@
+import Foundation
 import ToolhostSystem
 
 /// The editing of one line typed on a terminal, as bytes arrive, without any I/O: the reader feeds it each byte

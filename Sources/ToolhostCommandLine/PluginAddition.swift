@@ -1,5 +1,5 @@
-import Foundation
-import ToolhostPlugins
+public import Foundation
+public import ToolhostPlugins
 import ToolhostSystem
 
 /// `toolhost plugins add DIR`: a plugin folder copied (or linked) into the user's own plugin folder,

@@ -1,8 +1,8 @@
 import Foundation
-import ToolhostJSON
-import ToolhostPlugins
+public import ToolhostJSON
+public import ToolhostPlugins
 import ToolhostSystem
-import ToolhostTools
+public import ToolhostTools
 
 /// One line of `toolhost batch` input: `{"tool": ..., "arguments": {...}, "timeout"?: seconds, "id"?: any}`.
 public struct BatchRequest: Sendable {

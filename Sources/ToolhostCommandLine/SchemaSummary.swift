@@ -1,8 +1,8 @@
 import Foundation
-import ToolhostJSON
-import ToolhostPlugins
+public import ToolhostJSON
+public import ToolhostPlugins
 import ToolhostSchema
-import ToolhostTools
+public import ToolhostTools
 
 /// Words for a schema's type and constraints, for help and `toolhost describe`.
 public enum SchemaSummary {

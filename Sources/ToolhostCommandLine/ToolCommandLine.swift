@@ -1,5 +1,5 @@
-import Foundation
-import ToolhostJSON
+public import Foundation
+public import ToolhostJSON
 import ToolhostSchema
 import ToolhostSystem
 import ToolhostTools

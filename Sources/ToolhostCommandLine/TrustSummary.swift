@@ -1,6 +1,6 @@
-import Foundation
+public import Foundation
 import ToolhostJSON
-import ToolhostPlugins
+public import ToolhostPlugins
 import ToolhostTools
 
 /// What `toolhost trust` shows of a manifest before the user trusts it: what runs (each tool's whole command line,

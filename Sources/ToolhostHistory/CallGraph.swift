@@ -1,6 +1,6 @@
 import Foundation
 import ToolhostJSON
-import ToolhostSession
+public import ToolhostSession
 import ToolhostSystem
 import ToolhostTools
 

@@ -1,6 +1,6 @@
-import Foundation
+public import Foundation
 import GRDB
-import ToolhostJSON
+public import ToolhostJSON
 import ToolhostSession
 import ToolhostSystem
 

@@ -1,5 +1,5 @@
 import Synchronization
-import ToolhostSession
+public import ToolhostSession
 import ToolhostSystem
 
 /// What a chat front end does with the history, in one place: which stored chat a run goes on with, keeping the

@@ -1,5 +1,5 @@
 import Foundation
-import ToolhostSession
+public import ToolhostSession
 import ToolhostTools
 
 /// Titles chats with the chat's own model: a short session of its own, told only to write a 3–5 word title, with

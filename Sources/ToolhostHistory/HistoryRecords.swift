@@ -1,7 +1,7 @@
-import Foundation
+public import Foundation
 import GRDB
-import ToolhostJSON
-import ToolhostSession
+public import ToolhostJSON
+public import ToolhostSession
 import ToolhostSystem
 import ToolhostTools
 

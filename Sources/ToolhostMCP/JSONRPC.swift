@@ -1,4 +1,4 @@
-import ToolhostJSON
+public import ToolhostJSON
 
 /// A JSON-RPC 2.0 request id: a number or a string.
 public enum JSONRPCID: Sendable, Hashable, CustomStringConvertible {

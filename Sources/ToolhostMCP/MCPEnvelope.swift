@@ -1,4 +1,4 @@
-import ToolhostJSON
+package import ToolhostJSON
 import ToolhostSystem
 
 /// The 2026-07-28 protocol's request envelope and result fields, for both sides.

@@ -1,7 +1,7 @@
 import Dispatch
-import Foundation
+public import Foundation
 import ToolhostJSON
-import ToolhostPlugins
+public import ToolhostPlugins
 import ToolhostSchema
 import ToolhostSystem
 import ToolhostTools

@@ -1,6 +1,6 @@
-import ToolhostPlugins
+public import ToolhostPlugins
 import ToolhostSystem
-import ToolhostTools
+public import ToolhostTools
 
 /// What `toolhost serve --mcp` serves, assembled for any front end: the plugins' tools at once, the MCP servers'
 /// tools once those servers have started (in the background, so a client gets answers meanwhile), and the tools the

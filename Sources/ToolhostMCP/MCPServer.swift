@@ -2,8 +2,8 @@ import Foundation
 import Synchronization
 import ToolhostJSON
 import ToolhostPlugins
-import ToolhostSystem
-import ToolhostTools
+public import ToolhostSystem
+public import ToolhostTools
 
 /// Serves the tools of a ``ToolRegistry`` as an MCP stdio server (`toolhost serve --mcp`).
 ///

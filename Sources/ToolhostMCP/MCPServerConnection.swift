@@ -1,9 +1,10 @@
 import Foundation
 import Synchronization
-import ToolhostJSON
+public import ToolhostJSON
 import ToolhostPlugins
+import ToolhostSchema
 import ToolhostSystem
-import ToolhostTools
+public import ToolhostTools
 
 /// A connection to one MCP stdio server: it starts the server when first needed, runs the initialize handshake
 /// (asking for the newest protocol version toolhost speaks and accepting any of ``MCPProtocol/supportedVersions``

@@ -1,8 +1,8 @@
-import ToolhostJSON
-import ToolhostPlugins
-import ToolhostSchema
+public import ToolhostJSON
+public import ToolhostPlugins
+public import ToolhostSchema
 import ToolhostSystem
-import ToolhostTools
+public import ToolhostTools
 
 /// A tool of an MCP server, callable like any other ``Tool``: arguments are validated against the server's input
 /// schema, then sent as `tools/call` through the ``MCPServerConnection``.

@@ -1,6 +1,6 @@
-import Foundation
+public import Foundation
 import ToolhostJSON
-import ToolhostPlugins
+public import ToolhostPlugins
 import ToolhostSystem
 
 #if canImport(Glibc)
@@ -47,11 +47,8 @@ public struct MCPToolListCache: Sendable {
   /// The file that holds `server`'s list, or `nil` when its manifest or executable cannot be read.
   public func path(for server: MCPPluginServer) -> String? {
     guard let manifest = try? FileSafety.readRegularFile(server.manifest.path, user: nil) else { return nil }
-    var info = stat()
-    guard stat(server.executable, &info) == 0 else { return nil }
-    let identity =
-      "\(server.executable)\u{0}\(info.st_dev)\u{0}\(info.st_ino)\u{0}\(info.st_size)\u{0}"
-      + "\(info.st_mtim.tv_sec).\(info.st_mtim.tv_nsec)\u{0}\(server.manifest.path)\u{0}"
+    guard let file = FileSafety.identity(of: server.executable) else { return nil }
+    let identity = "\(server.executable)\u{0}\(file)\u{0}\(server.manifest.path)\u{0}"
     return directory + "/" + TrustStore.digest(Array(identity.utf8) + manifest) + ".json"
   }
 

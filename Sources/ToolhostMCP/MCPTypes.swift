@@ -1,7 +1,8 @@
 import Foundation
-import ToolhostJSON
-import ToolhostSystem
-import ToolhostTools
+public import ToolhostJSON
+import ToolhostPlugins
+public import ToolhostSystem
+public import ToolhostTools
 
 /// The MCP protocol versions this implementation speaks, newest first.
 public enum MCPProtocol {

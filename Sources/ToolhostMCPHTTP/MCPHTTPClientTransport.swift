@@ -1,10 +1,11 @@
-import AsyncHTTPClient
+public import AsyncHTTPClient
 import Foundation
 import NIOCore
+import NIOHTTP1
 import Synchronization
 import ToolhostEventStream
 import ToolhostJSON
-import ToolhostMCP
+public import ToolhostMCP
 import ToolhostSystem
 
 /// A remote MCP server over Streamable HTTP, as the transport of an ``MCPServerConnection``: every message is a

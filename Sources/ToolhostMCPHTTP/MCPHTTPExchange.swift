@@ -1,6 +1,6 @@
 import Foundation
 import ToolhostJSON
-import ToolhostMCP
+public import ToolhostMCP
 import ToolhostSystem
 
 /// The rules of one HTTP exchange with toolhost's MCP endpoint, apart from any I/O: who may ask, what a POST must

@@ -6,7 +6,7 @@ import Logging
 import NIOCore
 import Synchronization
 import ToolhostJSON
-import ToolhostMCP
+public import ToolhostMCP
 import ToolhostPlugins
 import ToolhostSystem
 

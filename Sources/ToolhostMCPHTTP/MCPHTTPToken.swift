@@ -1,4 +1,4 @@
-import Foundation
+public import Foundation
 import ToolhostSystem
 
 #if canImport(Glibc)
@@ -73,17 +73,19 @@ public enum MCPHTTPToken {
       throw FileError(
         description: "cannot make the folder \(folder): \(String(cString: strerror(error.code.rawValue)))")
     }
-    var info = stat()
-    guard lstat(folder, &info) == 0 else {
-      throw FileError(description: "cannot look at \(folder): \(String(cString: strerror(errno)))")
+    let info: FileSafety.Status
+    switch FileSafety.status(of: folder) {
+    case .success(let status): info = status
+    case .failure(let error):
+      throw FileError(description: "cannot look at \(folder): \(String(cString: strerror(error.code.rawValue)))")
     }
-    guard info.st_mode & S_IFMT == S_IFDIR else {
+    guard info.isFolder else {
       throw FileError(description: "\(folder) is not a folder (a symbolic link, say); remove it or set XDG_STATE_HOME")
     }
-    guard info.st_uid == getuid() else {
+    guard info.owner == getuid() else {
       throw FileError(description: "\(folder) belongs to another user; remove it or set XDG_STATE_HOME")
     }
-    if info.st_mode & 0o077 != 0, chmod(folder, 0o700) != 0 {
+    if info.permissions & 0o077 != 0, chmod(folder, 0o700) != 0 {
       throw FileError(description: "cannot make \(folder) private (chmod 700): \(String(cString: strerror(errno)))")
     }
     if let problem = FileSafety.folderProblem(folder) { throw FileError(description: problem) }

@@ -1,8 +1,8 @@
-import Foundation
+public import Foundation
 import ToolhostJSON
 import ToolhostSchema
-import ToolhostSystem
-import ToolhostTools
+public import ToolhostSystem
+public import ToolhostTools
 
 /// The tools found in plugin folders, and the diagnostics of the plugins that could not be used.
 ///

@@ -1,4 +1,4 @@
-import Foundation
+public import Foundation
 
 /// A folder plugins are searched in, and why it is searched: the folders the user named or configured run at once;
 /// a project's `./plugins` only once the user trusts it (``TrustStore``).

@@ -1,8 +1,8 @@
 import Foundation
-import ToolhostJSON
+public import ToolhostJSON
 import ToolhostSchema
-import ToolhostSystem
-import ToolhostTools
+public import ToolhostSystem
+public import ToolhostTools
 
 /// A plugin manifest (`toolhost.json`): an executable and the tools it provides, or an MCP stdio server whose tools
 /// are listed by the server. See `schemas/manifest.schema.json`.

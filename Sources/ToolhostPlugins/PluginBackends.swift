@@ -1,8 +1,8 @@
 import Foundation
-import ToolhostJSON
+public import ToolhostJSON
 import ToolhostSchema
 import ToolhostSystem
-import ToolhostTools
+public import ToolhostTools
 
 /// Runs a plugin's tool some other way than spawning the manifest's command for each call: through an MCP server
 /// connection, for example (ToolhostMCP provides that one).

@@ -1,9 +1,9 @@
-import Foundation
+public import Foundation
 import Synchronization
-import ToolhostJSON
-import ToolhostSchema
-import ToolhostSystem
-import ToolhostTools
+public import ToolhostJSON
+public import ToolhostSchema
+public import ToolhostSystem
+public import ToolhostTools
 
 /// A tool provided by a subprocess plugin: each call spawns the plugin, writes the request to its stdin and reads
 /// its reply from stdout (see `schemas/request.schema.json` and `schemas/reply.schema.json`).

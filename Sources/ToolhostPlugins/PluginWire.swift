@@ -1,3 +1,4 @@
+import Foundation
 import Synchronization
 import ToolhostJSON
 import ToolhostSchema

@@ -1,4 +1,4 @@
-import Foundation
+public import Foundation
 
 extension PluginCatalog {
   /// Discovers the plugins a user of the command line has: the folders of

@@ -1,4 +1,5 @@
 import Foundation
+
 extension String {
   /// The text on one line, for lists and summaries: each line trimmed, empty lines left out, the rest joined with
   /// ` ⏎ `.

@@ -288,3 +288,34 @@ public enum FileSafety {
       ? path : "'" + path.replacingOccurrences(of: "'", with: #"'\''"#) + "'"
   }
 }
+
+extension FileSafety {
+  /// What `lstat` says of a path, for checks made outside this module: whether it is a folder (not a link to one),
+  /// its owner and its permission bits.
+  package struct Status: Sendable, Equatable {
+    /// Whether the path is a folder itself (a symbolic link is not).
+    package var isFolder: Bool
+    /// The owner's user id.
+    package var owner: uid_t
+    /// The permission bits (`0o700` for a private folder).
+    package var permissions: mode_t
+  }
+
+  /// The ``Status`` of `path`, or the `errno` of `lstat` when it fails.
+  package static func status(of path: String) -> Result<Status, POSIXError> {
+    var info = stat()
+    guard lstat(path, &info) == 0 else { return .failure(POSIXError(POSIXErrorCode(rawValue: errno) ?? .EIO)) }
+    return .success(
+      Status(isFolder: info.st_mode & S_IFMT == S_IFDIR, owner: info.st_uid, permissions: info.st_mode & 0o7777))
+  }
+}
+
+extension FileSafety {
+  /// What identifies a file's content without reading it, following links: its device, inode, size and change
+  /// time to the nanosecond, NUL-separated; `nil` when `stat` fails. Changes whenever the file is replaced or written.
+  package static func identity(of path: String) -> String? {
+    var info = stat()
+    guard stat(path, &info) == 0 else { return nil }
+    return "\(info.st_dev)\u{0}\(info.st_ino)\u{0}\(info.st_size)\u{0}\(info.st_mtim.tv_sec).\(info.st_mtim.tv_nsec)"
+  }
+}

@@ -1,4 +1,5 @@
 import Foundation
+
 extension Duration {
   /// The duration in seconds.
   package var seconds: Double {

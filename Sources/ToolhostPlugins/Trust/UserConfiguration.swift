@@ -1,7 +1,7 @@
-import Foundation
-import ToolhostJSON
+public import Foundation
+public import ToolhostJSON
 import ToolhostSystem
-import ToolhostTools
+public import ToolhostTools
 
 /// The user's settings in `$XDG_CONFIG_HOME/toolhost/config.json` (default `~/.config/toolhost/config.json`): which
 /// tools run without asking, which environment variables that look like secrets the user lets plugins have, and
