@@ -174,7 +174,7 @@ public final class LocalModel: LanguageModel {
   public func warmUp(for request: ModelRequest) async throws {
     var request = prepared(request)
     request.options.maximumResponseTokens = 1
-    _ = try await turn(for: request)
+    _ = try await turn(forPrepared: request)
   }
 
   /// Starts the server and has it read `request`'s prompt (``start()``, then ``warmUp(for:)``); a failure is left for
@@ -202,7 +202,11 @@ public final class LocalModel: LanguageModel {
   ///
   /// - Throws: ``LanguageModelError`` (set-up, start-up or server failures), `CancellationError`.
   public func turn(for request: ModelRequest) async throws -> ModelTurn {
-    let request = prepared(request)
+    try await turn(forPrepared: prepared(request))
+  }
+
+  /// ``turn(for:)`` for a request ``prepared(_:)`` already (fitted once, not twice).
+  private func turn(forPrepared request: ModelRequest) async throws -> ModelTurn {
     var restarted = false
     while true {
       let model = try await openAIModel()
