@@ -146,8 +146,18 @@ extension GuidedToolCalls {
     from transcript: Transcript, tools: [Transcript.ToolDefinition], choice: ToolChoice,
     followUp: GuidedFollowUp = .answerOrCall, strict: Bool = false, today: String? = nil
   ) -> [JSONValue] {
+    let instructions = tools.isEmpty ? nil : toolInstructions(tools: tools, choice: choice, today: today)
+    return messages(from: transcript, tools: tools, instructions: instructions, followUp: followUp, strict: strict)
+  }
+
+  /// As ``messages(from:tools:choice:followUp:strict:today:)``, with the text describing `tools` already made
+  /// (``ToolOffer/instructions``, `nil` when `tools` is empty), so that a turn's re-asks do not make it again.
+  package static func messages(
+    from transcript: Transcript, tools: [Transcript.ToolDefinition], instructions: String?,
+    followUp: GuidedFollowUp, strict: Bool
+  ) -> [JSONValue] {
     let guided = !tools.isEmpty
-    let extra = guided ? toolInstructions(tools: tools, choice: choice, today: today) : nil
+    let extra = guided ? instructions : nil
     var messages: [JSONValue] = []
     var sawInstructions = false
     var lastPrompt = ""

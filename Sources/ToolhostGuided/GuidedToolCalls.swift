@@ -71,6 +71,24 @@ public enum GuidedToolCalls {
     return Array(ToolRanking.rank(request.tools, for: prompt).prefix(shortlistSize).map(\.tool))
   }
 
+  /// What one guided turn shows the model of its tools, worked out once for the turn and used by each request of it
+  /// (a turn's re-asks list the same tools the same way): the tools listed (``offeredTools(for:)``, ranked once when
+  /// there are many) and the text describing them in the system message (``toolInstructions(tools:choice:today:)``).
+  package struct ToolOffer: Sendable, Equatable {
+    /// The tools the request lists; none when its reply is not constrained (``isConstrained(_:)``).
+    package var tools: [Transcript.ToolDefinition]
+    /// The text added to the system message; `nil` when no tools are listed.
+    package var instructions: String?
+
+    /// The offer of `request`, with `today` in its instructions.
+    package init(for request: ModelRequest, today: String?) {
+      tools = GuidedToolCalls.isConstrained(request) ? GuidedToolCalls.offeredTools(for: request) : []
+      instructions =
+        tools.isEmpty
+        ? nil : GuidedToolCalls.toolInstructions(tools: tools, choice: request.toolChoice, today: today)
+    }
+  }
+
   /// Whether `transcript` ends with the results of a round of calls made for its last prompt, all of them
   /// successful: where ``GuidedFollowUp/answer`` asks for the answer.
   /// A first round that found nothing (``foundNothing(_:)``), or that left something the prompt names uncovered

@@ -41,7 +41,16 @@ public enum GuidedTurn {
     for request: ModelRequest, followUp: GuidedFollowUp, callID: () -> String,
     send: (GuidedToolCalls.Attempt) async throws -> ModelTurn
   ) async throws -> ModelTurn {
-    if let answer = answerFromResults(request, followUp: followUp) { return answer }
+    try await run(for: request, offered: nil, followUp: followUp, callID: callID, send: send)
+  }
+
+  /// As ``run(for:followUp:callID:send:)``, with the tools the request lists already worked out
+  /// (``GuidedToolCalls/ToolOffer/tools``; `nil` to work them out when needed).
+  package static func run(
+    for request: ModelRequest, offered: [Transcript.ToolDefinition]?, followUp: GuidedFollowUp, callID: () -> String,
+    send: (GuidedToolCalls.Attempt) async throws -> ModelTurn
+  ) async throws -> ModelTurn {
+    if let answer = answerFromResults(request, offered: offered, followUp: followUp) { return answer }
     var attempt = GuidedToolCalls.Attempt()
     while true {
       let raw = try await send(attempt)
@@ -64,7 +73,17 @@ public enum GuidedTurn {
     send: (GuidedToolCalls.Attempt, _ shouldStop: (String) -> Bool) async throws -> StreamedReply,
     yield: (ModelStreamEvent) throws -> Void
   ) async throws {
-    if let answer = answerFromResults(request, followUp: followUp) {
+    try await stream(for: request, offered: nil, followUp: followUp, callID: callID, send: send, yield: yield)
+  }
+
+  /// As ``stream(for:followUp:callID:send:yield:)``, with the tools the request lists already worked out
+  /// (``GuidedToolCalls/ToolOffer/tools``; `nil` to work them out when needed).
+  package static func stream(
+    for request: ModelRequest, offered: [Transcript.ToolDefinition]?, followUp: GuidedFollowUp, callID: () -> String,
+    send: (GuidedToolCalls.Attempt, _ shouldStop: (String) -> Bool) async throws -> StreamedReply,
+    yield: (ModelStreamEvent) throws -> Void
+  ) async throws {
+    if let answer = answerFromResults(request, offered: offered, followUp: followUp) {
       try yield(.textDelta(answer.text))
       try yield(.finished(answer))
       return
@@ -91,12 +110,15 @@ public enum GuidedTurn {
     }
   }
 
-  /// The answer the results give by themselves (``GuidedToolCalls/answerFromResults(_:tools:)``), when `followUp` is
-  /// ``GuidedFollowUp/results`` and they do.
-  static func answerFromResults(_ request: ModelRequest, followUp: GuidedFollowUp) -> ModelTurn? {
+  /// The answer the results give by themselves (``GuidedToolCalls/answerFromResults(_:tools:)``, with the tools
+  /// `offered`, or the request's ``GuidedToolCalls/offeredTools(for:)``), when `followUp` is ``GuidedFollowUp/results``
+  /// and they do.
+  static func answerFromResults(
+    _ request: ModelRequest, offered: [Transcript.ToolDefinition]?, followUp: GuidedFollowUp
+  ) -> ModelTurn? {
     guard followUp == .results,
       let text = GuidedToolCalls.answerFromResults(
-        request.transcript, tools: GuidedToolCalls.offeredTools(for: request))
+        request.transcript, tools: offered ?? GuidedToolCalls.offeredTools(for: request))
     else { return nil }
     return ModelTurn(text: text, finishReason: "stop")
   }

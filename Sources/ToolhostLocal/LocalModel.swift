@@ -88,6 +88,20 @@ public final class LocalModel: LanguageModel {
   public let sharedServer: SharedModelServer?
   private let client: HTTPClient
   private let lastEndpoint = Mutex<LocalModelServer.Endpoint?>(nil)
+  /// The OpenAI client of the server's endpoint, made on the first request to it and kept for the later ones; a
+  /// restarted server (a new process, port or key) gets a new one, and ``shutdown()`` drops it.
+  private let openAI = Mutex<EndpointClient?>(nil)
+
+  /// An OpenAI client and the endpoint it talks to.
+  private struct EndpointClient: Sendable {
+    var endpoint: LocalModelServer.Endpoint
+    var model: OpenAIModel
+
+    /// Whether this client talks to `other`: the same process, port and key (the start-up time does not matter).
+    func serves(_ other: LocalModelServer.Endpoint) -> Bool {
+      endpoint.pid == other.pid && endpoint.port == other.port && endpoint.key == other.key
+    }
+  }
 
   /// Makes a model; the server starts on the first request (or ``start()``).
   ///
@@ -160,7 +174,7 @@ public final class LocalModel: LanguageModel {
   public func warmUp(for request: ModelRequest) async throws {
     var request = prepared(request)
     request.options.maximumResponseTokens = 1
-    _ = try await turn(for: request)
+    _ = try await turn(forPrepared: request)
   }
 
   /// Starts the server and has it read `request`'s prompt (``start()``, then ``warmUp(for:)``); a failure is left for
@@ -174,6 +188,13 @@ public final class LocalModel: LanguageModel {
   /// throw; requests afterwards fail.
   public func shutdown() async {
     await server.stop()
+    let kept = openAI.withLock { cached in
+      defer { cached = nil }
+      return cached?.model
+    }
+    // The OpenAI client runs on this model's HTTP client, so its own shutdown has nothing to close; it is called so
+    // that the client is done with before the HTTP client goes.
+    try? await kept?.shutdown()
     try? await client.shutdown()
   }
 
@@ -181,7 +202,11 @@ public final class LocalModel: LanguageModel {
   ///
   /// - Throws: ``LanguageModelError`` (set-up, start-up or server failures), `CancellationError`.
   public func turn(for request: ModelRequest) async throws -> ModelTurn {
-    let request = prepared(request)
+    try await turn(forPrepared: prepared(request))
+  }
+
+  /// ``turn(for:)`` for a request ``prepared(_:)`` already (fitted once, not twice).
+  private func turn(forPrepared request: ModelRequest) async throws -> ModelTurn {
     var restarted = false
     while true {
       let model = try await openAIModel()
@@ -241,14 +266,24 @@ public final class LocalModel: LanguageModel {
     return request
   }
 
-  /// An OpenAI client for the running server.
+  /// The OpenAI client kept for the server's endpoint, if one was made and not dropped yet; tests check with it that
+  /// one client serves all the requests to one server.
+  var keptOpenAIModel: OpenAIModel? { openAI.withLock { $0?.model } }
+
+  /// The OpenAI client for the running server: the one kept for its endpoint, or a new one (kept from then on) when
+  /// the server was started or restarted since.
   private func openAIModel() async throws -> OpenAIModel {
     let endpoint = try await ensureRunning()
-    let configuration = OpenAIConfiguration(
-      baseURL: endpoint.baseURL, model: modelName, apiKey: endpoint.key, connectTimeout: .seconds(5),
-      readTimeout: self.configuration.readTimeout, maximumRetries: 1, toolCalling: self.configuration.toolCalling,
-      guidedResponseFormat: .jsonObjectWithSchema, guidedFollowUp: .results)
-    return try OpenAIModel(configuration: configuration, httpClient: client)
+    return try openAI.withLock { cached throws(LanguageModelError) -> OpenAIModel in
+      if let cached, cached.serves(endpoint) { return cached.model }
+      let configuration = OpenAIConfiguration(
+        baseURL: endpoint.baseURL, model: modelName, apiKey: endpoint.key, connectTimeout: .seconds(5),
+        readTimeout: self.configuration.readTimeout, maximumRetries: 1, toolCalling: self.configuration.toolCalling,
+        guidedResponseFormat: .jsonObjectWithSchema, guidedFollowUp: .results)
+      let model = try OpenAIModel(configuration: configuration, httpClient: client)
+      cached = EndpointClient(endpoint: endpoint, model: model)
+      return model
+    }
   }
 
   /// Returns when a request that failed with `error` should be sent again: the server died and has not been

@@ -22,16 +22,30 @@ extension GuidedToolCalls {
     followUp: GuidedFollowUp = .answerOrCall, excluding: Set<String> = [], strict: Bool = false,
     callRequired: Bool = false, continuing: Continuation? = nil, today: String? = nil
   ) -> JSONValue {
+    requestBody(
+      for: request, offer: ToolOffer(for: request, today: today), model: model, stream: stream, format: format,
+      answerOnly: answerOnly, followUp: followUp, excluding: excluding, strict: strict, callRequired: callRequired,
+      continuing: continuing)
+  }
+
+  /// As ``requestBody(for:model:stream:format:answerOnly:followUp:excluding:strict:callRequired:continuing:today:)``,
+  /// with the turn's ``ToolOffer`` (the tools listed and their text, `today` in it) worked out once for all its
+  /// requests.
+  package static func requestBody(
+    for request: ModelRequest, offer: ToolOffer, model: String, stream: Bool, format: GuidedResponseFormat,
+    answerOnly: Bool, followUp: GuidedFollowUp, excluding: Set<String>, strict: Bool, callRequired: Bool,
+    continuing: Continuation?
+  ) -> JSONValue {
     let constrained = isConstrained(request)
-    let tools = constrained ? offeredTools(for: request) : []
+    let tools = offer.tools
     let answerOnly = answerOnly || (followUp.answersOnly && answersResults(request.transcript, tools: tools))
     let callRequired = callRequired || (!answerOnly && failureSuggestsAFix(request.transcript))
     var body: JSONObject = [
       "model": .string(model),
       "messages": .array(
         messages(
-          from: request.transcript, tools: tools, choice: request.toolChoice, followUp: followUp, strict: strict,
-          today: today) + (continuing?.messages ?? [])),
+          from: request.transcript, tools: tools, instructions: offer.instructions, followUp: followUp,
+          strict: strict) + (continuing?.messages ?? [])),
     ]
     if constrained {
       let callable = tools.filter { !excluding.contains($0.name) }

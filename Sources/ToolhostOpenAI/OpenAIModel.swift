@@ -93,10 +93,12 @@ public final class OpenAIModel: LanguageModel {
     guard isGuided(request) else {
       return try parseWhole(try await collect(try await send(body(for: request, stream: false))))
     }
+    let offer = GuidedToolCalls.ToolOffer(for: request, today: GuidedToolCalls.today())
     return try await GuidedTurn.run(
-      for: request, followUp: configuration.guidedFollowUp, callID: Self.guidedCallID
+      for: request, offered: offer.tools, followUp: configuration.guidedFollowUp, callID: Self.guidedCallID
     ) { attempt in
-      try parseWhole(try await collect(try await send(body(for: request, stream: false, attempt: attempt))))
+      try parseWhole(
+        try await collect(try await send(body(for: request, stream: false, attempt: attempt, offer: offer))))
     }
   }
 
@@ -115,12 +117,14 @@ public final class OpenAIModel: LanguageModel {
             continuation.finish()
             return
           }
+          let offer = GuidedToolCalls.ToolOffer(for: request, today: GuidedToolCalls.today())
           try await GuidedTurn.stream(
-            for: request, followUp: self.configuration.guidedFollowUp, callID: Self.guidedCallID
+            for: request, offered: offer.tools, followUp: self.configuration.guidedFollowUp,
+            callID: Self.guidedCallID
           ) { attempt, shouldStop in
             var finished: ModelTurn?
             do {
-              try await self.stream(self.body(for: request, stream: true, attempt: attempt)) { event in
+              try await self.stream(self.body(for: request, stream: true, attempt: attempt, offer: offer)) { event in
                 switch event {
                 case .textDelta(let piece): if shouldStop(piece) { throw AbandonedReply() }
                 case .finished(let raw): finished = raw
@@ -146,18 +150,20 @@ public final class OpenAIModel: LanguageModel {
     }
   }
 
+  /// The body of one request; a guided turn's `offer` is worked out once and shared by its attempts.
   private func body(
-    for request: ModelRequest, stream: Bool, attempt: GuidedToolCalls.Attempt = GuidedToolCalls.Attempt()
+    for request: ModelRequest, stream: Bool, attempt: GuidedToolCalls.Attempt = GuidedToolCalls.Attempt(),
+    offer: GuidedToolCalls.ToolOffer? = nil
   ) -> JSONValue {
     switch configuration.toolCalling {
     case .native:
       ChatCompletions.requestBody(for: request, model: configuration.model, stream: stream)
     case .guided:
       GuidedToolCalls.requestBody(
-        for: request, model: configuration.model, stream: stream, format: configuration.guidedResponseFormat,
+        for: request, offer: offer ?? GuidedToolCalls.ToolOffer(for: request, today: GuidedToolCalls.today()),
+        model: configuration.model, stream: stream, format: configuration.guidedResponseFormat,
         answerOnly: attempt.answerOnly, followUp: configuration.guidedFollowUp, excluding: attempt.excluded,
-        strict: attempt.strict, callRequired: attempt.callRequired, continuing: attempt.continuation,
-        today: GuidedToolCalls.today())
+        strict: attempt.strict, callRequired: attempt.callRequired, continuing: attempt.continuation)
     }
   }
 

@@ -262,7 +262,7 @@ public final class LanguageModelSession: Sendable {
         try Task.checkCancellation()
 
         if turn.toolCalls.isEmpty {
-          working.append(.response(Transcript.Response(text: turn.text)))
+          working.append(.response(Transcript.Response(text: turn.text, usage: turn.usage)))
           commit(working)
           let response = Response(
             content: turn.text, transcriptEntries: Array(working.entries[firstNew...]))
@@ -282,7 +282,7 @@ public final class LanguageModelSession: Sendable {
         }
         let calls = Self.uniqueIDs(turn.toolCalls, round: rounds)
         working.append(
-          .toolCalls(Transcript.ToolCalls(calls: calls, text: turn.text.isEmpty ? nil : turn.text)))
+          .toolCalls(Transcript.ToolCalls(calls: calls, text: turn.text.isEmpty ? nil : turn.text, usage: turn.usage)))
 
         let outcome = try await runCalls(
           calls, choice: choice, offered: offered, policy: policy, content: turn.text, sink: sink)

@@ -80,7 +80,9 @@ extension LanguageModelSession {
       let clock = ContinuousClock()
       let began = clock.now
       do throws(ToolCallError) {
-        let output = try await registry.call(item.call.toolName, arguments: item.call.arguments, context: context)
+        // `problem(with:choice:offered:)` validated the arguments; the registry need not do it again.
+        let output = try await registry.call(
+          validated: item.call.toolName, arguments: item.call.arguments, context: context)
         return (.success(output), clock.now - began)
       } catch {
         return (.failure(error), clock.now - began)

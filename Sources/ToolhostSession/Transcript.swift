@@ -231,12 +231,15 @@ extension Transcript {
     public var calls: [ToolCall]
     /// Text the model wrote alongside the calls, if any.
     public var text: String?
+    /// The tokens of the turn that asked for the calls, when the backend reported them (not written when absent).
+    public var usage: TokenUsage?
 
     /// Makes a tool-calls entry.
-    public init(id: String = Transcript.newID(), calls: [ToolCall], text: String? = nil) {
+    public init(id: String = Transcript.newID(), calls: [ToolCall], text: String? = nil, usage: TokenUsage? = nil) {
       self.id = id
       self.calls = calls
       self.text = text
+      self.usage = usage
     }
   }
 
@@ -284,11 +287,14 @@ extension Transcript {
     public var id: String
     /// The answer's text.
     public var text: String
+    /// The tokens of the turn that gave the answer, when the backend reported them (not written when absent).
+    public var usage: TokenUsage?
 
     /// Makes a response entry.
-    public init(id: String = Transcript.newID(), text: String) {
+    public init(id: String = Transcript.newID(), text: String, usage: TokenUsage? = nil) {
       self.id = id
       self.text = text
+      self.usage = usage
     }
   }
 

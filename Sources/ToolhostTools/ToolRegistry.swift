@@ -81,6 +81,27 @@ public struct ToolRegistry: Sendable {
     if !issues.isEmpty {
       throw ToolCallError(tool: entry.tool, underlyingError: ToolFailure.invalidArguments(issues))
     }
+    return try await run(entry, arguments: arguments, context: context)
+  }
+
+  /// Runs one call whose arguments the caller has already checked with ``validate(_:for:)`` (found no issue),
+  /// without checking them again: the session validates a model's call to send repairs back, and would otherwise
+  /// pay for the schema a second time on every call it runs.
+  ///
+  /// - Throws: ``ToolCallError`` as ``call(_:arguments:context:)`` does, except `.invalidArguments` from the schema.
+  package func call(
+    validated name: String, arguments: JSONValue, context: ToolCallContext = ToolCallContext()
+  ) async throws(ToolCallError) -> ToolOutput {
+    guard let entry = entries[name] else {
+      throw ToolCallError(toolName: name, underlyingError: ToolFailure.unknownTool(suggestions: suggestions(for: name)))
+    }
+    return try await run(entry, arguments: arguments, context: context)
+  }
+
+  /// Runs `entry`'s tool with `arguments` (already validated) under `context`, wrapping what it throws.
+  private func run(_ entry: Entry, arguments: JSONValue, context: ToolCallContext) async throws(ToolCallError)
+    -> ToolOutput
+  {
     do {
       return try await ToolCallContext.$current.withValue(context) {
         try await entry.tool.invoke(arguments)

@@ -2,10 +2,11 @@ import Foundation
 import Synchronization
 import Testing
 import ToolhostJSON
-import ToolhostLocal
 import ToolhostOpenAI
 import ToolhostSession
 import ToolhostTestSupport
+
+@testable import ToolhostLocal
 
 #if canImport(Glibc)
   import Glibc
@@ -188,9 +189,11 @@ struct LocalModelTests {
       let first = try await model.start()
       #expect(ProcessProbe.isAlive(first.pid))
       _ = try await model.turn(for: request)
+      let client = try #require(model.keptOpenAIModel)
       _ = try await model.turn(for: request)
       #expect(model.server.startCount == 1)
       #expect(model.server.pid == first.pid)
+      #expect(model.keptOpenAIModel === client)  // one OpenAI client per server, not one per turn
 
       kill(first.pid, SIGKILL)
       #expect(await ProcessProbe.waitForEnd(first.pid, timeout: 5))
@@ -200,8 +203,10 @@ struct LocalModelTests {
       let second = try #require(model.server.pid)
       #expect(second != first.pid)
       #expect(events.all.contains { if case .restarting = $0 { true } else { false } })
+      #expect(model.keptOpenAIModel != nil && model.keptOpenAIModel !== client)  // the new server's own
 
       await model.shutdown()
+      #expect(model.keptOpenAIModel == nil)
       #expect(await ProcessProbe.waitForEnd(second, timeout: 5))
       #expect(model.server.pid == nil)
       let log = try String(contentsOfFile: configuration.server.logPath, encoding: .utf8)
