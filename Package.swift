@@ -72,7 +72,7 @@ let package = Package(
     // values, line splitting, durations and display text. Only the C support below it.
     .target(name: "ToolhostSystem", dependencies: ["CToolhostSupport"], swiftSettings: upcomingFeatures),
     // The tool vocabulary: `Tool`, `ToolRegistry`, `ToolCallError` and what a call carries.
-    .target(name: "ToolhostTools", dependencies: ["ToolhostJSON", "ToolhostSchema", "ToolhostSystem"]),
+    .target(name: "ToolhostTools", dependencies: ["ToolhostJSON", "ToolhostSchema", "ToolhostSystem"], swiftSettings: upcomingFeatures),
     // Plugins: manifests, discovery, trust and approvals, and plugin tools run by the system layer's runner.
     .target(
       name: "ToolhostPlugins",
@@ -83,13 +83,13 @@ let package = Package(
     // What a Swift program imports: the tool vocabulary and plugins, with the system layer's public parts.
     .target(name: "Toolhost", dependencies: ["ToolhostSystem", "ToolhostTools", "ToolhostPlugins"], swiftSettings: upcomingFeatures),
     // The model protocol and the session loop (FoundationModels' LanguageModelSession shape).
-    .target(name: "ToolhostSession", dependencies: ["ToolhostJSON", "ToolhostSchema", "ToolhostSystem", "ToolhostTools", "ToolhostPlugins"]),
+    .target(name: "ToolhostSession", dependencies: ["ToolhostJSON", "ToolhostSchema", "ToolhostSystem", "ToolhostTools", "ToolhostPlugins"], swiftSettings: upcomingFeatures),
     // The text/event-stream format, parsed as bytes arrive: for the HTTP clients (streamed chat completions, MCP's
     // Streamable HTTP).
     .target(name: "ToolhostEventStream", swiftSettings: upcomingFeatures),
     // Guided tool calling for small models, as pure functions: the prompt, the reply's schema and parsing, the review
     // of a reply (calls to ask again, answers to give up on), ranking the offered tools, answers from results.
-    .target(name: "ToolhostGuided", dependencies: ["ToolhostJSON", "ToolhostSchema", "ToolhostSession"]),
+    .target(name: "ToolhostGuided", dependencies: ["ToolhostJSON", "ToolhostSchema", "ToolhostSession"], swiftSettings: upcomingFeatures),
     // OpenAI-compatible chat completions over HTTP.
     .target(
       name: "ToolhostOpenAI",
@@ -97,16 +97,15 @@ let package = Package(
         "ToolhostJSON", "ToolhostSchema", "ToolhostSystem", "ToolhostSession", "ToolhostGuided", "ToolhostEventStream",
         .product(name: "AsyncHTTPClient", package: "async-http-client"), .product(name: "NIOCore", package: "swift-nio"),
         .product(name: "NIOHTTP1", package: "swift-nio"),
-      ]
-    ),
+      ], swiftSettings: upcomingFeatures),
     // A local GGUF model: llama.cpp's server run and supervised by toolhost, with guided tool calls.
     .target(
       name: "ToolhostLocal",
       dependencies: [
         "ToolhostJSON", "ToolhostSystem", "ToolhostSession", "ToolhostGuided", "ToolhostOpenAI",
-        .product(name: "AsyncHTTPClient", package: "async-http-client"),
-      ]
-    ),
+        .product(name: "AsyncHTTPClient", package: "async-http-client"), .product(name: "NIOCore", package: "swift-nio"),
+        .product(name: "NIOHTTP1", package: "swift-nio"),
+      ], swiftSettings: upcomingFeatures),
     // What `ask` and `chat` set up: the model a name chooses, the tools offered, the session and its policy.
     .target(name: "ToolhostChat", dependencies: [
         "ToolhostSystem", "ToolhostTools", "ToolhostPlugins", "ToolhostSession", "ToolhostOpenAI", "ToolhostLocal",
@@ -210,7 +209,7 @@ let package = Package(
       name: "ToolhostGuidedTests",
       dependencies: [
         "ToolhostGuided", "ToolhostOpenAI", "ToolhostSession", "ToolhostJSON", "ToolhostTestSupport",
-      ]),
+      ], exclude: ["Support"]),
   ],
   swiftLanguageModes: [.v6]
 )

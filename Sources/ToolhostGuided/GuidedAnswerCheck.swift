@@ -1,6 +1,6 @@
 import Foundation
 import ToolhostJSON
-import ToolhostSession
+public import ToolhostSession
 
 /// Checking an answer given after tool results: does it state what they say?
 extension GuidedToolCalls {

@@ -1,7 +1,7 @@
-import Foundation
+public import Foundation
 import ToolhostJSON
 import ToolhostSchema
-import ToolhostSession
+public import ToolhostSession
 
 /// Checks of a guided reply against the conversation: a call no offered tool serves, arguments the user never gave,
 /// and an answer that does not state what the results say. Pure functions.

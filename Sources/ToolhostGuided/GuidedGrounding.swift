@@ -1,7 +1,7 @@
 import Foundation
 import ToolhostJSON
 import ToolhostSchema
-import ToolhostSession
+public import ToolhostSession
 
 /// Spotting a call whose arguments were copied from its tool's description instead of taken from the conversation.
 extension GuidedToolCalls {

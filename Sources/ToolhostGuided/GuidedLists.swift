@@ -1,6 +1,6 @@
 import Foundation
 import ToolhostJSON
-import ToolhostSession
+public import ToolhostSession
 
 /// A question about several things of one kind ("Boston, Chicago or Miami") answered with one call: the calls for
 /// the others, made the same way.

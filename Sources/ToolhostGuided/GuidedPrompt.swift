@@ -1,7 +1,7 @@
-import Foundation
-import ToolhostJSON
+public import Foundation
+public import ToolhostJSON
 import ToolhostSchema
-import ToolhostSession
+public import ToolhostSession
 
 /// The guided format as the model reads it: the tool list and reply format in the system message, and the
 /// transcript as chat messages.

@@ -1,6 +1,6 @@
 import Foundation
 import ToolhostJSON
-import ToolhostSession
+public import ToolhostSession
 
 /// Reading a guided reply: the turn it stands for, and whether it repeats an earlier call.
 extension GuidedToolCalls {

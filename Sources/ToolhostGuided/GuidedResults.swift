@@ -1,5 +1,6 @@
-import ToolhostJSON
-import ToolhostSession
+import Foundation
+public import ToolhostJSON
+public import ToolhostSession
 
 /// Tool results as a small model reads them, and as a plain statement when its answer cannot be trusted.
 extension GuidedToolCalls {

@@ -1,7 +1,7 @@
 import Foundation
-import ToolhostJSON
+public import ToolhostJSON
 import ToolhostSchema
-import ToolhostSession
+public import ToolhostSession
 
 /// Guided tool calling, the way FoundationModels uses guided generation: the wire format for a model that is asked
 /// for a JSON reply constrained to "one of these tool calls, with arguments for that tool, or a final answer".

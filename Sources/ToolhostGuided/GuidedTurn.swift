@@ -1,5 +1,5 @@
 import Foundation
-import ToolhostSession
+public import ToolhostSession
 
 /// One guided turn from any backend: the requests a guided reply takes, with every re-ask in this one place.
 ///

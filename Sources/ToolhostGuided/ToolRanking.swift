@@ -1,6 +1,6 @@
 import Foundation
 import ToolhostJSON
-import ToolhostSession
+public import ToolhostSession
 
 /// Ranks tools against a request with BM25 over each tool's name, description and argument names and descriptions,
 /// the way "tool search" in coding assistants narrows a long tool list. Pure functions, no I/O.

@@ -1,9 +1,10 @@
 import AsyncHTTPClient
-import Foundation
+public import Foundation
+import NIOCore
 import Synchronization
 import ToolhostGuided
-import ToolhostOpenAI
-import ToolhostSession
+public import ToolhostOpenAI
+public import ToolhostSession
 
 /// How to run a local model.
 public struct LocalModelConfiguration: Sendable {

@@ -1,5 +1,5 @@
-import Foundation
-import ToolhostSession
+public import Foundation
+public import ToolhostSession
 import ToolhostSystem
 
 /// Where `scripts/install-local-model` put llama.cpp (a Python environment with llama-cpp-python's server) and the

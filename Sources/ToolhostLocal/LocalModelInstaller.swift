@@ -1,4 +1,4 @@
-import Foundation
+public import Foundation
 import ToolhostSystem
 
 /// `toolhost model install`: runs the local model's installer, the text of `scripts/install-local-model`

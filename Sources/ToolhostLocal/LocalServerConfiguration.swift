@@ -1,4 +1,4 @@
-import Foundation
+public import Foundation
 import ToolhostSystem
 
 /// How to run llama.cpp's OpenAI-compatible server (llama-cpp-python's `llama_cpp.server`) for one model.

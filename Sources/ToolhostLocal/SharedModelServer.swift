@@ -1,5 +1,7 @@
-import AsyncHTTPClient
+public import AsyncHTTPClient
 import Foundation
+import NIOCore
+import NIOHTTP1
 import ToolhostJSON
 import ToolhostSession
 import ToolhostSystem

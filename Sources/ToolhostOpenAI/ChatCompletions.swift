@@ -1,6 +1,6 @@
 import Foundation
-import ToolhostJSON
-import ToolhostSession
+public import ToolhostJSON
+public import ToolhostSession
 
 /// The OpenAI chat-completions wire format: request bodies from a ``ModelRequest``, turns from replies and stream
 /// chunks. Pure functions, no I/O.

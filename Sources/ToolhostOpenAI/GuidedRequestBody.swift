@@ -1,6 +1,6 @@
-import ToolhostGuided
-import ToolhostJSON
-import ToolhostSession
+public import ToolhostGuided
+public import ToolhostJSON
+public import ToolhostSession
 
 // A guided request as a chat-completions body: the wire form of ToolhostGuided's strategy for OpenAI-compatible
 // servers (the `response_format` that constrains the reply, and the sampling options).

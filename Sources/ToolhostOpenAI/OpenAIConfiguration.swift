@@ -1,6 +1,6 @@
-import Foundation
-import ToolhostGuided
-import ToolhostSession
+public import Foundation
+public import ToolhostGuided
+public import ToolhostSession
 
 /// Where and how to reach an OpenAI-compatible chat-completions server (OpenAI, llama.cpp's server, vLLM, Ollama's
 /// `/v1`, LM Studio...).

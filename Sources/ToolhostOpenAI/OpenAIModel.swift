@@ -1,11 +1,11 @@
-import AsyncHTTPClient
+public import AsyncHTTPClient
 import Foundation
 import NIOCore
 import NIOHTTP1
 import ToolhostEventStream
 import ToolhostGuided
 import ToolhostJSON
-import ToolhostSession
+public import ToolhostSession
 import ToolhostSystem
 
 /// A ``LanguageModel`` that speaks the OpenAI chat-completions API over HTTP (AsyncHTTPClient), whole or streamed

@@ -1,5 +1,5 @@
-import ToolhostJSON
-import ToolhostSession
+public import ToolhostJSON
+public import ToolhostSession
 
 /// Assembles streamed tool calls from chat-completion chunk deltas (`choices[0].delta.tool_calls[]`).
 ///

@@ -1,5 +1,5 @@
-import ToolhostJSON
-import ToolhostTools
+public import ToolhostJSON
+public import ToolhostTools
 
 /// How one request is generated: tool-calling mode, sampling and limits. Shaped like FoundationModels'
 /// `GenerationOptions`; `nil` leaves a setting to the backend.

@@ -1,5 +1,5 @@
 import Synchronization
-import ToolhostTools
+public import ToolhostTools
 
 /// A conversation with a language model that can call tools, named and shaped after FoundationModels'
 /// `LanguageModelSession`.

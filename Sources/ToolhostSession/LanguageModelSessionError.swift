@@ -1,4 +1,4 @@
-import ToolhostTools
+public import ToolhostTools
 
 /// Why a session could not answer.
 public enum LanguageModelSessionError: Error, Sendable, CustomStringConvertible {

@@ -1,6 +1,6 @@
-import ToolhostJSON
+public import ToolhostJSON
 import ToolhostSystem
-import ToolhostTools
+public import ToolhostTools
 
 /// Something a session did while answering a request, for observers (``LanguageModelSession/addObserver(_:)``)
 /// and streams (``LanguageModelSession/ResponseStream``).

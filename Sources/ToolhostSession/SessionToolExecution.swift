@@ -1,7 +1,7 @@
 import ToolhostJSON
 import ToolhostSchema
 import ToolhostSystem
-import ToolhostTools
+public import ToolhostTools
 
 /// Running one round of tool calls: checking each call, asking for approval, running the approved ones at once,
 /// and recording what the model is told.

@@ -1,6 +1,6 @@
 import Synchronization
-import ToolhostPlugins
-import ToolhostTools
+public import ToolhostPlugins
+public import ToolhostTools
 
 /// Applies the user's approval rules (``UserConfiguration/approval(for:)``) to the calls a model makes: `auto` runs,
 /// `deny` is refused, `ask` goes to the person through ``ask`` (or runs with ``assumeYes``), and is refused when

@@ -1,5 +1,5 @@
 import Foundation
-import ToolhostJSON
+public import ToolhostJSON
 import ToolhostPlugins
 import ToolhostTools
 

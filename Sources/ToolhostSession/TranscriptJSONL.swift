@@ -1,5 +1,5 @@
 import Foundation
-import ToolhostJSON
+public import ToolhostJSON
 import ToolhostSystem
 
 /// A transcript file that cannot be read.

@@ -1,5 +1,5 @@
-import ToolhostJSON
-import ToolhostSchema
+public import ToolhostJSON
+public import ToolhostSchema
 
 /// A tool a language model can call, in the spirit of FoundationModels' `Tool`.
 ///

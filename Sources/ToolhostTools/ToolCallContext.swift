@@ -1,4 +1,4 @@
-import ToolhostSystem
+public import ToolhostSystem
 
 /// Per-call settings that reach tools through a task-local value, so ``Tool/call(arguments:)`` keeps its
 /// FoundationModels shape.

@@ -1,6 +1,6 @@
-import ToolhostJSON
-import ToolhostSchema
-import ToolhostSystem
+public import ToolhostJSON
+public import ToolhostSchema
+public import ToolhostSystem
 
 /// A tool call failed: which tool, and why. Shaped like FoundationModels' `LanguageModelSession.ToolCallError`.
 ///

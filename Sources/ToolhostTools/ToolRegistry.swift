@@ -1,5 +1,5 @@
-import ToolhostJSON
-import ToolhostSchema
+public import ToolhostJSON
+public import ToolhostSchema
 import ToolhostSystem
 
 /// A set of tools by name, with their compiled schemas: validates arguments, then calls, one or many at once.
