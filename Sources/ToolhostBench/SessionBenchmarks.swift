@@ -171,7 +171,7 @@ private final class BenchFakeLLM {
     let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
       .deletingLastPathComponent()
       .deletingLastPathComponent()
-    let script = root.appendingPathComponent("Tests/ToolhostSessionTests/Support/run_fakellm.py")
+    let script = root.appendingPathComponent("Tests/ToolhostTestSupport/Peers/run_fakellm.py")
     let directory = FileManager.default.temporaryDirectory.appendingPathComponent(
       "toolhost-bench-\(UUID())")
     try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
