@@ -45,21 +45,17 @@ public final class ChatKeeper: Sendable {
   public static func stored(_ continuation: Continuation, in history: ChatHistory) throws(ContinuationError)
     -> StoredChat?
   {
-    do {
-      switch continuation {
-      case .none: return nil
-      case .last:
-        guard let last = try history.lastChatID() else { throw ContinuationError.noChatYet }
-        return try history.chat(last)
-      case .chat(let id): return try history.chat(id)
-      }
-    } catch let error as HistoryError {
-      throw .history(error)
-    } catch let error as ContinuationError {
-      throw error
-    } catch {
-      throw .history(HistoryError(path: history.path, message: "\(error)"))
+    let id: Int64
+    switch continuation {
+    case .none: return nil
+    case .chat(let chat): id = chat
+    case .last:
+      let last: Int64?
+      do throws(HistoryError) { last = try history.lastChatID() } catch { throw .history(error) }
+      guard let last else { throw .noChatYet }
+      id = last
     }
+    do throws(HistoryError) { return try history.chat(id) } catch { throw .history(error) }
   }
 
   /// The history the chat is kept in.

@@ -1,5 +1,5 @@
+import Synchronization
 public import ToolhostPlugins
-import ToolhostSystem
 public import ToolhostTools
 
 /// What `toolhost serve --mcp` serves, assembled for any front end: the plugins' tools at once, the MCP servers'
@@ -32,8 +32,11 @@ public final class MCPServedCatalog: Sendable {
   public let quick: PluginCatalog
   /// Whether `ask` tools are served (`--yes`); `deny` tools never are.
   public let servesAskTools: Bool
+  /// The quick catalog's withheld tools (``withheld(_:servesAskTools:)``).
+  public let withheld: [String: String]
   private let onEvent: @Sendable (Event) -> Void
-  private let servers = OneShot<Task<PluginCatalog?, Never>?>()
+  /// Discovery with the servers started, once ``startServers(on:discover:)`` began it.
+  private let servers = Mutex<Task<PluginCatalog?, Never>?>(nil)
 
   /// Takes the quick catalog and reports its diagnostics and withheld tools through `onEvent` at once.
   public init(quick: PluginCatalog, servesAskTools: Bool, onEvent: @escaping @Sendable (Event) -> Void) {
@@ -41,7 +44,7 @@ public final class MCPServedCatalog: Sendable {
     self.servesAskTools = servesAskTools
     self.onEvent = onEvent
     for d in quick.diagnostics where d.kind != .notStarted { onEvent(.diagnostic(d)) }
-    let withheld = Self.withheld(quick, servesAskTools: servesAskTools)
+    withheld = Self.withheld(quick, servesAskTools: servesAskTools)
     if !withheld.isEmpty { onEvent(.withheld(withheld)) }
   }
 
@@ -51,9 +54,6 @@ public final class MCPServedCatalog: Sendable {
   /// The tools served at once.
   public var registry: ToolRegistry { quick.registry() }
 
-  /// The quick catalog's withheld tools (``withheld(_:servesAskTools:)``).
-  public var withheld: [String: String] { Self.withheld(quick, servesAskTools: servesAskTools) }
-
   /// The number of tools served at once.
   public var servedCount: Int { quick.entries.count - withheld.count }
 
@@ -62,17 +62,15 @@ public final class MCPServedCatalog: Sendable {
   /// serving) together with the servers' tools. When discovery fails, the quick catalog's tools are what is served.
   /// Without servers to start, does nothing.
   public func startServers(on server: MCPServer, discover: @escaping @Sendable () async -> PluginCatalog?) {
-    guard hasServersToStart else {
-      servers.complete(nil)
-      return
-    }
+    guard hasServersToStart else { return }
     server.expectTools()
     let quick = self.quick
     let servesAskTools = self.servesAskTools
+    let withheld = self.withheld
     let onEvent = self.onEvent
     let task = Task { () -> PluginCatalog? in
       guard let full = await discover() else {
-        server.serveTools(quick.registry(), withheld: Self.withheld(quick, servesAskTools: servesAskTools))
+        server.serveTools(quick.registry(), withheld: withheld)
         return nil
       }
       // Serving ended first (the address could not be bound, say): nothing to report or serve.
@@ -90,12 +88,12 @@ public final class MCPServedCatalog: Sendable {
       onEvent(.serversStarted(served: merged.entries.count - all.count))
       return full
     }
-    servers.complete(task)
+    servers.withLock { $0 = task }
   }
 
   /// Stops starting servers, and ends what the catalogs keep running (persistent plugins, MCP servers).
   public func shutdown() async {
-    let task = servers.value ?? nil
+    let task = servers.withLock { $0 }
     task?.cancel()
     if let full = await task?.value { await full.shutdown() }
     await quick.shutdown()
