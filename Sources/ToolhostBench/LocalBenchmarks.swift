@@ -16,10 +16,6 @@ private func localConfiguration() throws -> LocalModelConfiguration {
   try LocalModelConfiguration.named(ProcessInfo.processInfo.environment["TOOLHOST_BENCH_MODEL"] ?? "local")
 }
 
-private func seconds(_ d: Duration) -> Double {
-  Double(d.components.seconds) + Double(d.components.attoseconds) / 1e18
-}
-
 private func note(_ text: String) {
   FileHandle.standardError.write(Data((text + "\n").utf8))
 }
@@ -40,7 +36,7 @@ func localBenchmarks() async throws -> [BenchRow] {
   var starts: [Double] = []
   for _ in 0..<3 {
     try await LocalModel.withModel(configuration) { model in
-      starts.append(seconds(try await model.start().startup))
+      starts.append(try await model.start().startup.seconds)
     }
   }
   var rows = [

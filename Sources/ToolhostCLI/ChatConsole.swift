@@ -195,10 +195,9 @@ final class ChatConsole: Sendable {
     case .starting(let log):
       note("toolhost: starting the local model (llama.cpp server log: \(log))")
     case .ready(let pid, let port, let startup):
-      let seconds = Double(startup.components.seconds) + Double(startup.components.attoseconds) / 1e18
       note(
         "toolhost: local model ready on 127.0.0.1:\(port) (pid \(pid), started in "
-          + "\(String(format: "%.1f", seconds)) s)")
+          + "\(String(format: "%.1f", startup.seconds)) s)")
     case .restarting(let reason):
       note("toolhost: \(reason); starting it again")
     case .stopped:

@@ -62,30 +62,49 @@ public enum GuidedToolCalls {
   /// How many tools a shortlist holds.
   public static let shortlistSize = 8
 
-  /// The tools a request lists: all of them, in the order given, up to ``shortlistThreshold`` (a fixed order keeps
-  /// the prompt's start the same from question to question, which the server's prompt cache needs); above it the
-  /// best ``shortlistSize`` for the transcript's last prompt, best first (``ToolRanking``), as "tool search" does.
+  /// The tools a request lists (``ToolOffer/tools``).
   public static func offeredTools(for request: ModelRequest) -> [Transcript.ToolDefinition] {
-    guard request.tools.count > shortlistThreshold else { return request.tools }
-    let prompt = request.transcript.lastPrompt ?? ""
-    return Array(ToolRanking.rank(request.tools, for: prompt).prefix(shortlistSize).map(\.tool))
+    ToolOffer.listed(for: request)
   }
 
-  /// What one guided turn shows the model of its tools, worked out once for the turn and used by each request of it
-  /// (a turn's re-asks list the same tools the same way): the tools listed (``offeredTools(for:)``, ranked once when
-  /// there are many) and the text describing them in the system message (``toolInstructions(tools:choice:today:)``).
-  package struct ToolOffer: Sendable, Equatable {
+  /// What one guided turn shows the model of its tools: the one place where the guided strategy narrows the tools
+  /// a request carries. Worked out once for the turn and used by each request of it (a turn's re-asks list the same
+  /// tools the same way).
+  ///
+  /// The tools are narrowed three times on their way to the model, each by its own owner:
+  /// 1. the chat's choice of tools (`ToolSelection`: what the session has, within the user's approval rules);
+  /// 2. one message's pick (``GenerationOptions/offeredTools``: what the request carries);
+  /// 3. here, what the model is shown and may call: up to ``shortlistThreshold`` tools all of them, in the order
+  ///    given (a fixed order keeps the prompt's start the same from question to question, which the server's prompt
+  ///    cache needs), above it the best ``shortlistSize`` for the transcript's last prompt, best first
+  ///    (``ToolRanking``), as "tool search" does; and of those, the ones a second try may call
+  ///    (``callable(excluding:)``, after the review left out the tools of rejected calls).
+  public struct ToolOffer: Sendable, Equatable {
     /// The tools the request lists; none when its reply is not constrained (``isConstrained(_:)``).
-    package var tools: [Transcript.ToolDefinition]
+    public var tools: [Transcript.ToolDefinition]
     /// The text added to the system message; `nil` when no tools are listed.
-    package var instructions: String?
+    public var instructions: String?
 
-    /// The offer of `request`, with `today` in its instructions.
-    package init(for request: ModelRequest, today: String?) {
-      tools = GuidedToolCalls.isConstrained(request) ? GuidedToolCalls.offeredTools(for: request) : []
+    /// The offer of `request`, with `today` (``today()``) in its instructions.
+    public init(for request: ModelRequest, today: String?) {
+      tools = GuidedToolCalls.isConstrained(request) ? Self.listed(for: request) : []
       instructions =
         tools.isEmpty
         ? nil : GuidedToolCalls.toolInstructions(tools: tools, choice: request.toolChoice, today: today)
+    }
+
+    /// The tools the reply may call once `excluded` are left out of its schema (they stay in the system message, so
+    /// the prompt's start does not change); all of ``tools`` when that would leave none.
+    public func callable(excluding excluded: Set<String>) -> [Transcript.ToolDefinition] {
+      let callable = tools.filter { !excluded.contains($0.name) }
+      return callable.isEmpty ? tools : callable
+    }
+
+    /// All of the request's tools up to ``shortlistThreshold``, else the best ``shortlistSize`` for its last prompt.
+    static func listed(for request: ModelRequest) -> [Transcript.ToolDefinition] {
+      guard request.tools.count > shortlistThreshold else { return request.tools }
+      let prompt = request.transcript.lastPrompt ?? ""
+      return Array(ToolRanking.rank(request.tools, for: prompt).prefix(shortlistSize).map(\.tool))
     }
   }
 

@@ -41,16 +41,18 @@ public enum GuidedTurn {
     for request: ModelRequest, followUp: GuidedFollowUp, callID: () -> String,
     send: (GuidedToolCalls.Attempt) async throws -> ModelTurn
   ) async throws -> ModelTurn {
-    try await run(for: request, offered: nil, followUp: followUp, callID: callID, send: send)
+    try await run(
+      for: request, offer: GuidedToolCalls.ToolOffer(for: request, today: nil), followUp: followUp, callID: callID,
+      send: send)
   }
 
-  /// As ``run(for:followUp:callID:send:)``, with the tools the request lists already worked out
-  /// (``GuidedToolCalls/ToolOffer/tools``; `nil` to work them out when needed).
-  package static func run(
-    for request: ModelRequest, offered: [Transcript.ToolDefinition]?, followUp: GuidedFollowUp, callID: () -> String,
+  /// As ``run(for:followUp:callID:send:)``, with the turn's ``GuidedToolCalls/ToolOffer`` worked out already (the
+  /// backend's requests use it too).
+  public static func run(
+    for request: ModelRequest, offer: GuidedToolCalls.ToolOffer, followUp: GuidedFollowUp, callID: () -> String,
     send: (GuidedToolCalls.Attempt) async throws -> ModelTurn
   ) async throws -> ModelTurn {
-    if let answer = answerFromResults(request, offered: offered, followUp: followUp) { return answer }
+    if let answer = answerFromResults(request, offer: offer, followUp: followUp) { return answer }
     var attempt = GuidedToolCalls.Attempt()
     while true {
       let raw = try await send(attempt)
@@ -73,17 +75,19 @@ public enum GuidedTurn {
     send: (GuidedToolCalls.Attempt, _ shouldStop: (String) -> Bool) async throws -> StreamedReply,
     yield: (ModelStreamEvent) throws -> Void
   ) async throws {
-    try await stream(for: request, offered: nil, followUp: followUp, callID: callID, send: send, yield: yield)
+    try await stream(
+      for: request, offer: GuidedToolCalls.ToolOffer(for: request, today: nil), followUp: followUp, callID: callID,
+      send: send, yield: yield)
   }
 
-  /// As ``stream(for:followUp:callID:send:yield:)``, with the tools the request lists already worked out
-  /// (``GuidedToolCalls/ToolOffer/tools``; `nil` to work them out when needed).
-  package static func stream(
-    for request: ModelRequest, offered: [Transcript.ToolDefinition]?, followUp: GuidedFollowUp, callID: () -> String,
+  /// As ``stream(for:followUp:callID:send:yield:)``, with the turn's ``GuidedToolCalls/ToolOffer`` worked out
+  /// already (the backend's requests use it too).
+  public static func stream(
+    for request: ModelRequest, offer: GuidedToolCalls.ToolOffer, followUp: GuidedFollowUp, callID: () -> String,
     send: (GuidedToolCalls.Attempt, _ shouldStop: (String) -> Bool) async throws -> StreamedReply,
     yield: (ModelStreamEvent) throws -> Void
   ) async throws {
-    if let answer = answerFromResults(request, offered: offered, followUp: followUp) {
+    if let answer = answerFromResults(request, offer: offer, followUp: followUp) {
       try yield(.textDelta(answer.text))
       try yield(.finished(answer))
       return
@@ -111,14 +115,12 @@ public enum GuidedTurn {
   }
 
   /// The answer the results give by themselves (``GuidedToolCalls/answerFromResults(_:tools:)``, with the tools
-  /// `offered`, or the request's ``GuidedToolCalls/offeredTools(for:)``), when `followUp` is ``GuidedFollowUp/results``
-  /// and they do.
+  /// `offer` lists), when `followUp` is ``GuidedFollowUp/results`` and they do.
   static func answerFromResults(
-    _ request: ModelRequest, offered: [Transcript.ToolDefinition]?, followUp: GuidedFollowUp
+    _ request: ModelRequest, offer: GuidedToolCalls.ToolOffer, followUp: GuidedFollowUp
   ) -> ModelTurn? {
     guard followUp == .results,
-      let text = GuidedToolCalls.answerFromResults(
-        request.transcript, tools: offered ?? GuidedToolCalls.offeredTools(for: request))
+      let text = GuidedToolCalls.answerFromResults(request.transcript, tools: offer.tools)
     else { return nil }
     return ModelTurn(text: text, finishReason: "stop")
   }

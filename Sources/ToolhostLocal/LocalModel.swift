@@ -261,7 +261,9 @@ public final class LocalModel: LanguageModel {
     if request.options.maximumResponseTokens == nil {
       request.options.maximumResponseTokens = configuration.defaultMaximumTokens
     }
-    let toolText = GuidedToolCalls.toolInstructions(tools: request.tools, choice: request.toolChoice)
+    // The tool text the request will carry: that of the tools the guided offer lists (none when the reply is not
+    // constrained), without the date line.
+    let toolText = GuidedToolCalls.ToolOffer(for: request, today: nil).instructions ?? ""
     let reserved = (request.options.maximumResponseTokens ?? 0) + toolText.count / 3 + 64
     request.transcript = request.transcript.fitted(toTokens: max(256, configuration.server.contextSize - reserved))
     return request

@@ -336,8 +336,7 @@ public final class MCPHTTPServer: Sendable {
 
   /// A duration as NIO's time amount.
   static func timeAmount(_ duration: Duration) -> TimeAmount {
-    let (seconds, attoseconds) = duration.components
-    return .nanoseconds(seconds * 1_000_000_000 + attoseconds / 1_000_000_000)
+    .nanoseconds(duration.wholeNanoseconds)
   }
 
   /// `message` answered under the client's own id.

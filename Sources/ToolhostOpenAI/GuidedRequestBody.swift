@@ -15,7 +15,7 @@ extension GuidedToolCalls {
   /// it is too once the last round's results all succeeded (``answersResults(_:)``). The tools named in `excluding`
   /// stay in the system message but not in the reply's schema: for a second try after a call copied from its
   /// tool's description (``copiesDescription(_:of:in:)``). With more than ``shortlistThreshold`` tools, only the
-  /// best ``shortlistSize`` for the last prompt are offered (see ``offeredTools(for:)``).
+  /// best ``shortlistSize`` for the last prompt are offered (see ``ToolOffer``, where the tools are narrowed).
   public static func requestBody(
     for request: ModelRequest, model: String, stream: Bool,
     format: GuidedResponseFormat = .jsonObjectWithSchema, answerOnly: Bool = false,
@@ -31,7 +31,7 @@ extension GuidedToolCalls {
   /// As ``requestBody(for:model:stream:format:answerOnly:followUp:excluding:strict:callRequired:continuing:today:)``,
   /// with the turn's ``ToolOffer`` (the tools listed and their text, `today` in it) worked out once for all its
   /// requests.
-  package static func requestBody(
+  public static func requestBody(
     for request: ModelRequest, offer: ToolOffer, model: String, stream: Bool, format: GuidedResponseFormat,
     answerOnly: Bool, followUp: GuidedFollowUp, excluding: Set<String>, strict: Bool, callRequired: Bool,
     continuing: Continuation?
@@ -48,11 +48,11 @@ extension GuidedToolCalls {
           strict: strict) + (continuing?.messages ?? [])),
     ]
     if constrained {
-      let callable = tools.filter { !excluding.contains($0.name) }
       let schema =
         answerOnly
         ? answerSchema
-        : replySchema(tools: callable.isEmpty ? tools : callable, choice: callRequired ? .required : request.toolChoice)
+        : replySchema(
+          tools: offer.callable(excluding: excluding), choice: callRequired ? .required : request.toolChoice)
       switch format {
       case .jsonObjectWithSchema:
         body["response_format"] = ["type": "json_object", "schema": schema]

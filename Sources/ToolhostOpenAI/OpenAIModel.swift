@@ -95,7 +95,7 @@ public final class OpenAIModel: LanguageModel {
     }
     let offer = GuidedToolCalls.ToolOffer(for: request, today: GuidedToolCalls.today())
     return try await GuidedTurn.run(
-      for: request, offered: offer.tools, followUp: configuration.guidedFollowUp, callID: Self.guidedCallID
+      for: request, offer: offer, followUp: configuration.guidedFollowUp, callID: Self.guidedCallID
     ) { attempt in
       try parseWhole(
         try await collect(try await send(body(for: request, stream: false, attempt: attempt, offer: offer))))
@@ -119,7 +119,7 @@ public final class OpenAIModel: LanguageModel {
           }
           let offer = GuidedToolCalls.ToolOffer(for: request, today: GuidedToolCalls.today())
           try await GuidedTurn.stream(
-            for: request, offered: offer.tools, followUp: self.configuration.guidedFollowUp,
+            for: request, offer: offer, followUp: self.configuration.guidedFollowUp,
             callID: Self.guidedCallID
           ) { attempt, shouldStop in
             var finished: ModelTurn?
@@ -315,10 +315,10 @@ public final class OpenAIModel: LanguageModel {
     }
     if let value = headers.first(name: "retry-after") {
       if let seconds = Double(value.trimmingCharacters(in: .whitespaces)), seconds >= 0 {
-        return min(.milliseconds(Int64(seconds * 1000)), cap)
+        return min(Duration(seconds: seconds), cap)
       }
       if let date = Self.httpDate(value) {
-        return min(.milliseconds(Int64(max(0, date.timeIntervalSinceNow) * 1000)), cap)
+        return min(Duration(seconds: max(0, date.timeIntervalSinceNow)), cap)
       }
     }
     let base = configuration.retryBaseDelay * (1 << min(attempt - 1, 16))
@@ -416,8 +416,7 @@ public final class OpenAIModel: LanguageModel {
   }
 
   static func timeAmount(_ d: Duration) -> TimeAmount {
-    let c = d.components
-    return .nanoseconds(c.seconds * 1_000_000_000 + c.attoseconds / 1_000_000_000)
+    .nanoseconds(d.wholeNanoseconds)
   }
 
   static func excerpt(_ bytes: [UInt8]) -> String {

@@ -7,6 +7,20 @@ extension Duration {
     return Double(c.seconds) + Double(c.attoseconds) / 1e18
   }
 
+  /// The duration in whole milliseconds, rounded up (a poll(2) timeout that never wakes early).
+  package var millisecondsRoundedUp: Int64 {
+    let (seconds, attoseconds) = components
+    let ms = attoseconds / 1_000_000_000_000_000
+    let rest = attoseconds % 1_000_000_000_000_000
+    return seconds * 1000 + ms + (rest > 0 ? 1 : 0)
+  }
+
+  /// The duration in whole nanoseconds (for APIs that count them, such as NIO's `TimeAmount`).
+  package var wholeNanoseconds: Int64 {
+    let c = components
+    return c.seconds * 1_000_000_000 + c.attoseconds / 1_000_000_000
+  }
+
   /// The duration as messages say it: `250 ms` below a second, else `5 s` or `1.5 s`.
   package var messageText: String {
     let s = seconds

@@ -105,6 +105,24 @@ import ToolhostSession
     #expect(GuidedToolCalls.offeredTools(for: few).map(\.name) == tools.prefix(12).map(\.name))
   }
 
+  /// The offer is where the strategy narrows the tools: the shortlist, then what a second try may call.
+  @Test func theOfferListsTheShortlistAndLeavesOutOnlyWhatLeavesSomething() {
+    let tools = (0..<3).map { i in
+      Transcript.ToolDefinition(name: "tool\(i)", description: "Does thing \(i).", parameters: ["type": "object"])
+    }
+    let prompt = Transcript(entries: [.prompt(.init(text: "Do a thing"))])
+    let offer = GuidedToolCalls.ToolOffer(
+      for: ModelRequest(transcript: prompt, tools: tools, toolChoice: .auto), today: nil)
+    #expect(offer.tools.map(\.name) == ["tool0", "tool1", "tool2"])
+    #expect(offer.instructions?.contains("tool2") == true)
+    #expect(offer.callable(excluding: ["tool1"]).map(\.name) == ["tool0", "tool2"])
+    #expect(offer.callable(excluding: ["tool0", "tool1", "tool2"]).map(\.name) == ["tool0", "tool1", "tool2"])
+    // A reply that may not call lists nothing.
+    let none = GuidedToolCalls.ToolOffer(
+      for: ModelRequest(transcript: prompt, tools: tools, toolChoice: .none), today: nil)
+    #expect(none.tools.isEmpty && none.instructions == nil)
+  }
+
   @Test func callsThatSucceededSinceTheLastPromptAreTheHistory() {
     let transcript = Transcript(entries: [
       .prompt(.init(text: "a")),
