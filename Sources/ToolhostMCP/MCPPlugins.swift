@@ -29,7 +29,7 @@ public enum MCPPlugins {
   /// With a ``MCPToolListCache``, a server whose kept list is fresh is not started to list its tools: its tools
   /// come from the list, and the server starts when one of them is first called. Every list a started server gives
   /// is kept.
-  public struct Loader: MCPPluginLoader {
+  public struct Loader: PluginServerLoader {
     /// Where tool lists are kept between runs; `nil`: nowhere, every server is started.
     public var cache: MCPToolListCache?
     /// Whether servers are started and listed even when a fresh list is kept (`list --start-servers`).
@@ -50,8 +50,8 @@ public enum MCPPlugins {
 
     /// Starts every server at once (except those whose kept list is fresh, unless ``refresh``), waits for each
     /// one's tool list until its startup timeout, and makes its tools.
-    public func loadTools(_ servers: [MCPPluginServer]) async -> [Result<MCPPluginTools, MCPPluginLoadError>] {
-      await withTaskGroup(of: (Int, Result<MCPPluginTools, MCPPluginLoadError>).self) { group in
+    public func loadTools(_ servers: [PluginServer]) async -> [Result<PluginServerTools, PluginServerLoadError>] {
+      await withTaskGroup(of: (Int, Result<PluginServerTools, PluginServerLoadError>).self) { group in
         for (index, server) in servers.enumerated() {
           if !refresh, let kept = cache?.fresh(for: server) {
             group.addTask { (index, tools(kept.tools, server: server)) }
@@ -59,7 +59,7 @@ public enum MCPPlugins {
             group.addTask { (index, await load(server)) }
           }
         }
-        var results = [Result<MCPPluginTools, MCPPluginLoadError>?](repeating: nil, count: servers.count)
+        var results = [Result<PluginServerTools, PluginServerLoadError>?](repeating: nil, count: servers.count)
         for await (index, result) in group { results[index] = result }
         return results.map { $0! }
       }
@@ -67,13 +67,13 @@ public enum MCPPlugins {
 
     /// The tools of the servers whose kept list is fresh, from that list; the servers are not started (each starts
     /// when one of its tools is first called).
-    public func cachedTools(_ servers: [MCPPluginServer]) async -> [Result<MCPPluginTools, MCPPluginLoadError>?] {
+    public func cachedTools(_ servers: [PluginServer]) async -> [Result<PluginServerTools, PluginServerLoadError>?] {
       servers.map { server in cache?.fresh(for: server).map { tools($0.tools, server: server) } }
     }
 
     /// Starts one server and lists its tools within its startup timeout, keeping the list in `cache`; a server that
     /// fails or is too slow is stopped.
-    func load(_ server: MCPPluginServer) async -> Result<MCPPluginTools, MCPPluginLoadError> {
+    func load(_ server: PluginServer) async -> Result<PluginServerTools, PluginServerLoadError> {
       let connection: MCPServerConnection
       switch configuration(server) {
       case .failure(let error): return .failure(error)
@@ -99,14 +99,14 @@ public enum MCPPlugins {
         let log = connection.log
         connection.stopServer(reason: "did not list its tools in time")
         return .failure(
-          MCPPluginLoadError(
+          PluginServerLoadError(
             message: "the MCP server did not start and list its tools within \(limit.messageText), so it was stopped"
               + MCPConnectionError.logLine(log) + " (raise mcp.startupTimeout if it is just slow)"))
       }
       switch listed {
       case .failure(let error):
         connection.stopServer(reason: "its tools could not be listed")
-        return .failure(MCPPluginLoadError(message: "the MCP server cannot be used: \(error.description)"))
+        return .failure(PluginServerLoadError(message: "the MCP server cannot be used: \(error.description)"))
       case .success(let list):
         cache?.store(list, for: server)
         return tools(list.tools, server: server, connection: connection)
@@ -115,14 +115,19 @@ public enum MCPPlugins {
 
     /// How to start or reach `server`; an error for a remote server this loader cannot reach, or whose token is
     /// missing.
-    func configuration(_ server: MCPPluginServer) -> Result<MCPServerConfiguration, MCPPluginLoadError> {
+    func configuration(_ server: PluginServer) -> Result<MCPServerConfiguration, PluginServerLoadError> {
       let m = server.manifest
       let declared = m.mcp!
       var transport: MCPTransportOpener?
-      if let url = declared.url {
+      let executable: String
+      switch server.endpoint {
+      case .command(let program):
+        executable = program
+      case .url(let url):
+        executable = url
         guard let remote else {
           return .failure(
-            MCPPluginLoadError(
+            PluginServerLoadError(
               message: "a remote MCP server (\(url)), skipped: this program does not reach servers over HTTP "
                 + "(discovery with MCPPlugins.Loader(remote: MCPHTTPClientTransport.remote) does)"))
         }
@@ -130,7 +135,7 @@ public enum MCPPlugins {
         if let name = declared.bearerTokenEnv {
           guard let value = server.hostEnvironment[name], !value.isEmpty else {
             return .failure(
-              MCPPluginLoadError(
+              PluginServerLoadError(
                 message: "the remote MCP server \(url) needs a bearer token in the environment variable \(name) "
                   + "(bearerTokenEnv), which is not set"))
           }
@@ -140,7 +145,7 @@ public enum MCPPlugins {
       }
       return .success(
         MCPServerConfiguration(
-          name: declared.name, executable: server.executable, arguments: declared.arguments,
+          name: declared.name, executable: executable, arguments: declared.arguments,
           environment: PluginTool.baseEnvironment(
             server.hostEnvironment, allowed: declared.environment),
           workingDirectory: m.directory,
@@ -151,10 +156,10 @@ public enum MCPPlugins {
     /// The server's tools as PluginTools; names outside toolhost's rule are adjusted, and input schemas the
     /// validator cannot use are relaxed to any object (the server still validates), each with a note.
     func tools(
-      _ infos: [MCPToolInfo], server: MCPPluginServer,
+      _ infos: [MCPToolInfo], server: PluginServer,
       connection given: MCPServerConnection? = nil
     )
-      -> Result<MCPPluginTools, MCPPluginLoadError>
+      -> Result<PluginServerTools, PluginServerLoadError>
     {
       let connection: MCPServerConnection
       if let given {
@@ -165,7 +170,7 @@ public enum MCPPlugins {
         case .success(let c): connection = MCPServerConnection(c)
         }
       }
-      var result = MCPPluginTools(tools: [])
+      var result = PluginServerTools(tools: [])
       let path = server.manifest.path
       for info in infos {
         let name = Self.toolName(info.name)
@@ -189,8 +194,7 @@ public enum MCPPlugins {
         do {
           result.tools.append(
             try PluginTool(
-              definition: definition, manifest: server.manifest, executable: server.executable,
-              backend: backend,
+              definition: definition, manifest: server.manifest, endpoint: server.endpoint, backend: backend,
               hostEnvironment: server.hostEnvironment))
         } catch {
           definition.inputSchema = ["type": "object"]
@@ -201,15 +205,33 @@ public enum MCPPlugins {
                 "its inputSchema cannot be checked here (\(error.description)), so any object is passed on and the server validates",
               isError: false))
           if let tool = try? PluginTool(
-            definition: definition, manifest: server.manifest, executable: server.executable,
-            backend: backend,
+            definition: definition, manifest: server.manifest, endpoint: server.endpoint, backend: backend,
             hostEnvironment: server.hostEnvironment)
           {
             result.tools.append(tool)
           }
         }
       }
+      // MCP's naming rule: a tool is also known as `server.tool`, the name it is offered by when the manifest asks
+      // for prefixes, or when an earlier tool has its own name.
+      let declared = server.manifest.mcp!
+      for index in result.tools.indices {
+        let name = result.tools[index].name
+        let qualified = Self.qualifiedName(name, server: declared.name)
+        if declared.prefixTools {
+          result.tools[index] = result.tools[index].renamed(qualified)
+        } else {
+          result.qualifiedNames[name] = qualified
+        }
+      }
       return .success(result)
+    }
+
+    /// `server.tool`, fitted to toolhost's 64-character limit (``ToolName/fitted(_:)``): the name an MCP server's
+    /// tool is offered by when its own is taken, or when the manifest asks for prefixes
+    /// (``PluginManifest/MCPServer/prefixTools``).
+    static func qualifiedName(_ tool: String, server: String) -> String {
+      ToolName.fitted("\(server).\(tool)")
     }
 
     /// A name that follows toolhost's rule: other characters become `_`, and a name over 64 characters is cut

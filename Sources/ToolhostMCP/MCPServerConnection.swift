@@ -230,7 +230,7 @@ public final class MCPServerConnection: Sendable {
       onProgress != nil || maximum > timeout
       ? MCPSession.ProgressRequest(onProgress: onProgress, maximum: maximum) : nil
     let result = await perform(
-      "tools/call", params: .object(params), timeout: timeout, lineLimit: outputLimit ?? PluginTool.defaultOutputLimit,
+      "tools/call", params: .object(params), timeout: timeout, lineLimit: outputLimit ?? configuration.outputLimit,
       progress: progress)
     switch result {
     case .failure(let e): throw e.toolFailure(executable: configuration.executable, limit: timeout)

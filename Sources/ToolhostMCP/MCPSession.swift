@@ -100,7 +100,8 @@ final class MCPSession: Sendable {
     let c = configuration
     let handlers = MCPTransportHandlers(
       onMessage: { [self] in received($0) }, onLog: { [self] in onStderr($0) },
-      onEnd: { [self] in fail($0, stop: false) })
+      onEnd: { [self] in fail($0, stop: false) },
+      onRequestFailed: { [self] id, error in requestFailed(id, error) })
     let transport: any MCPTransport
     do throws(MCPConnectionError) {
       if let open = c.transport {
@@ -254,6 +255,7 @@ final class MCPSession: Sendable {
     }
     var sentParams = envelope.map { MCPEnvelope.stamped(params, version: $0) } ?? params
     if let token { sentParams = MCPEnvelope.addingMeta(["progressToken": .string(token)], to: sentParams) }
+    if let lineLimit { transport?.raiseMessageLimit(to: lineLimit) }
     transport?.send(JSONRPCMessage.request(id: id, method: method, params: sentParams).line)
     let outcome = await withTaskCancellationHandler {
       await reply.wait(timeout: timeout) { [self] in expire(id, limit: timeout ?? .zero) }
@@ -285,6 +287,17 @@ final class MCPSession: Sendable {
       notify("notifications/cancelled", params: ["requestId": id.json, "reason": .string(reason)])
     }
     pending.reply.complete(.failure(.cancelled))
+  }
+
+  /// Request `id` failed in the transport. An answer over the transport's message limit is over the request's own
+  /// limit too (a request raises the transport's to its own), so it fails with that one, as the caller set it.
+  private func requestFailed(_ id: JSONRPCID, _ error: MCPConnectionError) {
+    guard let p = take(id) else { return }
+    if case .resultTooLarge = error, let limit = p.lineLimit {
+      p.reply.complete(.failure(.resultTooLarge(limit: limit)))
+    } else {
+      p.reply.complete(.failure(error))
+    }
   }
 
   private func take(_ id: JSONRPCID) -> Pending? {

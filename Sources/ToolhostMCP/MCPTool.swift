@@ -88,7 +88,8 @@ struct MCPToolBackend: PluginToolBackend {
     // The manifest's maxTimeout: how far progress reports may stretch the call's time limit.
     let maximum = tool.manifest.maxTimeout.map { Duration(seconds: $0) }
     return try await connection.callTool(
-      remoteName, arguments: arguments, timeout: context.timeout ?? tool.timeout, outputLimit: context.outputLimit,
+      remoteName, arguments: arguments, timeout: context.timeout ?? tool.timeout,
+      outputLimit: tool.outputLimit(in: context),
       onLog: onLog, traceParent: context.traceParent, onProgress: onProgress, maximumTimeout: maximum)
   }
 

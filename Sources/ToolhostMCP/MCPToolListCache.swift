@@ -44,16 +44,18 @@ public struct MCPToolListCache: Sendable {
     return MCPToolListCache(directory: home + "/.cache/toolhost/mcp-tools")
   }
 
-  /// The file that holds `server`'s list, or `nil` when its manifest or executable cannot be read.
-  public func path(for server: MCPPluginServer) -> String? {
-    guard let manifest = try? FileSafety.readRegularFile(server.manifest.path, user: nil) else { return nil }
-    guard let file = FileSafety.identity(of: server.executable) else { return nil }
-    let identity = "\(server.executable)\u{0}\(file)\u{0}\(server.manifest.path)\u{0}"
+  /// The file that holds `server`'s list, or `nil` when its manifest or executable cannot be read, or it is a
+  /// remote server (whose list is always asked for).
+  public func path(for server: PluginServer) -> String? {
+    guard let manifest = try? FileSafety.readRegularFile(server.manifest.path, user: nil),
+      let executable = server.executable, let file = FileSafety.identity(of: executable)
+    else { return nil }
+    let identity = "\(executable)\u{0}\(file)\u{0}\(server.manifest.path)\u{0}"
     return directory + "/" + TrustStore.digest(Array(identity.utf8) + manifest) + ".json"
   }
 
   /// `server`'s list when one is kept and still fresh at `now`.
-  public func fresh(for server: MCPPluginServer, now: Date = Date()) -> MCPToolList? {
+  public func fresh(for server: PluginServer, now: Date = Date()) -> MCPToolList? {
     guard let path = path(for: server),
       let bytes = try? FileSafety.readRegularFile(path, limit: 16 << 20, user: getuid()),
       let entry = try? JSONValue.parse(bytes),
@@ -73,10 +75,10 @@ public struct MCPToolListCache: Sendable {
 
   /// Keeps `list`, received at `now`, for `server` (replacing what was kept). Does not throw: a list that cannot be
   /// written is not kept.
-  public func store(_ list: MCPToolList, for server: MCPPluginServer, now: Date = Date()) {
-    guard let path = path(for: server) else { return }
+  public func store(_ list: MCPToolList, for server: PluginServer, now: Date = Date()) {
+    guard let path = path(for: server), let executable = server.executable else { return }
     let entry: JSONValue = [
-      "manifest": .string(server.manifest.path), "executable": .string(server.executable),
+      "manifest": .string(server.manifest.path), "executable": .string(executable),
       "fetchedAt": .real((now.timeIntervalSince1970 * 1000).rounded()), "ttlMs": .integer(list.ttlMilliseconds),
       "tools": .array(list.tools.map(\.json)),
     ]
@@ -89,7 +91,7 @@ public struct MCPToolListCache: Sendable {
   }
 
   /// Forgets `server`'s list. Does not throw.
-  public func remove(for server: MCPPluginServer) {
+  public func remove(for server: PluginServer) {
     if let path = path(for: server) { unlink(path) }
   }
 }

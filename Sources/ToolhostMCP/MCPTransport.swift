@@ -1,3 +1,4 @@
+import Synchronization
 import ToolhostSystem
 
 /// How an ``MCPServerConnection`` exchanges JSON-RPC messages with one run of a server: a child process's stdin and
@@ -21,6 +22,14 @@ public protocol MCPTransport: Sendable {
   var processID: Int32? { get }
   /// The end of what the server said on the side (a process's stderr), for error messages.
   var logTail: String { get }
+  /// Accepts messages of up to `bytes` from now on when the transport's limit is lower (a request with a larger
+  /// output limit was sent); never lowers it. The session holds each reply to its request's own limit.
+  func raiseMessageLimit(to bytes: Int)
+}
+
+extension MCPTransport {
+  /// Does nothing: a transport without a message limit of its own.
+  public func raiseMessageLimit(to bytes: Int) {}
 }
 
 /// Where a transport delivers what it receives.
@@ -31,15 +40,20 @@ public struct MCPTransportHandlers: Sendable {
   public var onLog: @Sendable ([UInt8]) -> Void
   /// The run ended without being asked to, with the error that describes it.
   public var onEnd: @Sendable (MCPConnectionError) -> Void
+  /// One request failed in the transport while the run goes on: its answer was over the message limit
+  /// (``MCPConnectionError/resultTooLarge(limit:)``), for example.
+  public var onRequestFailed: @Sendable (JSONRPCID, MCPConnectionError) -> Void
 
   /// Makes handlers.
   public init(
     onMessage: @escaping @Sendable ([UInt8]) -> Void, onLog: @escaping @Sendable ([UInt8]) -> Void,
-    onEnd: @escaping @Sendable (MCPConnectionError) -> Void
+    onEnd: @escaping @Sendable (MCPConnectionError) -> Void,
+    onRequestFailed: @escaping @Sendable (JSONRPCID, MCPConnectionError) -> Void = { _, _ in }
   ) {
     self.onMessage = onMessage
     self.onLog = onLog
     self.onEnd = onEnd
+    self.onRequestFailed = onRequestFailed
   }
 }
 
@@ -58,19 +72,22 @@ struct ProcessTransport: MCPTransport {
   {
     let spec = PersistentProcessSpec(
       executable: c.executable, arguments: c.arguments, environment: c.environment,
-      workingDirectory: c.workingDirectory, limits: c.limits)
+      workingDirectory: c.workingDirectory, outputLimit: c.outputLimit, limits: c.limits)
     do {
+      // The limit at the line's end: requests may have raised it since the start.
+      let limit = Mutex<PersistentProcess?>(nil)
       let process = try PersistentProcess.launch(
         spec,
         handlers: .init(
           onLine: handlers.onMessage, onStderr: handlers.onLog,
           onExit: { exit in
             if exit.stopReason == .outputTooLarge {
-              handlers.onEnd(.replyTooLarge(limit: spec.maxLineLength))
+              handlers.onEnd(.replyTooLarge(limit: limit.withLock { $0?.outputLimit } ?? spec.outputLimit))
             } else {
               handlers.onEnd(.serverExited(termination: exit.termination, log: exit.stderrTail))
             }
           }))
+      limit.withLock { $0 = process }
       return ProcessTransport(process: process)
     } catch {
       throw .launchFailed(error)
@@ -82,4 +99,5 @@ struct ProcessTransport: MCPTransport {
   func shutdown(grace: Duration) async { _ = await process.shutdown(grace: grace) }
   var processID: Int32? { process.isRunning ? process.pid : nil }
   var logTail: String { process.stderrTail }
+  func raiseMessageLimit(to bytes: Int) { process.raiseOutputLimit(to: bytes) }
 }

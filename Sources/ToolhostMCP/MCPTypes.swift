@@ -44,6 +44,11 @@ public struct MCPServerConfiguration: Sendable {
   /// The server process's resource limits for its lifetime (none unless set; plugins' servers get the manifest's
   /// over ``ResourceLimits/pluginDefaults``).
   public var limits: ResourceLimits
+  /// The output limit of a tool call that sets none: ``limits``' `outputBytes`, else
+  /// ``ResourceLimits/defaultOutputBytes``. A reply over its call's limit fails that call
+  /// (``MCPConnectionError/resultTooLarge(limit:)``); a message over every pending call's limit ends a server on
+  /// stdio (``MCPConnectionError/replyTooLarge(limit:)``), which starts again on the next call.
+  public var outputLimit: Int { limits.outputBytes ?? ResourceLimits.defaultOutputBytes }
   /// How to reach the server when it is not a child process on stdio (a remote server over HTTP); `nil`: start
   /// ``executable``.
   public var transport: MCPTransportOpener?
@@ -183,8 +188,8 @@ public enum MCPConnectionError: Error, Sendable, CustomStringConvertible {
   case invalidResponse(String)
   /// The server sent a line longer than `limit` bytes (a reply too large to read), so it was stopped.
   case replyTooLarge(limit: Int)
-  /// A reply was longer than the request's own limit of `limit` bytes (a tool call's output limit); the server
-  /// goes on.
+  /// A reply was longer than the request's own limit of `limit` bytes (a tool call's output limit), or than an
+  /// HTTP transport's message limit; the server goes on.
   case resultTooLarge(limit: Int)
   /// The calling task was cancelled; `notifications/cancelled` was sent.
   case cancelled
@@ -218,9 +223,9 @@ public enum MCPConnectionError: Error, Sendable, CustomStringConvertible {
       return "the server's answer does not follow the MCP protocol: \(why)"
     case .replyTooLarge(let limit):
       return
-        "the server sent a message over \(limit >> 20) MiB, so it was stopped; it is started again on the next call"
+        "the server sent a message over \(byteCountText(limit)), so it was stopped; it is started again on the next call"
     case .resultTooLarge(let limit):
-      return "the server's reply is over the limit of \(limit) bytes"
+      return "the server's reply is over the limit of \(byteCountText(limit))"
     case .cancelled:
       return "cancelled; the server was told (notifications/cancelled)"
     case .shutDown:
@@ -253,12 +258,5 @@ public enum MCPConnectionError: Error, Sendable, CustomStringConvertible {
     guard !lines.isEmpty else { return "" }
     let text = lines.joined(separator: " | ")
     return "; its log ends: " + (text.count > 400 ? "…" + String(text.suffix(400)) : text)
-  }
-}
-
-extension Duration {
-  var secondsValue: Double {
-    let c = components
-    return Double(c.seconds) + Double(c.attoseconds) / 1e18
   }
 }

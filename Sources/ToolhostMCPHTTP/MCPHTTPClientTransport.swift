@@ -6,7 +6,7 @@ import Synchronization
 import ToolhostEventStream
 import ToolhostJSON
 public import ToolhostMCP
-import ToolhostSystem
+public import ToolhostSystem
 
 /// A remote MCP server over Streamable HTTP, as the transport of an ``MCPServerConnection``: every message is a
 /// POST of its own to the server's endpoint, and the answer comes back as JSON or as a stream of server-sent events
@@ -33,11 +33,12 @@ public final class MCPHTTPClientTransport: MCPTransport {
     public var url: String
     /// The bearer token sent as `Authorization`, if any.
     public var bearerToken: String?
-    /// The largest message read from the server, in bytes.
+    /// The largest message read from the server at first, in bytes; a request with a larger output limit raises it
+    /// (``MCPTransport/raiseMessageLimit(to:)``).
     public var maxMessageBytes: Int
 
-    /// Makes an endpoint.
-    public init(url: String, bearerToken: String? = nil, maxMessageBytes: Int = 16 << 20) {
+    /// Makes an endpoint; messages of up to ``ResourceLimits/defaultOutputBytes`` (8 MiB) unless told otherwise.
+    public init(url: String, bearerToken: String? = nil, maxMessageBytes: Int = ResourceLimits.defaultOutputBytes) {
       self.url = url
       self.bearerToken = bearerToken
       self.maxMessageBytes = maxMessageBytes
@@ -62,6 +63,8 @@ public final class MCPHTTPClientTransport: MCPTransport {
   private let client: HTTPClient
   private let handlers: MCPTransportHandlers
   private let state = Mutex(State())
+  /// The largest message read now: the endpoint's, or the largest output limit of a request since.
+  private let messageLimit: Mutex<Int>
 
   /// The client remote servers are reached with unless told otherwise: like `HTTPClient.shared` (it lives as long as
   /// the process), but a connection that cannot be made fails its request at once, instead of being tried again
@@ -91,6 +94,12 @@ public final class MCPHTTPClientTransport: MCPTransport {
     self.endpoint = endpoint
     self.client = client
     self.handlers = handlers
+    self.messageLimit = Mutex(endpoint.maxMessageBytes)
+  }
+
+  /// Reads messages of up to `bytes` from now on, when that is more than before.
+  public func raiseMessageLimit(to bytes: Int) {
+    messageLimit.withLock { $0 = max($0, bytes) }
   }
 
   /// Posts one message, from a task of its own.
@@ -192,19 +201,18 @@ public final class MCPHTTPClientTransport: MCPTransport {
             + "server's URL to the final address")
       }
       let type = response.headers.first(name: "content-type")?.lowercased() ?? ""
+      let limit = messageLimit.withLock { $0 }
       if type.hasPrefix("text/event-stream") {
         var events = ServerSentEventParser()
         for try await chunk in response.body {
           for event in events.feed(chunk.readableBytesView) { deliver(Array(event.data.utf8), method: method) }
-          if events.pendingBytes > endpoint.maxMessageBytes {
-            return fail(id, "the server's event stream sent a message over \(endpoint.maxMessageBytes) bytes")
-          }
+          if events.pendingBytes > limit { return tooLarge(id, limit: limit) }
         }
         return
       }
       let bytes: ByteBuffer
-      do { bytes = try await response.body.collect(upTo: endpoint.maxMessageBytes) } catch {
-        return fail(id, "the server's answer is over \(endpoint.maxMessageBytes) bytes")
+      do { bytes = try await response.body.collect(upTo: limit) } catch {
+        return tooLarge(id, limit: limit)
       }
       let answer = Array(buffer: bytes)
       if type.hasPrefix("application/json"), let parsed = try? JSONRPCMessage.parse(answer) {
@@ -242,6 +250,13 @@ public final class MCPHTTPClientTransport: MCPTransport {
   }
 
   /// Answers request `id` with a transport error (nothing for a notification).
+  /// The answer to request `id` is over `limit` bytes: the request fails as any reader's output over its limit
+  /// does, and the session goes on.
+  private func tooLarge(_ id: JSONRPCID?, limit: Int) {
+    guard let id else { return }
+    handlers.onRequestFailed(id, .resultTooLarge(limit: limit))
+  }
+
   private func fail(_ id: JSONRPCID?, _ text: String, code: Int = MCPHTTPClientTransport.transportError) {
     guard let id else { return }
     handlers.onMessage(

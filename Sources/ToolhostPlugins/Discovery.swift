@@ -104,7 +104,7 @@ public struct PluginCatalog: Sendable {
   public static func discover(
     folders: [String], required: Set<String> = [], runner: ProcessRunner = .shared,
     environment: [String: String] = ProcessInfo.processInfo.environment,
-    mcp: (any MCPPluginLoader)? = nil
+    mcp: (any PluginServerLoader)? = nil
   ) async -> PluginCatalog {
     await discover(
       in: folders.map { PluginFolder(path: $0, origin: .explicit) }, required: required, runner: runner,
@@ -122,13 +122,14 @@ public struct PluginCatalog: Sendable {
   ///
   /// MCP server manifests are started (all at once, each within its startup timeout) through `mcp` and their tools
   /// listed, unless `startServers` is `false` (then no process is started at all: a server's tools are those the
-  /// loader kept from an earlier run while fresh, ``MCPPluginLoader/cachedTools(_:)``, else it is a note); without a
-  /// loader they become notes. An MCP tool whose name a tool found earlier has taken is offered as `server.tool`
-  /// (see ``PluginManifest/MCPServer/name``). Never throws: every problem is a ``PluginDiagnostic``.
+  /// loader kept from an earlier run while fresh, ``PluginServerLoader/cachedTools(_:)``, else it is a note); without a
+  /// loader they become notes. A server's tool whose name a tool found earlier has taken is offered under the
+  /// qualified name its loader gives (``PluginServerTools/qualifiedNames``; MCP's: `server.tool`, see
+  /// ``PluginManifest/MCPServer/name``). Never throws: every problem is a ``PluginDiagnostic``.
   public static func discover(
     in folders: [PluginFolder], trust: DiscoveryTrust = DiscoveryTrust(), required: Set<String> = [],
     runner: ProcessRunner = .shared, environment: [String: String] = ProcessInfo.processInfo.environment,
-    mcp: (any MCPPluginLoader)? = nil, startServers: Bool = true
+    mcp: (any PluginServerLoader)? = nil, startServers: Bool = true
   ) async -> PluginCatalog {
     enum Found {
       case native(PluginManifest, executable: String, folder: String, path: String)
@@ -173,7 +174,7 @@ public struct PluginCatalog: Sendable {
       places += manifests(in: folder.path).map { .manifest(folder: folder, path: $0) }
     }
     typealias Compiled = [Result<(JSONSchema, JSONSchema?), SchemaError>]
-    typealias Loaded = Result<(PluginManifest, String, Compiled, [PluginDiagnostic]), ManifestError>
+    typealias Loaded = Result<(PluginManifest, PluginServer.Endpoint, Compiled, [PluginDiagnostic]), ManifestError>
     let searchPath = environment["PATH"]
     @Sendable func load(_ path: String, in folder: PluginFolder) -> Loaded {
       do throws(ManifestError) {
@@ -182,23 +183,23 @@ public struct PluginCatalog: Sendable {
         if folder.origin == .project { manifest.projectDigest = TrustStore.digest(bytes) }
         // Read from a folder of the user's own, or pinned by the user as it is (readManifest refuses the rest).
         manifest.isTrusted = true
-        // A remote MCP server runs nothing here: its "executable" is its URL.
-        let remote = manifest.mcp?.url
-        let executable: String
-        if let remote {
-          executable = remote
+        // A remote server runs nothing here: it is reached at its URL.
+        let endpoint: PluginServer.Endpoint
+        if let url = manifest.mcp?.url {
+          endpoint = .url(url)
         } else {
-          executable = try manifest.resolveExecutable(searchPath: searchPath)
-        }
-        if strict, remote == nil, let problem = checker.programProblem(executable) {
-          throw ManifestError(
-            path: path, kind: .unsafePermissions, message: "its command is refused: \(problem); \(trust.override)")
+          let executable = try manifest.resolveExecutable(searchPath: searchPath)
+          if strict, let problem = checker.programProblem(executable) {
+            throw ManifestError(
+              path: path, kind: .unsafePermissions, message: "its command is refused: \(problem); \(trust.override)")
+          }
+          endpoint = .command(executable: executable)
         }
         let options = PluginSchemaFiles.options(manifestPath: path, user: strict ? trust.user : nil)
         let compiled: Compiled = manifest.tools.map { d in
           Result { () throws(SchemaError) in try PluginTool.compile(d, options: options) }
         }
-        return .success((manifest, executable, compiled, secretEnvironmentNotes(manifest, trust: trust)))
+        return .success((manifest, endpoint, compiled, secretEnvironmentNotes(manifest, trust: trust)))
       } catch {
         return .failure(error)
       }
@@ -221,7 +222,7 @@ public struct PluginCatalog: Sendable {
     }
 
     var found: [Found] = []
-    var servers: [MCPPluginServer] = []
+    var servers: [PluginServer] = []
     var compiledTools: [String: Compiled] = [:]
     for (i, place) in places.enumerated() {
       guard case .manifest(let folder, let path) = place else {
@@ -229,7 +230,7 @@ public struct PluginCatalog: Sendable {
         continue
       }
       do {
-        let (manifest, executable, compiled, notes) = try results[i]!.get()
+        let (manifest, endpoint, compiled, notes) = try results[i]!.get()
         compiledTools[path] = compiled
         found += notes.map { .problem($0) }
         if manifest.mcp != nil {
@@ -243,9 +244,9 @@ public struct PluginCatalog: Sendable {
                   isError: false)))
           } else {
             found.append(.server(servers.count, folder: folder.path, path: path))
-            servers.append(MCPPluginServer(manifest: manifest, executable: executable, hostEnvironment: environment))
+            servers.append(PluginServer(manifest: manifest, endpoint: endpoint, hostEnvironment: environment))
           }
-        } else {
+        } else if case .command(let executable) = endpoint {
           found.append(.native(manifest, executable: executable, folder: folder.path, path: path))
         }
       } catch {
@@ -257,14 +258,14 @@ public struct PluginCatalog: Sendable {
 
     // MCP servers start at once; each has its own startup timeout. Not started, a server's tools are those of a
     // fresh listing kept from an earlier run, if any.
-    var loaded: [Result<MCPPluginTools, MCPPluginLoadError>?] = []
+    var loaded: [Result<PluginServerTools, PluginServerLoadError>?] = []
     if let mcp, !servers.isEmpty {
       loaded = startServers ? (await mcp.loadTools(servers)).map { $0 } : await mcp.cachedTools(servers)
     }
     var catalog = PluginCatalog(entries: [], diagnostics: [], folders: folders.map(\.path), untrusted: untrusted)
     var names: [String: String] = [:]  // tool name -> manifest path
     // Plugins' tools take their names first, in folder order, then MCP servers' tools: a name means the same tool
-    // whether or not the servers were started (an MCP tool whose name is taken is offered as `server.tool`).
+    // whether or not the servers were started (a server's tool whose name is taken is offered by its qualified name).
     let plugins = found.filter { if case .server = $0 { false } else { true } }
     let serverTools = found.filter { if case .server = $0 { true } else { false } }
     for item in plugins + serverTools {
@@ -272,7 +273,6 @@ public struct PluginCatalog: Sendable {
       case .problem(let d):
         catalog.diagnostics.append(d)
       case .server(let index, let folder, let path):
-        let server = servers[index].manifest.mcp!
         guard index < loaded.count else { continue }
         guard let result = loaded[index] else {
           catalog.diagnostics.append(
@@ -289,13 +289,13 @@ public struct PluginCatalog: Sendable {
         case .success(let result):
           catalog.diagnostics += result.notes
           for tool in result.tools {
-            var offered = server.prefixTools ? ToolName.prefixed(tool.name, server: server.name) : tool.name
-            if !server.prefixTools, names[offered] != nil {
-              offered = ToolName.prefixed(tool.name, server: server.name)
+            var offered = tool.name
+            if let first = names[offered], let qualified = result.qualifiedNames[tool.name] {
+              offered = qualified
               catalog.diagnostics.append(
                 PluginDiagnostic(
                   kind: .adjusted, path: path, tool: tool.name,
-                  message: "offered as \(offered): the name \(tool.name) was taken by a tool in \(names[tool.name]!)",
+                  message: "offered as \(offered): the name \(tool.name) was taken by a tool in \(first)",
                   isError: false))
             }
             if let first = names[offered] {

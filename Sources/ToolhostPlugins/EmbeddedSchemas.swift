@@ -120,14 +120,15 @@ public enum EmbeddedSchemas {
         "timeout": { "type": "number", "exclusiveMinimum": 0, "maximum": 86400 },
         "limits": {
           "type": "object",
-          "description": "Resource limits (toolhost's defaults: memoryMiB 1024, cpuSeconds 300, processes 128, fileSizeMiB 256, openFiles 1024).",
+          "description": "Resource limits (toolhost's defaults: memoryMiB 1024, cpuSeconds 300, processes 128, fileSizeMiB 256, openFiles 1024, outputMiB 8).",
           "additionalProperties": false,
           "properties": {
             "memoryMiB": { "type": "integer", "minimum": 16, "maximum": 1048576, "description": "Private writable memory in MiB." },
             "cpuSeconds": { "type": "integer", "minimum": 1, "maximum": 86400, "description": "CPU time in seconds." },
             "processes": { "type": "integer", "minimum": 1, "maximum": 100000, "description": "Processes alive at once (needs a cgroup)." },
             "fileSizeMiB": { "type": "integer", "minimum": 1, "maximum": 1048576, "description": "Size of any one file written, in MiB." },
-            "openFiles": { "type": "integer", "minimum": 16, "maximum": 1048576, "description": "Open descriptors per process." }
+            "openFiles": { "type": "integer", "minimum": 16, "maximum": 1048576, "description": "Open descriptors per process." },
+            "outputMiB": { "type": "integer", "minimum": 1, "maximum": 4096, "description": "Output of one call in MiB: a plugin's stdout, or one reply of a persistent plugin or MCP server (over stdio or HTTP); past it the call fails with output_too_large. --max-output overrides it." }
           }
         },
         "tool": {

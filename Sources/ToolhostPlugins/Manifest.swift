@@ -395,12 +395,13 @@ public struct ToolDefinition: Sendable {
 
 extension ResourceLimits {
   /// Limits from a manifest's `"limits"` object (`memoryMiB`, `cpuSeconds`, `processes`, `fileSizeMiB`,
-  /// `openFiles`); unset values stay `nil`.
+  /// `openFiles`, `outputMiB`); unset values stay `nil`.
   public init(manifestJSON json: JSONValue?) {
     func int(_ key: String) -> Int? { json?[key]?.integerValue.map { Int($0) } }
     self.init(
       memoryBytes: int("memoryMiB").map { $0 << 20 }, cpuSeconds: int("cpuSeconds"), processes: int("processes"),
-      fileSizeBytes: int("fileSizeMiB").map { $0 << 20 }, openFiles: int("openFiles"))
+      fileSizeBytes: int("fileSizeMiB").map { $0 << 20 }, openFiles: int("openFiles"),
+      outputBytes: int("outputMiB").map { $0 << 20 })
   }
 }
 

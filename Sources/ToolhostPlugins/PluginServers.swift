@@ -5,7 +5,7 @@ import ToolhostSystem
 public import ToolhostTools
 
 /// Runs a plugin's tool some other way than spawning the manifest's command for each call: through an MCP server
-/// connection, for example (ToolhostMCP provides that one).
+/// connection, for example (ToolhostMCP provides that one), for the tools of a ``PluginServer``.
 public protocol PluginToolBackend: Sendable {
   /// Runs `tool` with `arguments`, which the caller has validated against its input schema.
   ///
@@ -17,40 +17,68 @@ public protocol PluginToolBackend: Sendable {
   func shutdown() async
 }
 
-/// An MCP server manifest that discovery hands to an ``MCPPluginLoader``.
-public struct MCPPluginServer: Sendable {
-  /// The manifest; ``PluginManifest/mcp`` is set.
+/// A server that a manifest declares and a ``PluginServerLoader`` lists the tools of, instead of a program that
+/// discovery runs per call (an MCP server, for example, which ToolhostMCP loads).
+public struct PluginServer: Sendable {
+  /// Where the server is: a program this machine starts, or an address it reaches.
+  public enum Endpoint: Sendable, Hashable {
+    /// A program started here: the manifest's command, resolved to an executable path.
+    case command(executable: String)
+    /// A server reached at this URL (a remote server); nothing runs here.
+    case url(String)
+  }
+
+  /// The manifest that declares the server (``PluginManifest/mcp`` for an MCP server).
   public var manifest: PluginManifest
-  /// The server's resolved executable.
-  public var executable: String
+  /// Where the server is.
+  public var endpoint: Endpoint
   /// The host environment, from which the base variables and the manifest's `env` names are passed on.
   public var hostEnvironment: [String: String]
 
   /// Makes a server description.
-  public init(manifest: PluginManifest, executable: String, hostEnvironment: [String: String]) {
+  public init(manifest: PluginManifest, endpoint: Endpoint, hostEnvironment: [String: String]) {
     self.manifest = manifest
-    self.executable = executable
+    self.endpoint = endpoint
     self.hostEnvironment = hostEnvironment
+  }
+
+  /// Makes a server description from an executable, or from the URL of a manifest's remote server.
+  @available(*, deprecated, message: "use init(manifest:endpoint:hostEnvironment:), which says whether it is a URL")
+  public init(manifest: PluginManifest, executable: String, hostEnvironment: [String: String]) {
+    self.init(
+      manifest: manifest, endpoint: manifest.mcp?.url != nil ? .url(executable) : .command(executable: executable),
+      hostEnvironment: hostEnvironment)
+  }
+
+  /// The executable of a server started here; `nil` for a remote one.
+  public var executable: String? {
+    if case .command(let executable) = endpoint { return executable }
+    return nil
   }
 }
 
-/// The tools of one MCP server, as PluginTools whose ``PluginTool/backend`` calls the server, with the names the
-/// server gave them; plus notes about tools that needed adjusting.
-public struct MCPPluginTools: Sendable {
-  /// The tools in the server's order.
+/// The tools of one server, as PluginTools whose ``PluginTool/backend`` calls the server; plus notes about tools
+/// that needed adjusting.
+public struct PluginServerTools: Sendable {
+  /// The tools in the server's order, each under the name it is offered by when no earlier tool has it.
   public var tools: [PluginTool]
+  /// For a tool of ``tools``, by its name there: the name it is offered by instead when an earlier tool (a plugin's,
+  /// or another server's) has that one. A tool without one is shadowed by the earlier tool. The loader applies its
+  /// protocol's naming rule here (MCP's: `server.tool`); discovery only picks.
+  public var qualifiedNames: [String: String]
   /// Notes such as "its inputSchema uses keywords the validator does not support, so the server validates".
   public var notes: [PluginDiagnostic]
 
   /// Makes a result.
-  public init(tools: [PluginTool], notes: [PluginDiagnostic] = []) {
+  public init(tools: [PluginTool], qualifiedNames: [String: String] = [:], notes: [PluginDiagnostic] = []) {
     self.tools = tools
+    self.qualifiedNames = qualifiedNames
     self.notes = notes
   }
 }
 
-/// Why an MCP server's tools could not be listed: it did not start, failed the handshake, or timed out.
-public struct MCPPluginLoadError: Error, Sendable, CustomStringConvertible {
+/// Why a server's tools could not be listed: it did not start, failed the handshake, or timed out.
+public struct PluginServerLoadError: Error, Sendable, CustomStringConvertible {
   /// What went wrong and what to do, with the end of the server's stderr when it helps.
   public var message: String
 
@@ -61,26 +89,39 @@ public struct MCPPluginLoadError: Error, Sendable, CustomStringConvertible {
   public var description: String { message }
 }
 
-/// Starts MCP servers declared by manifests and lists their tools. ToolhostMCP provides one (`MCPPlugins.Loader()`);
-/// pass it to ``PluginCatalog/discover(folders:required:runner:environment:mcp:)`` (there is no global default:
-/// discovery without a loader starts no server).
-public protocol MCPPluginLoader: Sendable {
+/// Starts the servers manifests declare and lists their tools. ToolhostMCP provides one for MCP servers
+/// (`MCPPlugins.Loader()`); pass it to ``PluginCatalog/discover(folders:required:runner:environment:mcp:)`` (there
+/// is no global default: discovery without a loader starts no server).
+public protocol PluginServerLoader: Sendable {
   /// Starts every server at once and waits until each has listed its tools or passed its startup timeout.
   ///
   /// Never throws: each server's failure is its own result, in the order of `servers`.
-  func loadTools(_ servers: [MCPPluginServer]) async -> [Result<MCPPluginTools, MCPPluginLoadError>]
+  func loadTools(_ servers: [PluginServer]) async -> [Result<PluginServerTools, PluginServerLoadError>]
 
   /// The tools of each of `servers` that can be had without starting it (a listing kept from an earlier run that
   /// is still fresh), or `nil` for each that cannot; in the order of `servers`. Starts nothing, never throws.
-  func cachedTools(_ servers: [MCPPluginServer]) async -> [Result<MCPPluginTools, MCPPluginLoadError>?]
+  func cachedTools(_ servers: [PluginServer]) async -> [Result<PluginServerTools, PluginServerLoadError>?]
 }
 
-extension MCPPluginLoader {
+extension PluginServerLoader {
   /// No listing is kept: `nil` for every server.
-  public func cachedTools(_ servers: [MCPPluginServer]) async -> [Result<MCPPluginTools, MCPPluginLoadError>?] {
+  public func cachedTools(_ servers: [PluginServer]) async -> [Result<PluginServerTools, PluginServerLoadError>?] {
     Array(repeating: nil, count: servers.count)
   }
 }
+
+/// The former name of ``PluginServer``.
+@available(*, deprecated, renamed: "PluginServer")
+public typealias MCPPluginServer = PluginServer
+/// The former name of ``PluginServerTools``.
+@available(*, deprecated, renamed: "PluginServerTools")
+public typealias MCPPluginTools = PluginServerTools
+/// The former name of ``PluginServerLoadError``.
+@available(*, deprecated, renamed: "PluginServerLoadError")
+public typealias MCPPluginLoadError = PluginServerLoadError
+/// The former name of ``PluginServerLoader``.
+@available(*, deprecated, renamed: "PluginServerLoader")
+public typealias MCPPluginLoader = PluginServerLoader
 
 extension PluginCatalog {
   /// Ends the processes the catalog's tools keep running: persistent plugins' pools and MCP servers (stdin closed,

@@ -25,8 +25,10 @@ public struct PluginTool: PrecompiledTool, ExternalTool {
   public let listedName: String
   /// The manifest that provides it.
   public let manifest: PluginManifest
-  /// The resolved executable.
-  public let executable: String
+  /// The program a plugin's tool spawns (or keeps running); empty for a server's tool.
+  let program: String
+  /// Where the server whose ``backend`` runs the tool is; `nil` for a plugin's tool, which toolhost runs itself.
+  public let endpoint: PluginServer.Endpoint?
   /// The compiled input schema.
   public let compiledParameters: JSONSchema
   /// The compiled output schema, if any.
@@ -42,8 +44,9 @@ public struct PluginTool: PrecompiledTool, ExternalTool {
 
   /// The default time limit when neither tool nor manifest sets one: 30 s.
   public static let defaultTimeout: Duration = .seconds(30)
-  /// The default stdout cap: 8 MiB.
-  public static let defaultOutputLimit = 8 << 20
+  /// The default output limit: ``ResourceLimits/defaultOutputBytes``.
+  @available(*, deprecated, renamed: "ResourceLimits.defaultOutputBytes")
+  public static let defaultOutputLimit = ResourceLimits.defaultOutputBytes
   /// `TOOLHOST_ARG_*` variables longer than this are left out (stdin has every argument; Linux refuses to start a
   /// process with a variable over 128 KiB).
   public static let argumentVariableLimit = 16 << 10
@@ -85,7 +88,8 @@ public struct PluginTool: PrecompiledTool, ExternalTool {
     self.definition = definition
     self.listedName = definition.name
     self.manifest = manifest
-    self.executable = executable
+    self.program = executable
+    self.endpoint = nil
     self.runner = runner
     self.hostEnvironment = hostEnvironment
     self.backend = nil
@@ -102,25 +106,49 @@ public struct PluginTool: PrecompiledTool, ExternalTool {
     }
   }
 
-  /// Makes a tool that `backend` runs (an MCP server's tool), compiling its input schema.
+  /// Makes a tool that `backend` runs (the tool of a server at `endpoint`, such as an MCP server's), compiling its
+  /// input schema.
   ///
   /// The output schema is compiled when it can be; one the validator does not support is kept as it is and not
   /// checked.
   /// - Throws: ``SchemaError`` when the input schema is invalid or uses unsupported keywords.
   public init(
-    definition: ToolDefinition, manifest: PluginManifest, executable: String, backend: any PluginToolBackend,
-    hostEnvironment: [String: String] = ProcessInfo.processInfo.environment
+    definition: ToolDefinition, manifest: PluginManifest, endpoint: PluginServer.Endpoint,
+    backend: any PluginToolBackend, hostEnvironment: [String: String] = ProcessInfo.processInfo.environment
   ) throws(SchemaError) {
     self.definition = definition
     self.listedName = definition.name
     self.manifest = manifest
-    self.executable = executable
+    self.program = ""
+    self.endpoint = endpoint
     self.runner = .shared
     self.hostEnvironment = hostEnvironment
     self.backend = backend
     self.pool = nil
     compiledParameters = try JSONSchema(definition.inputSchema)
     compiledOutputSchema = definition.outputSchema.flatMap { try? JSONSchema($0) }
+  }
+
+  /// Makes a tool that `backend` runs, with the server's executable, or its URL for a manifest's remote server.
+  ///
+  /// - Throws: ``SchemaError`` when the input schema is invalid or uses unsupported keywords.
+  @available(*, deprecated, message: "use init(definition:manifest:endpoint:backend:hostEnvironment:)")
+  public init(
+    definition: ToolDefinition, manifest: PluginManifest, executable: String, backend: any PluginToolBackend,
+    hostEnvironment: [String: String] = ProcessInfo.processInfo.environment
+  ) throws(SchemaError) {
+    try self.init(
+      definition: definition, manifest: manifest,
+      endpoint: manifest.mcp?.url != nil ? .url(executable) : .command(executable: executable), backend: backend,
+      hostEnvironment: hostEnvironment)
+  }
+
+  /// The resolved executable the tool runs: its plugin's program, or the program of the server its ``backend``
+  /// calls; `nil` for the tool of a remote server, which runs nothing here.
+  public var executable: String? {
+    guard let endpoint else { return program }
+    if case .command(let executable) = endpoint { return executable }
+    return nil
   }
 
   /// The same tool offered under another name (the backend or plugin still sees its own name for it).
@@ -146,7 +174,7 @@ public struct PluginTool: PrecompiledTool, ExternalTool {
     env["TOOLHOST_PERSISTENT"] = "1"
     return PersistentProcessSpec(
       executable: executable, arguments: manifest.arguments, environment: env, workingDirectory: manifest.directory,
-      maxLineLength: max(defaultOutputLimit, 16 << 20),
+      outputLimit: manifest.limits.outputBytes ?? ResourceLimits.defaultOutputBytes,
       limits: ResourceLimits.pluginDefaults.overridden(by: manifest.limits))
   }
 
@@ -177,6 +205,14 @@ public struct PluginTool: PrecompiledTool, ExternalTool {
     ResourceLimits.pluginDefaults.overridden(by: manifest.limits).overridden(by: definition.limits)
   }
 
+  /// The output limit of a call in `context`, in bytes: the caller's (``ToolCallContext/outputLimit``, from
+  /// `--max-output`), else the tool's or the manifest's `limits.outputMiB`, else
+  /// ``ResourceLimits/defaultOutputBytes``. Every reader holds a call to it: a spawned plugin's stdout, a persistent
+  /// plugin's reply line, an MCP server's reply over stdio or HTTP.
+  public func outputLimit(in context: ToolCallContext) -> Int {
+    limits.overridden(by: context.limits).outputBytes ?? ResourceLimits.defaultOutputBytes
+  }
+
   /// The time limit: the tool's, else the manifest's, else ``defaultTimeout``.
   public var timeout: Duration {
     if let t = definition.timeout ?? manifest.timeout { return Duration(seconds: t) }
@@ -203,10 +239,10 @@ public struct PluginTool: PrecompiledTool, ExternalTool {
     let toolName = name
     let onStderr = context.onStderr.map { sink in { @Sendable (chunk: [UInt8]) in sink(toolName, chunk) } }
     let spec = ProcessSpec(
-      executable: executable, arguments: manifest.arguments + definition.arguments,
+      executable: program, arguments: manifest.arguments + definition.arguments,
       environment: environment, workingDirectory: manifest.directory,
       input: Array(request.serialized().utf8), timeout: limit,
-      outputLimit: context.outputLimit ?? Self.defaultOutputLimit, onStderr: onStderr,
+      outputLimit: outputLimit(in: context), onStderr: onStderr,
       limits: limits.overridden(by: context.limits))
     let outcome: ProcessOutcome
     do { outcome = try await runner.run(spec) } catch {
@@ -222,7 +258,7 @@ public struct PluginTool: PrecompiledTool, ExternalTool {
   {
     let callID = context.callID ?? Self.makeCallID()
     let limit = context.timeout ?? timeout
-    let deadline = monotonicSeconds() + limit.seconds
+    let deadline = ContinuousClock.now + limit
     let worker: PersistentWorker
     do { worker = try await pool.acquire(deadline: deadline) } catch {
       switch error {
@@ -233,16 +269,17 @@ public struct PluginTool: PrecompiledTool, ExternalTool {
     }
     let toolName = name
     let onStderr = context.onStderr.map { sink in { @Sendable (chunk: [UInt8]) in sink(toolName, chunk) } }
-    let remaining = Duration(seconds: max(0.001, deadline - monotonicSeconds()))
+    let remaining = max(.milliseconds(1), ContinuousClock.now.duration(to: deadline))
     let request = Self.requestLine(
       tool: definition.name, arguments: arguments, callID: callID, traceParent: context.traceParent)
-    let outcome = await worker.call(request, timeout: remaining, onStderr: onStderr)
+    let outputLimit = outputLimit(in: context)
+    let outcome = await worker.call(request, timeout: remaining, outputLimit: outputLimit, onStderr: onStderr)
     defer { pool.release(worker) }
     switch outcome {
     case .timedOut: throw .timedOut(limit: limit)
     case .cancelled: throw .cancelled
     case .ended(let exit):
-      if exit.stopReason == .outputTooLarge { throw .outputTooLarge(limit: pool.spec.maxLineLength) }
+      if exit.stopReason == .outputTooLarge { throw .outputTooLarge(limit: outputLimit) }
       let ended = ProcessOutcome(
         termination: exit.termination, stopReason: nil, stdout: [], stderrTail: Array(exit.stderrTail.utf8),
         stderrByteCount: exit.stderrTail.utf8.count, duration: .zero, pid: worker.process.pid)
@@ -254,8 +291,6 @@ public struct PluginTool: PrecompiledTool, ExternalTool {
       case .exited(let s): throw .exited(status: s, stderr: exit.stderrTail)
       }
     case .reply(let line):
-      let outputLimit = context.outputLimit ?? Self.defaultOutputLimit
-      if line.count > outputLimit { throw .outputTooLarge(limit: outputLimit) }
       let outcome = ProcessOutcome(
         termination: .exited(0), stopReason: nil, stdout: line, stderrTail: [], stderrByteCount: 0,
         duration: .zero, pid: worker.process.pid)

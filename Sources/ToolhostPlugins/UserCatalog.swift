@@ -11,7 +11,7 @@ extension PluginCatalog {
   public static func forUser(
     explicit: [String], environment: [String: String] = ProcessInfo.processInfo.environment,
     currentDirectory: String = FileManager.default.currentDirectoryPath, startServers: Bool = true,
-    mcp: (any MCPPluginLoader)? = nil
+    mcp: (any PluginServerLoader)? = nil
   ) async throws(ConfigurationError) -> PluginCatalog {
     let trust = try DiscoveryTrust.load(environment: environment)
     let folders = pluginFolders(explicit: explicit, environment: environment, currentDirectory: currentDirectory)
@@ -35,7 +35,7 @@ extension PluginCatalog {
   public static func forUser(
     explicit: [String], offering names: [String]?,
     environment: [String: String] = ProcessInfo.processInfo.environment,
-    currentDirectory: String = FileManager.default.currentDirectoryPath, mcp: (any MCPPluginLoader)? = nil
+    currentDirectory: String = FileManager.default.currentDirectoryPath, mcp: (any PluginServerLoader)? = nil
   ) async throws(ConfigurationError) -> PluginCatalog {
     func discover(startServers: Bool) async throws(ConfigurationError) -> PluginCatalog {
       try await forUser(

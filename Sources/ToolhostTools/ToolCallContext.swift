@@ -5,8 +5,11 @@ public import ToolhostSystem
 public struct ToolCallContext: Sendable {
   /// Overrides the tool's time limit.
   public var timeout: Duration?
-  /// Overrides the stdout cap of plugin calls.
-  public var outputLimit: Int?
+  /// Overrides the tool's output limit, in bytes (`--max-output`): ``limits``' `outputBytes`, by its usual name.
+  public var outputLimit: Int? {
+    get { limits.outputBytes }
+    set { limits.outputBytes = newValue }
+  }
   /// Receives the plugin's stderr as it is written (for `--verbose`).
   public var onStderr: (@Sendable (_ tool: String, _ chunk: [UInt8]) -> Void)?
   /// A unique id of the call.
@@ -44,10 +47,10 @@ public struct ToolCallContext: Sendable {
     limits: ResourceLimits = ResourceLimits()
   ) {
     self.timeout = timeout
-    self.outputLimit = outputLimit
     self.onStderr = onStderr
     self.callID = callID
     self.limits = limits
+    if let outputLimit { self.limits.outputBytes = outputLimit }
   }
 
   /// The context of the running task.

@@ -1,6 +1,6 @@
 /// Tool names as toolhost offers them: 1 to 64 characters of `A-Z a-z 0-9 _ . -`.
 ///
-/// A name that would be longer (an MCP server's own name, or `server.tool` when a prefix is added) is cut to the
+/// A name that would be longer (an MCP server's own name, or its `server.tool` form) is cut to the
 /// limit and ends with a hash of the whole name, so the same name always gets the same short form and two long
 /// names that share a beginning stay apart.
 package enum ToolName {
@@ -30,11 +30,5 @@ package enum ToolName {
         default: false
         }
       }
-  }
-
-  /// `server.tool`, fitted to the limit: the name an MCP server's tool is offered under when its own is taken, or
-  /// when the manifest asks for prefixes.
-  package static func prefixed(_ tool: String, server: String) -> String {
-    fitted("\(server).\(tool)")
   }
 }

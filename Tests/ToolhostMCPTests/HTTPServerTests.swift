@@ -66,6 +66,16 @@ struct HTTPServerTests {
     }
   }
 
+  /// Answers with `bytes` characters of text.
+  struct Big: Tool {
+    let name = "big"
+    let description = "Answers with a long text."
+    let parameters: JSONValue = ["type": "object", "properties": ["bytes": ["type": "integer"]]]
+    func call(arguments: JSONValue) async throws -> String {
+      String(repeating: "a", count: Int(arguments["bytes"]?.integerValue ?? 1))
+    }
+  }
+
   /// An `MCPHTTPServer` over `tools` on 127.0.0.1, running until ``stop()``.
   struct Running {
     let task: Task<Void, any Error>
@@ -100,6 +110,29 @@ struct HTTPServerTests {
   }
 
   static let eventStream = ["accept": "application/json, text/event-stream"]
+
+  /// A remote server's answer is held to the call's output limit as a plugin's stdout is: over it, the call fails
+  /// with outputTooLarge and that limit, and the connection goes on; a call with a limit over the transport's
+  /// default (8 MiB) reads its answer whole.
+  @Test func anAnswerOverTheCallsOutputLimitIsOutputTooLarge() async throws {
+    let running = try await Running.start([Big()])
+    let url = "http://127.0.0.1:\(running.port)/mcp"
+    let connection = MCPServerConnection(
+      MCPServerConfiguration(name: "big", executable: url, transport: MCPHTTPClientTransport.opener(.init(url: url))))
+    func big(_ bytes: Int, limit: Int?) async throws(ToolFailure) -> ToolOutput {
+      try await connection.callTool(
+        "big", arguments: ["bytes": .integer(Int64(bytes))], timeout: .seconds(30), outputLimit: limit)
+    }
+    await #expect(throws: ToolFailure.outputTooLarge(limit: 1000)) { _ = try await big(5000, limit: 1000) }
+    await #expect(throws: ToolFailure.outputTooLarge(limit: 2 << 20)) { _ = try await big(9 << 20, limit: 2 << 20) }
+    await #expect(throws: ToolFailure.outputTooLarge(limit: ResourceLimits.defaultOutputBytes)) {
+      _ = try await big(9 << 20, limit: nil)
+    }
+    #expect(try await big(10, limit: nil).text == "aaaaaaaaaa")
+    #expect(try await big(17 << 20, limit: 32 << 20).text?.utf8.count == 17 << 20)
+    await connection.shutdown()
+    await running.stop()
+  }
 
   /// A call answered as JSON whose client hangs up is cancelled.
   @Test func aCallWhoseClientLeavesIsCancelled() async throws {

@@ -190,11 +190,13 @@ struct MCPClientFakeServerTests {
     await #expect(throws: ToolFailure.outputTooLarge(limit: 1000)) { _ = try await big(5000, limit: 1000) }
     let pid = try await fake.pid()
     #expect(try await big(10, limit: 1000).text?.count == 10)
-    // Over the stream's line limit (16 MiB): the same failure, not "killed by signal 9", and the next call starts
-    // the server again.
-    await #expect(throws: ToolFailure.outputTooLarge(limit: 16 << 20)) { _ = try await big(17 << 20, limit: 64 << 20) }
+    // Over the limit of every call in flight (here the server's, 8 MiB): the same failure, not "killed by signal
+    // 9", and the next call starts the server again.
+    await #expect(throws: ToolFailure.outputTooLarge(limit: 8 << 20)) { _ = try await big(9 << 20, limit: 2 << 20) }
     let next = try await fake.pid()
     #expect(next != pid)
+    // A call whose own limit is larger raises the stream's: its reply is read whole.
+    #expect(try await big(9 << 20, limit: 16 << 20).text?.utf8.count == 9 << 20)
     await fake.shutDownAndCheck([pid, next])
   }
 

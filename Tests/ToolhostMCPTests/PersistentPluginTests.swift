@@ -12,27 +12,29 @@ struct PersistentFixture {
   let folder = TemporaryFolder(prefix: "toolhost-mcp-test")
   let catalog: PluginCatalog
 
-  init(poolSize: Int = 1, timeout: Double = 5) async {
-    let tools = ["whoami", "sleep", "crash", "garbage", "grandchild", "fail"].map {
+  /// `extra` adds members (JSON text, after a comma) to the manifest.
+  init(poolSize: Int = 1, timeout: Double = 5, extra: String = "") async {
+    let tools = ["whoami", "sleep", "crash", "garbage", "grandchild", "fail", "big"].map {
       #"{"name": "\#($0)", "description": "test tool \#($0)", "inputSchema": {"type": "object"}}"#
     }
     folder.plugin(
       "persistent",
       manifest: """
         {"manifestVersion": 1, "command": "\(Paths.persistentPlugin)", "persistent": true, "poolSize": \(poolSize),
-         "timeout": \(timeout), "tools": [\(tools.joined(separator: ", "))]}
+         "timeout": \(timeout), "tools": [\(tools.joined(separator: ", "))]\(extra.isEmpty ? "" : ", " + extra)}
         """)
     catalog = await PluginCatalog.discover(folders: [folder.path], environment: hostEnvironment, mcp: nil)
   }
 
   var registry: ToolRegistry { catalog.registry() }
 
-  func call(_ tool: String, _ arguments: JSONValue = [:], timeout: Duration? = nil)
+  func call(_ tool: String, _ arguments: JSONValue = [:], timeout: Duration? = nil, outputLimit: Int? = nil)
     async throws(ToolCallError)
     -> JSONValue
   {
-    try await registry.call(tool, arguments: arguments, context: ToolCallContext(timeout: timeout))
-      .value ?? .null
+    try await registry.call(
+      tool, arguments: arguments, context: ToolCallContext(timeout: timeout, outputLimit: outputLimit)
+    ).value ?? .null
   }
 
   func pid(_ value: JSONValue) -> Int32 { Int32(value["pid"]?.integerValue ?? -1) }
@@ -121,6 +123,37 @@ struct PersistentPluginTests {
     // An error reply is a normal reply: the process stays.
     #expect(f.pid(try await f.call("whoami")) == second)
     await f.shutDownAndCheck([first, second])
+  }
+
+  /// One output limit per call, as for a spawned plugin: the default 8 MiB, the manifest's `limits.outputMiB`, or
+  /// the caller's (`--max-output`), above or below the others. A reply over it ends the process, which the next
+  /// call replaces.
+  @Test func eachCallIsHeldToItsOwnOutputLimit() async throws {
+    let f = await PersistentFixture()
+    let first = f.pid(try await f.call("whoami"))
+    do {
+      _ = try await f.call("big", ["bytes": .integer(9 << 20)])
+      Issue.record("a reply over the default limit was accepted")
+    } catch {
+      #expect(error.failure == .outputTooLarge(limit: ResourceLimits.defaultOutputBytes))
+    }
+    let second = f.pid(try await f.call("whoami"))
+    #expect(second != first)
+    // A caller's larger limit reads the same reply whole; a smaller one fails a reply the default would take.
+    let whole = try await f.call("big", ["bytes": .integer(9 << 20)], outputLimit: 16 << 20)
+    #expect(whole["text"]?.stringValue?.utf8.count == 9 << 20)
+    await #expect(throws: ToolCallError.self) { _ = try await f.call("big", ["bytes": 5000], outputLimit: 1000) }
+    await f.shutDownAndCheck([first, second])
+
+    let small = await PersistentFixture(extra: #""limits": {"outputMiB": 1}"#)
+    do {
+      _ = try await small.call("big", ["bytes": .integer(2 << 20)])
+      Issue.record("a reply over the manifest's limit was accepted")
+    } catch {
+      #expect(error.failure == .outputTooLarge(limit: 1 << 20))
+    }
+    #expect(try await small.call("big", ["bytes": 1000])["text"]?.stringValue?.count == 1000)
+    await small.shutDownAndCheck([])
   }
 
   @Test func aPoolRunsCallsSideBySide() async throws {

@@ -20,19 +20,19 @@ struct ServedCatalogTests {
   }
 
   /// An MCP loader whose every server lists `names`, and which keeps no listing (a server not started has none).
-  struct ListingLoader: MCPPluginLoader {
+  struct ListingLoader: PluginServerLoader {
     let names: [String]
-    func loadTools(_ servers: [MCPPluginServer]) async -> [Result<MCPPluginTools, MCPPluginLoadError>] {
+    func loadTools(_ servers: [PluginServer]) async -> [Result<PluginServerTools, PluginServerLoadError>] {
       servers.map { server in
         do {
           let tools = try names.map { name in
             try PluginTool(
               definition: ToolDefinition(name: name, description: "d", inputSchema: ["type": "object"]),
-              manifest: server.manifest, executable: "/bin/cat", backend: UnusedBackend())
+              manifest: server.manifest, endpoint: .command(executable: "/bin/cat"), backend: UnusedBackend())
           }
-          return .success(MCPPluginTools(tools: tools))
+          return .success(PluginServerTools(tools: tools))
         } catch {
-          return .failure(MCPPluginLoadError(message: "\(error)"))
+          return .failure(PluginServerLoadError(message: "\(error)"))
         }
       }
     }

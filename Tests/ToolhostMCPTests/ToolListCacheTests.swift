@@ -79,8 +79,8 @@ struct ToolListCacheTests {
     let pids = runningServers(started)
     await started.shutdown()
     await expectGroupsToEnd(pids)
-    let server = MCPPluginServer(
-      manifest: try #require(started.entries.first?.tool.manifest), executable: Peers.python3 ?? "",
+    let server = PluginServer(
+      manifest: try #require(started.entries.first?.tool.manifest), endpoint: .command(executable: Peers.python3 ?? ""),
       hostEnvironment: hostEnvironment)
     #expect(cache.fresh(for: server) != nil)
     #expect(cache.fresh(for: server, now: Date().addingTimeInterval(61)) == nil)
@@ -125,8 +125,8 @@ struct ToolListCacheTests {
     await expectGroupsToEnd(pids)
     let kept = await discover(folder, cache: cache, start: false)
     #expect(kept.entries.map(\.tool.name) == ["echo"])
-    let server = MCPPluginServer(
-      manifest: try #require(kept.entries.first?.tool.manifest), executable: Peers.python3 ?? "",
+    let server = PluginServer(
+      manifest: try #require(kept.entries.first?.tool.manifest), endpoint: .command(executable: Peers.python3 ?? ""),
       hostEnvironment: hostEnvironment)
     #expect(cache.fresh(for: server)?.ttlMilliseconds == 60_000)
     #expect(cache.fresh(for: server, now: Date().addingTimeInterval(61)) == nil)

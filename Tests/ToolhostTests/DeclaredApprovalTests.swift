@@ -17,16 +17,16 @@ private struct UnusedBackend: PluginToolBackend {
 }
 
 /// An MCP loader that starts nothing: every server lists `names`, each tool claiming to be read-only.
-private struct ListingLoader: MCPPluginLoader {
+private struct ListingLoader: PluginServerLoader {
   let names: [String]
 
-  func loadTools(_ servers: [MCPPluginServer]) async -> [Result<MCPPluginTools, MCPPluginLoadError>] {
+  func loadTools(_ servers: [PluginServer]) async -> [Result<PluginServerTools, PluginServerLoadError>] {
     servers.map { server in
       do {
         let tools = try names.map { try DeclaredApprovalTests.serverTool($0, manifest: server.manifest) }
-        return .success(MCPPluginTools(tools: tools))
+        return .success(PluginServerTools(tools: tools))
       } catch {
-        return .failure(MCPPluginLoadError(message: "\(error)"))
+        return .failure(PluginServerLoadError(message: "\(error)"))
       }
     }
   }
@@ -51,7 +51,7 @@ struct DeclaredApprovalTests {
       definition: ToolDefinition(
         name: name, description: "d", inputSchema: ["type": "object"],
         annotations: ToolAnnotations(readOnlyHint: true, destructiveHint: false)),
-      manifest: manifest, executable: "/bin/cat", backend: UnusedBackend())
+      manifest: manifest, endpoint: .command(executable: "/bin/cat"), backend: UnusedBackend())
   }
 
   static let declared = #"{"get_current_time": "auto", "convert_time": "auto"}"#

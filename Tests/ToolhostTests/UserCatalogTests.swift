@@ -4,12 +4,12 @@ import Toolhost
 import ToolhostTestSupport
 
 /// An MCP loader that starts nothing: it counts how often discovery asks it and lists one tool per server.
-private final class CountingLoader: MCPPluginLoader {
+private final class CountingLoader: PluginServerLoader {
   let asked = Atomic<Int>(0)
 
-  func loadTools(_ servers: [MCPPluginServer]) async -> [Result<MCPPluginTools, MCPPluginLoadError>] {
+  func loadTools(_ servers: [PluginServer]) async -> [Result<PluginServerTools, PluginServerLoadError>] {
     asked.add(1, ordering: .relaxed)
-    return servers.map { _ in .failure(MCPPluginLoadError(message: "not started by this test")) }
+    return servers.map { _ in .failure(PluginServerLoadError(message: "not started by this test")) }
   }
 }
 

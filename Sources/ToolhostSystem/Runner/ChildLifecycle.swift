@@ -19,24 +19,24 @@ struct ChildLifecycle: Sendable {
   }
 
   /// How long pipes may stay open after the child exited or was killed: 0.5 s.
-  static let drainWait = 0.5
+  static let drainWait: Duration = .milliseconds(500)
 
-  /// Time between SIGTERM and SIGKILL, in seconds.
-  let killGrace: Double
+  /// Time between SIGTERM and SIGKILL.
+  let killGrace: Duration
   /// Whether the child has exited (and been reaped).
   private(set) var exited = false
   /// When SIGKILL follows the SIGTERM already sent.
-  private(set) var killAt: Double?
+  private(set) var killAt: ContinuousClock.Instant?
   /// After the child exited or was killed: when to stop waiting for pipes held open by something the kill did
   /// not reach.
-  private(set) var drainDeadline: Double?
+  private(set) var drainDeadline: ContinuousClock.Instant?
   private var terminating = false
 
-  init(killGrace: Double) { self.killGrace = killGrace }
+  init(killGrace: Duration) { self.killGrace = killGrace }
 
   /// A stop was asked: SIGTERM now and SIGKILL after the grace period. Nothing once the child has exited, or when
   /// it is already being stopped.
-  mutating func terminate(now: Double) -> [Action] {
+  mutating func terminate(now: ContinuousClock.Instant) -> [Action] {
     guard !exited, !terminating else { return [] }
     terminating = true
     killAt = now + killGrace
@@ -44,7 +44,7 @@ struct ChildLifecycle: Sendable {
   }
 
   /// The child must end at once (an output flood, a process storm, an explicit kill): SIGKILL now, then drain.
-  mutating func kill(now: Double) -> [Action] {
+  mutating func kill(now: ContinuousClock.Instant) -> [Action] {
     guard !exited else { return [] }
     terminating = true
     killAt = nil
@@ -54,7 +54,7 @@ struct ChildLifecycle: Sendable {
 
   /// The child has exited and been reaped: whatever it left in its cell is killed, its stdin closed, and its pipes
   /// get ``drainWait`` to finish.
-  mutating func childExited(now: Double) -> [Action] {
+  mutating func childExited(now: ContinuousClock.Instant) -> [Action] {
     guard !exited else { return [] }
     exited = true
     killAt = nil
@@ -63,7 +63,7 @@ struct ChildLifecycle: Sendable {
   }
 
   /// The actions whose time has come, and the next time this machine needs (`nil` when it waits for nothing).
-  mutating func timersDue(now: Double) -> (actions: [Action], next: Double?) {
+  mutating func timersDue(now: ContinuousClock.Instant) -> (actions: [Action], next: ContinuousClock.Instant?) {
     var actions: [Action] = []
     if let k = killAt, now >= k {
       killAt = nil
@@ -79,7 +79,7 @@ struct ChildLifecycle: Sendable {
     return (actions, next)
   }
 
-  private mutating func armDrain(_ now: Double) {
+  private mutating func armDrain(_ now: ContinuousClock.Instant) {
     if drainDeadline == nil { drainDeadline = now + Self.drainWait }
   }
 }

@@ -215,7 +215,7 @@ public final class Containment: Sendable {
     let wanted = variable + (marker.map { $0 + "\0" } ?? hostMarker + ".")
     for _ in 0..<20 {
       let adopted = Self.adoptedChildren()
-      for zombie in adopted where zombie.state == "Z" { Self.reap(zombie.pid, within: 0) }
+      for zombie in adopted where zombie.state == "Z" { Self.reap(zombie.pid, within: .zero) }
       // Another call's (or another containment's) process is left to its own call. One being exec'd shows no
       // environment for a moment: it is looked at again rather than taken for one without a marker.
       var unsure = false
@@ -230,7 +230,7 @@ public final class Containment: Sendable {
       for child in orphans {
         for pid in Self.tree(of: child).reversed() { kill(pid, SIGKILL) }
         kill(child, SIGKILL)
-        Self.reap(child, within: 0.2)
+        Self.reap(child, within: .milliseconds(200))
       }
       if orphans.isEmpty {
         guard unsure else { return }
@@ -253,7 +253,7 @@ public final class Containment: Sendable {
   /// Reaps the orphans re-parented to this process that have ended, and only those: children in another session
   /// that no containment of this process started.
   static func reapAdoptedZombies() {
-    for zombie in adoptedChildren() where zombie.state == "Z" { reap(zombie.pid, within: 0) }
+    for zombie in adoptedChildren() where zombie.state == "Z" { reap(zombie.pid, within: .zero) }
   }
 
   /// This process's children that no containment of it started, in another session: the orphans it adopted as
@@ -298,7 +298,7 @@ public final class Containment: Sendable {
   private static let orphanReaperStarted = Atomic<Bool>(false)
 
   /// The longest ``killCgroup(_:)`` waits for the cgroup's processes to be gone.
-  static let emptyWait = 0.2
+  static let emptyWait: Duration = .milliseconds(200)
 
   /// Ends every process in the cgroup `path` (`cgroup.kill`) and waits up to ``emptyWait`` until each process it
   /// held has exited (is gone or a zombie) and the cgroup is empty. A process that moved itself out of the cgroup
@@ -307,8 +307,8 @@ public final class Containment: Sendable {
   static func killCgroup(_ path: String) {
     var waiting = members(of: path)
     write(path + "/cgroup.kill", "1")
-    let deadline = monotonicSeconds() + emptyWait
-    while monotonicSeconds() < deadline {
+    let deadline = ContinuousClock.now + emptyWait
+    while ContinuousClock.now < deadline {
       waiting.removeAll { pid in stat(of: pid).map { $0.state == "Z" || $0.state == "X" } ?? true }
       if waiting.isEmpty && ContainmentCell.event(path, "cgroup.events", "populated") == 0 { return }
       usleep(500)
@@ -320,11 +320,11 @@ public final class Containment: Sendable {
     (readSmallFile(path + "/cgroup.procs", limit: 1 << 20) ?? "").split(separator: "\n").compactMap { Int32($0) }
   }
 
-  /// Waits up to `seconds` for the child `pid` to end and reaps it.
-  static func reap(_ pid: Int32, within seconds: Double) {
-    let deadline = monotonicSeconds() + seconds
+  /// Waits up to `wait` for the child `pid` to end and reaps it.
+  static func reap(_ pid: Int32, within wait: Duration) {
+    let deadline = ContinuousClock.now + wait
     var status: Int32 = 0
-    while waitpid(pid, &status, WNOHANG) == 0, monotonicSeconds() < deadline { usleep(500) }
+    while waitpid(pid, &status, WNOHANG) == 0, ContinuousClock.now < deadline { usleep(500) }
   }
 
   // MARK: The watchdog

@@ -43,12 +43,12 @@ final class IOJob: @unchecked Sendable {
   var limitExceeded: ResourceLimits.Kind?
   var termination: ProcessOutcome.Termination?
   var cpuTime: Duration = .zero
-  /// When the time limit passes (monotonic seconds).
-  var deadline: Double?
+  /// When the time limit passes.
+  var deadline: ContinuousClock.Instant?
   /// Stopping, killing and draining.
   var life: ChildLifecycle
   /// When to look at the process count (or, without a pidfd, for the child's exit) next.
-  var nextCheck: Double?
+  var nextCheck: ContinuousClock.Instant?
 
   init(
     id: Int, pid: Int32, pidfd: Int32, cell: ContainmentCell, stdinFD: Int32, stdoutFD: Int32, stderrFD: Int32,
@@ -65,16 +65,16 @@ final class IOJob: @unchecked Sendable {
     self.input = input
     self.outputLimit = outputLimit
     self.stderrTail = ByteTail(limit: stderrTailLimit)
-    self.life = ChildLifecycle(killGrace: killGrace.seconds)
+    self.life = ChildLifecycle(killGrace: killGrace)
     self.processLimit = processLimit
     self.onStderr = onStderr
-    let now = monotonicSeconds()
-    if let timeout { deadline = now + timeout.seconds }
+    let now = ContinuousClock.now
+    if let timeout { deadline = now + timeout }
     if processLimit != nil || pidfd < 0 { nextCheck = now + IOJob.checkInterval }
   }
 
   /// How often the process count is looked at, and the exit without a pidfd: 20 ms.
-  static let checkInterval = 0.02
+  static let checkInterval: Duration = .milliseconds(20)
 
   var exited: Bool { termination != nil }
   var isDone: Bool { exited && stdinFD < 0 && stdoutFD < 0 && stderrFD < 0 }
@@ -151,15 +151,15 @@ final class IOLoop: Sendable {
       }
 
       // Timers.
-      let t = monotonicSeconds()
-      var nextTimer = Double.infinity
+      let t = ContinuousClock.now
+      var nextTimer: ContinuousClock.Instant?
       for job in jobs.values {
         if let d = job.deadline {
           if t >= d {
             job.deadline = nil
             stop(job, .timedOut)
           } else {
-            nextTimer = min(nextTimer, d)
+            nextTimer = earliest(nextTimer, d)
           }
         }
         if let c = job.nextCheck {
@@ -171,14 +171,14 @@ final class IOLoop: Sendable {
               job.limitExceeded = .processes
               killNow(job, at: t)
             }
-            if let next = job.nextCheck { nextTimer = min(nextTimer, next) }
+            if let next = job.nextCheck { nextTimer = earliest(nextTimer, next) }
           } else {
-            nextTimer = min(nextTimer, c)
+            nextTimer = earliest(nextTimer, c)
           }
         }
         let (actions, next) = job.life.timersDue(now: t)
         perform(actions, on: job)
-        if let next { nextTimer = min(nextTimer, next) }
+        if let next { nextTimer = earliest(nextTimer, next) }
       }
       finishDone(&jobs)
 
@@ -242,21 +242,21 @@ final class IOLoop: Sendable {
   /// The child has exited and been reaped: end whatever it left behind, and give its pipes a moment to drain.
   private func childExited(_ job: IOJob) {
     job.deadline = nil
-    perform(job.life.childExited(now: monotonicSeconds()), on: job)
+    perform(job.life.childExited(now: .now), on: job)
   }
 
   /// Stops a running call: SIGTERM to its processes now, SIGKILL to all of them after the grace period; an output
   /// flood or a process storm is killed at once.
   private func stop(_ job: IOJob, _ reason: ProcessOutcome.StopReason) {
     if job.stopReason == nil { job.stopReason = reason }
-    let now = monotonicSeconds()
+    let now = ContinuousClock.now
     if reason == .outputTooLarge { return killNow(job, at: now) }
     job.deadline = nil
     perform(job.life.terminate(now: now), on: job)
   }
 
   /// Kills every process of a running call at once.
-  private func killNow(_ job: IOJob, at now: Double) {
+  private func killNow(_ job: IOJob, at now: ContinuousClock.Instant) {
     job.deadline = nil
     perform(job.life.kill(now: now), on: job)
   }
@@ -309,9 +309,7 @@ func closeFD(_ fd: inout Int32) {
   }
 }
 
-/// Monotonic seconds since an arbitrary start.
-package func monotonicSeconds() -> Double {
-  var ts = timespec()
-  clock_gettime(CLOCK_MONOTONIC, &ts)
-  return Double(ts.tv_sec) + Double(ts.tv_nsec) / 1e9
+/// The earlier of a loop's next timer so far (`nil`: none yet) and `instant`.
+func earliest(_ timer: ContinuousClock.Instant?, _ instant: ContinuousClock.Instant) -> ContinuousClock.Instant {
+  timer.map { min($0, instant) } ?? instant
 }

@@ -6,8 +6,9 @@ import Foundation
 ///
 /// A value type with no I/O: the persistent-process loop and the MCP server's line channel feed it what they read.
 package struct LineSplitter: Sendable {
-  /// The longest line handed over, in bytes (without its line ending).
-  package let maxLineLength: Int
+  /// The longest line handed over, in bytes (without its line ending); a persistent process's loop sets it from
+  /// the limit of the call in flight.
+  package var maxLineLength: Int
   private var line: [UInt8] = []
 
   /// Makes a splitter with an empty pending line.

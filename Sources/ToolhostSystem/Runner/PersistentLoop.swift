@@ -17,7 +17,7 @@ final class PersistentLoop: @unchecked Sendable {
   let handlers: Handlers
 
   /// How long the thread watches actively for an awaited reply before it sleeps in poll(2): 50 µs.
-  static let replySpin = 50e-6
+  static let replySpin: Duration = .microseconds(50)
 
   /// Stdout, split into reply lines.
   var lines: LineSplitter
@@ -27,7 +27,7 @@ final class PersistentLoop: @unchecked Sendable {
   var stopReason: PersistentProcess.StopReason?
 
   init(
-    owner: PersistentProcess, child: SpawnedChild, wakeRead: Int32, maxLineLength: Int, killGrace: Double,
+    owner: PersistentProcess, child: SpawnedChild, wakeRead: Int32, outputLimit: Int, killGrace: Duration,
     handlers: Handlers
   ) {
     self.owner = owner
@@ -36,7 +36,7 @@ final class PersistentLoop: @unchecked Sendable {
     self.stdoutFD = child.stdout
     self.stderrFD = child.stderr
     self.wakeRead = wakeRead
-    self.lines = LineSplitter(maxLineLength: maxLineLength)
+    self.lines = LineSplitter(maxLineLength: outputLimit)
     self.life = ChildLifecycle(killGrace: killGrace)
     self.handlers = handlers
   }
@@ -50,7 +50,7 @@ final class PersistentLoop: @unchecked Sendable {
     var termination: ProcessOutcome.Termination?
     while true {
       // Commands from callers, the alarm, and stdin (written here when callers could not finish, closed here).
-      let now = monotonicSeconds()
+      let now = ContinuousClock.now
       let c = owner.shared.withLock { s in
         var c = Commands()
         c.kill = s.kill
@@ -83,10 +83,10 @@ final class PersistentLoop: @unchecked Sendable {
       }
 
       // Timers.
-      var nextTimer = pidfd < 0 && termination == nil ? now + 0.02 : Double.infinity
+      var nextTimer: ContinuousClock.Instant? = pidfd < 0 && termination == nil ? now + .milliseconds(20) : nil
       let (actions, next) = life.timersDue(now: now)
       perform(actions)
-      if let next { nextTimer = min(nextTimer, next) }
+      if let next { nextTimer = earliest(nextTimer, next) }
       if let termination, stdoutFD < 0, stderrFD < 0 {
         finish(termination)
         return
@@ -96,21 +96,21 @@ final class PersistentLoop: @unchecked Sendable {
       polled.watch((), stdin: c.stdinFD, stdout: stdoutFD, stderr: stderrFD, pidfd: pidfd)
       // A caller arming an alarm wakes this thread, so the alarm seen here is the one to sleep for.
       let (alarmAt, awaited) = owner.shared.withLock { s in
-        (s.alarm?.at ?? .infinity, s.alarm != nil)
+        (s.alarm?.at, s.alarm != nil)
       }
       var n: Int32 = 0
       if awaited, stdoutFD >= 0 {
         // A reply is awaited: watch for it actively for a moment before sleeping. Fast plugins answer within
         // tens of microseconds, and a thread already awake saves a wake-up on the reply's path (a third of a
         // persistent call's cost here); sched_yield leaves the CPU to the child meanwhile.
-        let spinEnd = monotonicSeconds() + Self.replySpin
+        let spinEnd = ContinuousClock.now + Self.replySpin
         repeat {
-          n = polled.poll(until: 0, now: true)
+          n = polled.poll(until: nil, now: true)
           if n != 0 { break }
           sched_yield()
-        } while monotonicSeconds() < spinEnd
+        } while ContinuousClock.now < spinEnd
       }
-      if n == 0 { n = polled.poll(until: min(nextTimer, alarmAt)) }
+      if n == 0 { n = polled.poll(until: alarmAt.map { earliest(nextTimer, $0) } ?? nextTimer) }
       if n <= 0 { continue }
       polled.forEachReady { _, stream in
         switch stream {
@@ -155,7 +155,7 @@ final class PersistentLoop: @unchecked Sendable {
   }
 
   /// The child has exited (or its pidfd says so): end whatever it left in its group and drain the pipes.
-  func childExited() { perform(life.childExited(now: monotonicSeconds())) }
+  func childExited() { perform(life.childExited(now: .now)) }
 
   func closeStdin() {
     owner.shared.withLock { s in
@@ -187,6 +187,7 @@ final class PersistentLoop: @unchecked Sendable {
   }
 
   func readOutput(_ buffer: inout [UInt8]) {
+    lines.maxLineLength = owner.outputLimit
     readAvailable(&stdoutFD, into: &buffer, stopAtShortRead: true) { chunk, fd in
       if !lines.feed(chunk, onLine: handlers.onLine) {
         lineTooLong()
@@ -199,7 +200,7 @@ final class PersistentLoop: @unchecked Sendable {
 
   func lineTooLong() {
     if stopReason == nil { stopReason = .outputTooLarge }
-    perform(life.kill(now: monotonicSeconds()))
+    perform(life.kill(now: .now))
   }
 
   func readError(_ buffer: inout [UInt8]) {

@@ -79,11 +79,12 @@ package final class PersistentWorker: Sendable {
 
   /// Sends one request line and waits for the reply line, the time limit, cancellation or the process's end.
   ///
-  /// On a time limit or cancellation the process group is ended (SIGTERM, then SIGKILL) and the worker is no
-  /// longer usable.
-  package func call(_ request: [UInt8], timeout: Duration?, onStderr: (@Sendable ([UInt8]) -> Void)?) async
-    -> Outcome
-  {
+  /// The reply is held to `outputLimit` bytes: a longer one ends the process, with the stop reason
+  /// `.outputTooLarge`. On a time limit or cancellation the process group is ended (SIGTERM, then SIGKILL)
+  /// and the worker is no longer usable.
+  package func call(
+    _ request: [UInt8], timeout: Duration?, outputLimit: Int, onStderr: (@Sendable ([UInt8]) -> Void)?
+  ) async -> Outcome {
     let box = OneShot<Outcome>()
     let early = core.state.withLock { s -> Outcome? in
       if let exit = s.exit { return .ended(exit) }
@@ -92,6 +93,7 @@ package final class PersistentWorker: Sendable {
       return nil
     }
     if let early { return early }
+    process.setOutputLimit(outputLimit)
     var line = request
     line.append(0x0A)
     // The time limit is the process's alarm, kept by its I/O thread (no timer thread involved).
@@ -155,8 +157,8 @@ public final class PersistentPool: Sendable {
     state.withLock { $0.all.values.filter { $0.process.isRunning }.map(\.process.pid) }.sorted()
   }
 
-  /// Takes an idle process, starts one, or waits for one until `deadline` (monotonic seconds).
-  package func acquire(deadline: Double?) async throws(PoolError) -> PersistentWorker {
+  /// Takes an idle process, starts one, or waits for one until `deadline`.
+  package func acquire(deadline: ContinuousClock.Instant?) async throws(PoolError) -> PersistentWorker {
     let (immediate, queued) = state.withLock { s -> (Grant?, OneShot<Grant>?) in
       if s.closed { return (.closed, nil) }
       while let w = s.idle.popLast() {
@@ -183,7 +185,8 @@ public final class PersistentPool: Sendable {
       // their throughput. The work item runs on Dispatch's own threads and is cancelled when a grant comes first.
       let timer = deadline.map { deadline in
         let item = DispatchWorkItem { [self] in withdraw(waiter, .timedOut) }
-        DispatchQueue.global().asyncAfter(deadline: .now() + max(0, deadline - monotonicSeconds()), execute: item)
+        let left = max(.zero, ContinuousClock.now.duration(to: deadline))
+        DispatchQueue.global().asyncAfter(deadline: .now() + left.seconds, execute: item)
         return item
       }
       grant = await withTaskCancellationHandler {

@@ -25,7 +25,7 @@ public final class PersistentProcess: Sendable {
   public enum StopReason: Sendable, Equatable {
     /// ``terminate()``, ``kill()`` or ``shutdown(grace:)`` was called.
     case requested
-    /// A stdout line passed ``PersistentProcessSpec/maxLineLength``.
+    /// A stdout line passed the output limit (``PersistentProcessSpec/outputLimit``, or ``setOutputLimit(_:)``'s).
     case outputTooLarge
   }
 
@@ -113,7 +113,7 @@ public final class PersistentProcess: Sendable {
   }
 
   struct Alarm {
-    var at: Double
+    var at: ContinuousClock.Instant
     var id: Int
     var action: @Sendable () -> Void
   }
@@ -122,15 +122,20 @@ public final class PersistentProcess: Sendable {
   public let pid: Int32
   /// The executable it runs.
   public let executable: String
+  /// The longest stdout line accepted now, in bytes.
+  let outputLimitBytes: Atomic<Int>
   let shared: LockedState<Shared>
   /// The wake-up pipe of the I/O thread. Both ends stay open until the owner is gone, so a late ``kill()`` never
   /// writes to a closed pipe (SIGPIPE) or to a reused descriptor.
   let wakeFD: Int32
   let wakeReadFD: Int32
 
-  private init(pid: Int32, executable: String, wake: (read: Int32, write: Int32), shared: LockedState<Shared>) {
+  private init(
+    pid: Int32, executable: String, outputLimit: Int, wake: (read: Int32, write: Int32), shared: LockedState<Shared>
+  ) {
     self.pid = pid
     self.executable = executable
+    self.outputLimitBytes = Atomic(outputLimit)
     self.wakeFD = wake.write
     self.wakeReadFD = wake.read
     self.shared = shared
@@ -168,16 +173,40 @@ public final class PersistentProcess: Sendable {
     toolhost_set_nonblocking(wake[1])
     let shared = LockedState(Shared(stderrTail: ByteTail(limit: spec.stderrTailLimit)))
     shared.withLock { $0.stdinFD = child.stdin }
-    let me = PersistentProcess(pid: child.pid, executable: spec.executable, wake: (wake[0], wake[1]), shared: shared)
+    let me = PersistentProcess(
+      pid: child.pid, executable: spec.executable, outputLimit: spec.outputLimit, wake: (wake[0], wake[1]),
+      shared: shared)
     let loop = PersistentLoop(
-      owner: me, child: child, wakeRead: wake[0], maxLineLength: spec.maxLineLength,
-      killGrace: spec.killGrace.seconds, handlers: handlers)
+      owner: me, child: child, wakeRead: wake[0], outputLimit: spec.outputLimit,
+      killGrace: spec.killGrace, handlers: handlers)
     LiveProcesses.shared.add(me)
     let thread = Thread { loop.run() }
     thread.name = "toolhost-persistent-\(child.pid)"
     thread.stackSize = 512 << 10
     thread.start()
     return me
+  }
+
+  /// The longest stdout line accepted now, in bytes: the spec's ``PersistentProcessSpec/outputLimit`` until
+  /// ``setOutputLimit(_:)`` or ``raiseOutputLimit(to:)`` changes it.
+  public var outputLimit: Int { outputLimitBytes.load(ordering: .relaxed) }
+
+  /// Holds the lines read from now on to `bytes`: the limit of the one call a persistent plugin's process serves
+  /// next (set before its request is sent). A longer line ends the process (stop reason ``StopReason/outputTooLarge``).
+  public func setOutputLimit(_ bytes: Int) {
+    outputLimitBytes.store(bytes, ordering: .relaxed)
+  }
+
+  /// Accepts lines of up to `bytes` from now on when the limit is lower; never lowers it. For a process that serves
+  /// several requests at once (an MCP server), each with a limit of its own that the caller checks.
+  public func raiseOutputLimit(to bytes: Int) {
+    var current = outputLimitBytes.load(ordering: .relaxed)
+    while current < bytes {
+      let (exchanged, original) = outputLimitBytes.compareExchange(
+        expected: current, desired: bytes, ordering: .relaxed)
+      if exchanged { return }
+      current = original
+    }
   }
 
   /// Writes bytes to the child's stdin, in order: at once as far as the socket takes them, the rest from the I/O
@@ -212,7 +241,7 @@ public final class PersistentProcess: Sendable {
       if let (timeout, action) = alarm {
         s.alarmCount &+= 1
         id = s.alarmCount
-        let at = monotonicSeconds() + timeout.seconds
+        let at = ContinuousClock.now + timeout
         s.alarm = Alarm(at: at, id: id, action: action)
         // A caller now waits for a reply: wake the I/O thread (while the child works) so that it watches for
         // the reply actively for a moment (see `PersistentLoop.replySpin`) and sees the alarm.
@@ -306,12 +335,12 @@ public final class PersistentProcess: Sendable {
     let all = LiveProcesses.shared.snapshot()
     guard !all.isEmpty else { return }
     for p in all { p.closeInput() }
-    let start = monotonicSeconds()
-    func waitAll(until deadline: Double) {
-      while monotonicSeconds() < deadline, all.contains(where: \.isRunning) { usleep(2000) }
+    let start = ContinuousClock.now
+    func waitAll(until deadline: ContinuousClock.Instant) {
+      while ContinuousClock.now < deadline, all.contains(where: \.isRunning) { usleep(2000) }
     }
-    waitAll(until: start + grace.seconds)
+    waitAll(until: start + grace)
     for p in all where p.isRunning { p.terminate() }
-    waitAll(until: monotonicSeconds() + 1.0)
+    waitAll(until: .now + .seconds(1))
   }
 }

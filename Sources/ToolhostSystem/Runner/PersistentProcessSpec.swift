@@ -10,8 +10,16 @@ public struct PersistentProcessSpec: Sendable {
   public var environment: [String: String]
   /// The child's working directory; the host's when `nil`.
   public var workingDirectory: String?
-  /// The longest stdout line accepted; past it the process group is killed (stop reason `.outputTooLarge`).
-  public var maxLineLength: Int
+  /// The longest stdout line accepted, in bytes (a reply of a persistent plugin or a message of an MCP server);
+  /// past it the process group is killed (stop reason `.outputTooLarge`). ``PersistentProcess/setOutputLimit(_:)``
+  /// changes it for the calls that follow.
+  public var outputLimit: Int
+  /// The former name of ``outputLimit``.
+  @available(*, deprecated, renamed: "outputLimit")
+  public var maxLineLength: Int {
+    get { outputLimit }
+    set { outputLimit = newValue }
+  }
   /// How many of the last stderr bytes are kept as the process's log.
   public var stderrTailLimit: Int
   /// Time between SIGTERM and SIGKILL when the process is stopped.
@@ -21,17 +29,19 @@ public struct PersistentProcessSpec: Sendable {
   /// How it and everything it starts are contained.
   public var containment: Containment
 
-  /// Makes a spec with the default limits: 16 MiB lines, 8 KiB of stderr tail, 200 ms grace, no resource limits.
+  /// Makes a spec with the default limits: lines of ``ResourceLimits/defaultOutputBytes`` (8 MiB), 8 KiB of stderr
+  /// tail, 200 ms grace, no resource limits.
   public init(
     executable: String, arguments: [String] = [], environment: [String: String] = [:],
-    workingDirectory: String? = nil, maxLineLength: Int = 16 << 20, stderrTailLimit: Int = 8 << 10,
+    workingDirectory: String? = nil, outputLimit: Int = ResourceLimits.defaultOutputBytes,
+    stderrTailLimit: Int = 8 << 10,
     killGrace: Duration = .milliseconds(200), limits: ResourceLimits = .none, containment: Containment = .shared
   ) {
     self.executable = executable
     self.arguments = arguments
     self.environment = environment
     self.workingDirectory = workingDirectory
-    self.maxLineLength = maxLineLength
+    self.outputLimit = outputLimit
     self.stderrTailLimit = stderrTailLimit
     self.killGrace = killGrace
     self.limits = limits

@@ -38,14 +38,15 @@ struct PollSet<Owner> {
     owners.append((owner, stream))
   }
 
-  /// Waits until a descriptor is ready or `deadline` (monotonic seconds; infinity: no limit, at most a minute at
-  /// a time) passes; `now` polls without waiting. Returns poll(2)'s count.
-  mutating func poll(until deadline: Double, now: Bool = false) -> Int32 {
+  /// Waits until a descriptor is ready or `deadline` passes (`nil`: no limit; at most a minute at a time); `now`
+  /// polls without waiting. Returns poll(2)'s count.
+  mutating func poll(until deadline: ContinuousClock.Instant?, now: Bool = false) -> Int32 {
     var timeoutMS: Int32 = -1
     if now {
       timeoutMS = 0
-    } else if deadline.isFinite {
-      timeoutMS = Int32(max(0, min(60_000, ((deadline - monotonicSeconds()) * 1000).rounded(.up))))
+    } else if let deadline {
+      let left = ContinuousClock.now.duration(to: deadline)
+      timeoutMS = left <= .zero ? 0 : left >= .seconds(60) ? 60_000 : Int32(left.millisecondsRoundedUp)
     }
     return Glibc.poll(&fds, nfds_t(fds.count), timeoutMS)
   }

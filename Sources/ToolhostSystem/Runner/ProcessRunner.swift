@@ -27,11 +27,13 @@ public struct ProcessSpec: Sendable {
   /// The child's resource limits (none by default; plugins get ``ResourceLimits/pluginDefaults``).
   public var limits: ResourceLimits
 
-  /// Makes a spec with the default limits: 16 MiB of stdout, 8 KiB of stderr tail, 200 ms grace, no resource limits.
+  /// Makes a spec with the default limits: ``ResourceLimits/defaultOutputBytes`` (8 MiB) of stdout, 8 KiB of stderr
+  /// tail, 200 ms grace, no resource limits.
   public init(
     executable: String, arguments: [String] = [], environment: [String: String] = [:],
     workingDirectory: String? = nil, input: [UInt8] = [], timeout: Duration? = nil,
-    outputLimit: Int = 16 << 20, stderrTailLimit: Int = 8 << 10, killGrace: Duration = .milliseconds(200),
+    outputLimit: Int = ResourceLimits.defaultOutputBytes, stderrTailLimit: Int = 8 << 10,
+    killGrace: Duration = .milliseconds(200),
     onStderr: (@Sendable ([UInt8]) -> Void)? = nil, limits: ResourceLimits = .none
   ) {
     self.executable = executable

@@ -49,18 +49,27 @@ public struct ResourceLimits: Sendable, Equatable, CustomStringConvertible {
   public var fileSizeBytes: Int?
   /// The most open descriptors per process.
   public var openFiles: Int?
+  /// The most bytes toolhost reads as one call's output: a spawned plugin's stdout, or one reply line of a
+  /// persistent plugin or an MCP server. Past it the call fails with `outputTooLarge` (and the process is ended).
+  /// toolhost enforces it as it reads, not the kernel; `nil` is ``defaultOutputBytes``.
+  public var outputBytes: Int?
 
-  /// Makes limits; `nil` is no limit.
+  /// Makes limits; `nil` is no limit (for ``outputBytes``: the default).
   public init(
     memoryBytes: Int? = nil, cpuSeconds: Int? = nil, processes: Int? = nil, fileSizeBytes: Int? = nil,
-    openFiles: Int? = nil
+    openFiles: Int? = nil, outputBytes: Int? = nil
   ) {
     self.memoryBytes = memoryBytes
     self.cpuSeconds = cpuSeconds
     self.processes = processes
     self.fileSizeBytes = fileSizeBytes
     self.openFiles = openFiles
+    self.outputBytes = outputBytes
   }
+
+  /// The output limit when nothing sets one (the manifest's `limits.outputMiB`, `--max-output`): 8 MiB. The one
+  /// default of every reader: spawned plugins, persistent plugins' and MCP servers' lines, MCP over HTTP.
+  public static let defaultOutputBytes = 8 << 20
 
   /// No limits at all (toolhost's own helpers, the local model server).
   public static let none = ResourceLimits()
@@ -75,7 +84,7 @@ public struct ResourceLimits: Sendable, Equatable, CustomStringConvertible {
     ResourceLimits(
       memoryBytes: override.memoryBytes ?? memoryBytes, cpuSeconds: override.cpuSeconds ?? cpuSeconds,
       processes: override.processes ?? processes, fileSizeBytes: override.fileSizeBytes ?? fileSizeBytes,
-      openFiles: override.openFiles ?? openFiles)
+      openFiles: override.openFiles ?? openFiles, outputBytes: override.outputBytes ?? outputBytes)
   }
 
   /// The limit of `kind` in words: `512 MiB`, `10 s`, `64`.

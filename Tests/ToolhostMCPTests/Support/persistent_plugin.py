@@ -3,7 +3,7 @@
 
 Tools: whoami (its pid and how many calls it served), sleep (sleeps `seconds`, then answers), crash (writes to
 stderr and exits 3 without answering), garbage (prints a line that is not JSON), grandchild (starts `sleep 1000`
-in its process group and returns its pid), fail (an error reply).
+in its process group and returns its pid), fail (an error reply), big (a reply whose text is `bytes` long).
 """
 import json
 import os
@@ -37,6 +37,8 @@ for line in sys.stdin:
         child = subprocess.Popen(["sleep", "1000"])
         children.append(child)
         reply = {"result": {"pid": os.getpid(), "child": child.pid}}
+    elif tool == "big":
+        reply = {"result": {"pid": os.getpid(), "text": "a" * args.get("bytes", 1)}}
     else:
         reply = {"error": {"message": f"no tool {tool}", "code": "unknown_tool"}}
     sys.stdout.write(json.dumps(reply) + "\n")
