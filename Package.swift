@@ -152,15 +152,17 @@ let package = Package(
     // it). Peers/ holds the Python scripts that run and check fakellm.
     .target(
       name: "ToolhostTestSupport", dependencies: ["Toolhost", "ToolhostJSON"], path: "Tests/ToolhostTestSupport",
-      exclude: ["Peers"]),
+      exclude: ["Peers"], swiftSettings: upcomingFeatures),
     // Each test target depends on what its files import.
-    .testTarget(name: "ToolhostJSONTests", dependencies: ["ToolhostJSON", "ToolhostTestSupport"]),
+    .testTarget(
+      name: "ToolhostJSONTests", dependencies: ["ToolhostJSON", "ToolhostTestSupport"], swiftSettings: upcomingFeatures),
     .testTarget(
       name: "ToolhostSchemaTests", dependencies: ["ToolhostSchema", "ToolhostJSON", "ToolhostTestSupport"],
-      exclude: ["Differential"]),
+      exclude: ["Differential"], swiftSettings: upcomingFeatures),
     // The system layer: the runner, its children and line splitting.
     .testTarget(
-      name: "ToolhostSystemTests", dependencies: ["ToolhostSystem", "CToolhostSupport", "ToolhostTestSupport"]),
+      name: "ToolhostSystemTests", dependencies: ["ToolhostSystem", "CToolhostSupport", "ToolhostTestSupport"],
+      swiftSettings: upcomingFeatures),
     // The tool vocabulary and plugins: tool calls, names, discovery, trust, approvals, and containment as plugins
     // get it.
     .testTarget(
@@ -168,7 +170,7 @@ let package = Package(
       dependencies: [
         "ToolhostSystem", "ToolhostTools", "ToolhostPlugins", "Toolhost", "ToolhostJSON", "ToolhostSchema",
         "ToolhostTestSupport",
-      ]),
+      ], swiftSettings: upcomingFeatures),
     // ToolhostCLI too: the command line is parsed in process (ToolhostCommand.parseAsRoot). The tests of `ask`,
     // `chat`, `chats` and approvals run the binary against fakellm.
     .testTarget(
@@ -177,39 +179,44 @@ let package = Package(
         "Toolhost", "ToolhostCLI", "ToolhostCommandLine", "ToolhostJSON", "ToolhostOpenAI", "ToolhostTestSupport",
         .product(name: "ArgumentParser", package: "swift-argument-parser"),
       ],
-      exclude: ["Hostile"]),
+      exclude: ["Hostile"], swiftSettings: upcomingFeatures),
     .testTarget(
       name: "ToolhostSessionTests",
       dependencies: [
         "Toolhost", "ToolhostSession", "ToolhostOpenAI", "ToolhostEventStream", "ToolhostJSON", "ToolhostTestSupport",
-      ]),
+      ], swiftSettings: upcomingFeatures),
     .testTarget(
       name: "ToolhostMCPTests",
       dependencies: [
         "Toolhost", "ToolhostMCP", "ToolhostMCPHTTP", "ToolhostJSON", "ToolhostTestSupport",
         .product(name: "AsyncHTTPClient", package: "async-http-client"),
         .product(name: "NIOCore", package: "swift-nio"),
-      ]),
-    .testTarget(name: "ToolhostEvalTests", dependencies: ["ToolhostEval", "ToolhostJSON", "ToolhostTestSupport"]),
+        .product(name: "NIOHTTP1", package: "swift-nio"),
+      ], swiftSettings: upcomingFeatures),
+    .testTarget(
+      name: "ToolhostEvalTests", dependencies: ["ToolhostEval", "ToolhostJSON", "ToolhostTestSupport"],
+      swiftSettings: upcomingFeatures),
     .testTarget(
       name: "ToolhostChatTests",
       dependencies: [
         "Toolhost", "ToolhostChat", "ToolhostSession", "ToolhostOpenAI", "ToolhostLocal", "ToolhostJSON",
         "ToolhostTestSupport",
-      ]),
+      ], swiftSettings: upcomingFeatures),
     .testTarget(
       name: "ToolhostHistoryTests",
-      dependencies: ["Toolhost", "ToolhostHistory", "ToolhostSession", "ToolhostJSON", "ToolhostTestSupport"]),
+      dependencies: ["Toolhost", "ToolhostHistory", "ToolhostSession", "ToolhostJSON", "ToolhostTestSupport"],
+      swiftSettings: upcomingFeatures),
     .testTarget(
       name: "ToolhostLocalTests",
-      dependencies: ["ToolhostLocal", "ToolhostOpenAI", "ToolhostSession", "ToolhostJSON", "ToolhostTestSupport"]),
+      dependencies: ["ToolhostLocal", "ToolhostOpenAI", "ToolhostSession", "ToolhostJSON", "ToolhostTestSupport"],
+      swiftSettings: upcomingFeatures),
     // The guided strategy, without a model: pure checks, and the OpenAI client's guided requests against a scripted
     // server.
     .testTarget(
       name: "ToolhostGuidedTests",
       dependencies: [
         "ToolhostGuided", "ToolhostOpenAI", "ToolhostSession", "ToolhostJSON", "ToolhostTestSupport",
-      ], exclude: ["Support"]),
+      ], exclude: ["Support"], swiftSettings: upcomingFeatures),
   ],
   swiftLanguageModes: [.v6]
 )
@@ -227,7 +234,7 @@ if Context.environment["TOOLHOST_BENCHMARKS"] != nil {
         "ToolhostOpenAI", "ToolhostMCP", "ToolhostMCPHTTP", "ToolhostLocal", "ToolhostEval", "CToolhostSupport",
         "CBenchBaseline", .product(name: "AsyncHTTPClient", package: "async-http-client"),
         .product(name: "NIOCore", package: "swift-nio"),
-      ]
+      ], swiftSettings: upcomingFeatures
     ),
   ]
 }

@@ -1,6 +1,8 @@
 import ArgumentParser
 import Testing
+import ToolhostCommandLine
 import ToolhostOpenAI
+import ToolhostSystem
 
 @testable import ToolhostCLI
 

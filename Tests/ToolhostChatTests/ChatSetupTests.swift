@@ -3,6 +3,7 @@ import Synchronization
 import Testing
 import Toolhost
 import ToolhostChat
+import ToolhostJSON
 import ToolhostSession
 import ToolhostTestSupport
 

@@ -1,5 +1,5 @@
-import Toolhost
-import ToolhostJSON
+public import Toolhost
+public import ToolhostJSON
 
 /// A Swift tool for the tests of tool calls and sessions: `add` adds two integers `a` and `b` (`b` at most 1000, so
 /// that a test can break the schema with a well-typed argument) and answers `{"sum": a + b}`.

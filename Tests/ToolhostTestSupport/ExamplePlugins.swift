@@ -1,4 +1,4 @@
-import Foundation
+public import Foundation
 
 /// The example plugins in `plugins/`: built once per test process, and linked into folders of a test's own.
 public enum ExamplePlugins {

@@ -1,6 +1,6 @@
-import Foundation
-import Synchronization
-import ToolhostJSON
+public import Foundation
+public import Synchronization
+public import ToolhostJSON
 
 #if canImport(Glibc)
   import Glibc

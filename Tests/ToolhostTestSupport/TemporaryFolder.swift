@@ -1,5 +1,5 @@
-import Foundation
-import Synchronization
+public import Foundation
+public import Synchronization
 
 #if canImport(Glibc)
   import Glibc

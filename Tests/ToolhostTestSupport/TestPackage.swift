@@ -1,4 +1,4 @@
-import Foundation
+public import Foundation
 
 /// Where things are for the tests: the package, its example plugins, the shared test data and the built binary.
 public enum TestPackage {

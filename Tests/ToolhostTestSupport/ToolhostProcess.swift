@@ -1,4 +1,4 @@
-import Foundation
+public import Foundation
 
 /// Runs the built `toolhost` binary (``TestPackage/toolhostBinary``) the way the tests of the command line do: the
 /// one driver of the binary for every test target, each test giving the environment and folder of its own fixture.

@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 import ToolhostJSON
+import ToolhostSchema
 import ToolhostTestSupport
 
 @testable import ToolhostPlugins
