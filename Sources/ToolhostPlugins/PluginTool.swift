@@ -206,11 +206,11 @@ public struct PluginTool: PrecompiledTool, ExternalTool {
   }
 
   /// The output limit of a call in `context`, in bytes: the caller's (``ToolCallContext/outputLimit``, from
-  /// `--max-output`), else the tool's or the manifest's `limits.outputMiB`, else
+  /// `--max-output`, else the context's `limits`), else the tool's or the manifest's `limits.outputMiB`, else
   /// ``ResourceLimits/defaultOutputBytes``. Every reader holds a call to it: a spawned plugin's stdout, a persistent
   /// plugin's reply line, an MCP server's reply over stdio or HTTP.
   public func outputLimit(in context: ToolCallContext) -> Int {
-    limits.overridden(by: context.limits).outputBytes ?? ResourceLimits.defaultOutputBytes
+    context.outputLimit ?? limits.overridden(by: context.limits).outputBytes ?? ResourceLimits.defaultOutputBytes
   }
 
   /// The time limit: the tool's, else the manifest's, else ``defaultTimeout``.

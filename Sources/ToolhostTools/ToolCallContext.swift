@@ -5,11 +5,8 @@ public import ToolhostSystem
 public struct ToolCallContext: Sendable {
   /// Overrides the tool's time limit.
   public var timeout: Duration?
-  /// Overrides the tool's output limit, in bytes (`--max-output`): ``limits``' `outputBytes`, by its usual name.
-  public var outputLimit: Int? {
-    get { limits.outputBytes }
-    set { limits.outputBytes = newValue }
-  }
+  /// Overrides the tool's output limit, in bytes (`--max-output`); it comes before ``limits``' `outputBytes`.
+  public var outputLimit: Int?
   /// Receives the plugin's stderr as it is written (for `--verbose`).
   public var onStderr: (@Sendable (_ tool: String, _ chunk: [UInt8]) -> Void)?
   /// A unique id of the call.
@@ -50,7 +47,7 @@ public struct ToolCallContext: Sendable {
     self.onStderr = onStderr
     self.callID = callID
     self.limits = limits
-    if let outputLimit { self.limits.outputBytes = outputLimit }
+    self.outputLimit = outputLimit
   }
 
   /// The context of the running task.

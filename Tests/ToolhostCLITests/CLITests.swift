@@ -63,6 +63,21 @@ struct CLITests {
     #expect(try toolhost(["doctor"]).status == 0)
   }
 
+  /// One output limit from the manifest (`limits.outputMiB`) or `--max-output`, over the 8 MiB default.
+  @Test func theOutputLimitComesFromTheManifestOrTheFlag() throws {
+    let dir = TemporaryFolder(prefix: "toolhost-cli")
+    dir.shTool(
+      "twoMiB", body: "head -c 2097152 /dev/zero | tr '\\0' a", extra: #""output": "text", "limits": {"outputMiB": 1}"#)
+    let capped = try toolhost(["call", "--plugins", dir.path, "twoMiB"])
+    #expect(capped.status == 1)
+    #expect(capped.stderrText.contains("printed more than 1 MiB"), "\(capped.stderrText)")
+    let raised = try toolhost(["call", "--plugins", dir.path, "--max-output", "3000000", "twoMiB"])
+    #expect(raised.status == 0, "\(raised.stderrText)")
+    let lowered = try toolhost(["call", "--plugins", dir.path, "--max-output", "1000", "twoMiB"])
+    #expect(lowered.status == 1)
+    #expect(lowered.stderrText.contains("printed more than 1000 bytes"), "\(lowered.stderrText)")
+  }
+
   @Test func describeShowsEveryArgument() throws {
     let out = try toolhost(["describe", "searchBreadDatabase"])
     #expect(out.status == 0)
