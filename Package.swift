@@ -234,6 +234,7 @@ if Context.environment["TOOLHOST_BENCHMARKS"] != nil {
         "ToolhostOpenAI", "ToolhostMCP", "ToolhostMCPHTTP", "ToolhostLocal", "ToolhostEval", "CToolhostSupport",
         "CBenchBaseline", .product(name: "AsyncHTTPClient", package: "async-http-client"),
         .product(name: "NIOCore", package: "swift-nio"),
+        .product(name: "NIOHTTP1", package: "swift-nio"),
       ], swiftSettings: upcomingFeatures
     ),
   ]

@@ -4,6 +4,7 @@ import ToolhostJSON
 import ToolhostPlugins
 import ToolhostSchema
 import ToolhostSystem
+import ToolhostTools
 
 /// A scratch folder for generated plugins, removed at exit.
 let benchDir: String = {

@@ -3,6 +3,7 @@
 import AsyncHTTPClient
 import Foundation
 import NIOCore
+import NIOHTTP1
 import ToolhostEval
 import ToolhostJSON
 import ToolhostLocal
@@ -11,6 +12,7 @@ import ToolhostOpenAI
 import ToolhostPlugins
 import ToolhostSession
 import ToolhostSystem
+import ToolhostTools
 
 private func localConfiguration() throws -> LocalModelConfiguration {
   try LocalModelConfiguration.named(ProcessInfo.processInfo.environment["TOOLHOST_BENCH_MODEL"] ?? "local")

@@ -1,6 +1,7 @@
 import Foundation
 import ToolhostJSON
 import ToolhostPlugins
+import ToolhostTools
 
 /// Persistent plugins against spawning per call: the same tiny C plugin (it answers one request read to EOF, or,
 /// with `TOOLHOST_PERSISTENT=1`, one reply line per request line), called through the full tool path (validation,

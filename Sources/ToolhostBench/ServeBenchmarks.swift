@@ -4,6 +4,7 @@ import ToolhostMCP
 import ToolhostMCPHTTP
 import ToolhostPlugins
 import ToolhostSystem
+import ToolhostTools
 
 /// `tools/call` through the real `toolhost serve --mcp` (the release binary beside this one), over stdio and over
 /// Streamable HTTP, against the same plugin called directly in this process, in the same run: the tiny C plugin

@@ -1,4 +1,5 @@
 import Foundation
+import ToolhostSystem
 
 /// One row of a benchmark table: what was measured, the figure, and the baseline measured in the same run.
 struct BenchRow: Sendable {
@@ -22,11 +23,12 @@ struct BenchRow: Sendable {
   }
 }
 
-/// Monotonic seconds since an arbitrary start.
+/// The instant the benchmarks' clock counts from.
+private let clockStart = ContinuousClock.now
+
+/// Monotonic seconds since an arbitrary start (the process's first reading).
 func now() -> Double {
-  var ts = timespec()
-  clock_gettime(CLOCK_MONOTONIC, &ts)
-  return Double(ts.tv_sec) + Double(ts.tv_nsec) / 1e9
+  (ContinuousClock.now - clockStart).seconds
 }
 
 /// The median of `xs` (the upper one of an even count); 0 for none.
