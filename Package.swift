@@ -183,7 +183,8 @@ let package = Package(
     .testTarget(
       name: "ToolhostSessionTests",
       dependencies: [
-        "Toolhost", "ToolhostSession", "ToolhostOpenAI", "ToolhostEventStream", "ToolhostJSON", "ToolhostTestSupport",
+        "Toolhost", "ToolhostSession", "ToolhostOpenAI", "ToolhostEventStream", "ToolhostJSON", "ToolhostSchema",
+        "ToolhostTestSupport",
       ], swiftSettings: upcomingFeatures),
     .testTarget(
       name: "ToolhostMCPTests",

@@ -2,6 +2,7 @@ import Foundation
 import Testing
 import Toolhost
 import ToolhostJSON
+import ToolhostSchema
 import ToolhostSession
 import ToolhostTestSupport
 

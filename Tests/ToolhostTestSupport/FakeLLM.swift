@@ -1,5 +1,5 @@
 public import Foundation
-public import Synchronization
+import Synchronization
 import Testing
 
 #if canImport(Glibc)

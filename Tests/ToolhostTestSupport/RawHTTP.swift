@@ -1,5 +1,5 @@
-public import Foundation
-public import Synchronization
+import Foundation
+import Synchronization
 
 #if canImport(Glibc)
   import Glibc

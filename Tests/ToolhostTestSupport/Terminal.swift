@@ -1,4 +1,4 @@
-public import Foundation
+import Foundation
 
 /// Runs a program on a pseudo-terminal (python3's pty module), so that what it prints is what a terminal shows:
 /// stdout and stderr together, with `\r\n` line ends.
