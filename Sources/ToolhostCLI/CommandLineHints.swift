@@ -1,3 +1,4 @@
+import Foundation
 import ToolhostChat
 import ToolhostCommandLine
 import ToolhostPlugins
@@ -51,6 +52,53 @@ enum CommandLineHints {
     case .model(let error): describe(error)
     default: error.description
     }
+  }
+
+  /// `call`'s own options that take a value, which may come after the tool's name by mistake.
+  static let callOptionsWithValues: Set<String> = [
+    "--plugins", "--timeout", "--max-output", "--memory-limit", "--cpu-limit", "--process-limit", "--file-size-limit",
+    "--open-files-limit",
+  ]
+  /// `call`'s own switches.
+  static let callSwitches: Set<String> = ["--verbose", "-v", "--json", "--raw"]
+
+  /// When `arguments` (what came after the tool's name, read as the tool's flags) hold `call`'s own options: which,
+  /// and the command line with them before the name (`toolhost call --plugins plugins getWeather --city Boston`);
+  /// `nil` when they hold none.
+  static func misplacedCallOptions(tool: String, arguments: [String]) -> String? {
+    var own: [String] = []
+    var rest: [String] = []
+    var found: [String] = []
+    var index = 0
+    while index < arguments.count {
+      let argument = arguments[index]
+      let name = String(argument.prefix { $0 != "=" })
+      if callOptionsWithValues.contains(name) {
+        found.append(name)
+        own.append(argument)
+        if !argument.contains("="), index + 1 < arguments.count {
+          index += 1
+          own.append(arguments[index])
+        }
+      } else if callSwitches.contains(argument) {
+        found.append(argument)
+        own.append(argument)
+      } else {
+        rest.append(argument)
+      }
+      index += 1
+    }
+    guard !found.isEmpty else { return nil }
+    let quoted = (["toolhost", "call"] + own + [tool] + rest).map(shellWord).joined(separator: " ")
+    let names = found.joined(separator: ", ")
+    return "\(names) came after the tool's name, where \(found.count == 1 ? "it is" : "they are") read as flags of "
+      + "\(tool); toolhost's own options go before the name: \(quoted)"
+  }
+
+  /// `word` as a shell reads it back: as it is when it is plain, else in single quotes.
+  static func shellWord(_ word: String) -> String {
+    let plain = !word.isEmpty && word.allSatisfy { $0.isLetter || $0.isNumber || "-_./=:,@%+".contains($0) }
+    return plain ? word : "'" + word.replacingOccurrences(of: "'", with: #"'\''"#) + "'"
   }
 
   /// A missing tool and, when no plugin declares it, the command that shows the tools.

@@ -240,7 +240,11 @@ struct Call: AsyncParsableCommand {
 
   private func call(in catalog: PluginCatalog, printer: Printer) async throws {
     guard let entry = catalog.entries.first(where: { $0.tool.name == tool }) else {
-      throw printer.usageError(CommandLineHints.describe(catalog.missingTool(named: tool)))
+      var message = CommandLineHints.describe(catalog.missingTool(named: tool))
+      if let misplaced = CommandLineHints.misplacedCallOptions(tool: tool, arguments: toolArguments) {
+        message += "\n" + misplaced
+      }
+      throw printer.usageError(message)
     }
     for note in catalog.shadowNotes(for: tool) { printer.warn("toolhost: note: \(note)") }
     let commandLine = ToolCommandLine(toolName: tool, schema: entry.tool.parameters)

@@ -78,6 +78,17 @@ struct CLITests {
     #expect(lowered.stderrText.contains("printed more than 1000 bytes"), "\(lowered.stderrText)")
   }
 
+  /// `--plugins` after the tool's name is one of the tool's flags: the error says so and how to write it.
+  @Test func aFolderAfterTheToolsNameIsNamedInTheError() throws {
+    let dir = TemporaryFolder(prefix: "toolhost-cli")
+    dir.shTool("hello", body: "echo hi", extra: #""output": "text""#)
+    let out = try toolhost(["call", "hello", "--plugins", dir.path])
+    #expect(out.status == 64)
+    #expect(out.stderrText.contains("no tool named hello"), "\(out.stderrText)")
+    #expect(out.stderrText.contains("toolhost call --plugins \(dir.path) hello"), "\(out.stderrText)")
+    #expect(try toolhost(["call", "--plugins", dir.path, "hello"]).stdoutText == "hi\n")
+  }
+
   @Test func describeShowsEveryArgument() throws {
     let out = try toolhost(["describe", "searchBreadDatabase"])
     #expect(out.status == 0)

@@ -238,6 +238,20 @@ struct CommandLineParsingTests {
     #expect(unknownFlag.message.contains("--colour"), "\(unknownFlag.message)")
   }
 
+  /// `call`'s own options after the tool's name are read as the tool's flags; when that leaves no such tool, the
+  /// error says which and gives the command line with them first.
+  @Test func callsOwnOptionsAfterTheToolsNameAreNamedWithTheFix() {
+    let hint = CommandLineHints.misplacedCallOptions(
+      tool: "getWeather", arguments: ["--city", "New York", "--plugins", "my plugins", "-v", "--timeout=3"])
+    #expect(
+      hint
+        == "--plugins, -v, --timeout came after the tool's name, where they are read as flags of getWeather; "
+        + "toolhost's own options go before the name: "
+        + "toolhost call --plugins 'my plugins' -v --timeout=3 getWeather --city 'New York'")
+    #expect(CommandLineHints.misplacedCallOptions(tool: "getWeather", arguments: ["--city", "Boston"]) == nil)
+    #expect(CommandLineHints.shellWord("it's") == #"'it'\''s'"#)
+  }
+
   @Test func validationFailuresEndWithTheUsageStatus() {
     // ArgumentParser's validation status is the one toolhost documents for usage errors.
     #expect(ExitCode.validationFailure.rawValue == Status.usage)
