@@ -1,4 +1,5 @@
 // swift-tools-version:6.1
+import CompilerPluginSupport
 import PackageDescription
 
 /// The commit the package is built from, for `toolhost --version`: SwiftPM reads it from git when the manifest is
@@ -22,7 +23,10 @@ let package = Package(
   name: "toolhost",
   platforms: [.macOS(.v15)],
   products: [
+    // Everything an application needs in one import: session, models, tools, the macros, plugins and MCP.
     .library(name: "Toolhost", targets: ["Toolhost"]),
+    .library(name: "ToolhostCore", targets: ["ToolhostCore"]),
+    .library(name: "ToolhostGeneration", targets: ["ToolhostGeneration"]),
     .library(name: "ToolhostJSON", targets: ["ToolhostJSON"]),
     .library(name: "ToolhostSchema", targets: ["ToolhostSchema"]),
     .library(name: "ToolhostSession", targets: ["ToolhostSession"]),
@@ -50,6 +54,8 @@ let package = Package(
     .package(url: "https://github.com/hummingbird-project/hummingbird", from: "2.28.1", traits: []),
     // The chat history's SQLite database (on Debian's libsqlite3).
     .package(url: "https://github.com/groue/GRDB.swift", from: "7.10.0"),
+    // The @Generable and @Guide macros (the compiler's own syntax library; 603 goes with Swift 6.3).
+    .package(url: "https://github.com/swiftlang/swift-syntax", from: "603.0.1"),
   ],
   targets: [
     // Debian's libjansson (pkg-config `jansson`), plus static-inline shims for its macros.
@@ -71,8 +77,25 @@ let package = Package(
     // The system layer under everything else: processes and their containment, file safety and file I/O, one-shot
     // values, line splitting, durations and display text. Only the C support below it.
     .target(name: "ToolhostSystem", dependencies: ["CToolhostSupport"], swiftSettings: upcomingFeatures),
+    // The compiler plugin behind @Generable and @Guide: JSON Schema and GeneratedContent conversions derived from a
+    // type's declaration, with diagnostics naming the property the macro cannot describe.
+    .macro(
+      name: "ToolhostMacros",
+      dependencies: [
+        .product(name: "SwiftSyntax", package: "swift-syntax"),
+        .product(name: "SwiftSyntaxMacros", package: "swift-syntax"),
+        .product(name: "SwiftCompilerPlugin", package: "swift-syntax"),
+        .product(name: "SwiftDiagnostics", package: "swift-syntax"),
+      ], swiftSettings: upcomingFeatures),
+    // Guided generation's vocabulary (FoundationModels' names): `Generable`, `GenerationSchema`, `GeneratedContent`,
+    // `GenerationGuide` and the macros that derive them from a Swift type.
+    .target(
+      name: "ToolhostGeneration", dependencies: ["ToolhostJSON", "ToolhostSchema", "ToolhostMacros"],
+      swiftSettings: upcomingFeatures),
     // The tool vocabulary: `Tool`, `ToolRegistry`, `ToolCallError` and what a call carries.
-    .target(name: "ToolhostTools", dependencies: ["ToolhostJSON", "ToolhostSchema", "ToolhostSystem"], swiftSettings: upcomingFeatures),
+    .target(
+      name: "ToolhostTools", dependencies: ["ToolhostJSON", "ToolhostSchema", "ToolhostSystem", "ToolhostGeneration"],
+      swiftSettings: upcomingFeatures),
     // Plugins: manifests, discovery, trust and approvals, and plugin tools run by the system layer's runner.
     .target(
       name: "ToolhostPlugins",
@@ -80,8 +103,10 @@ let package = Package(
         "ToolhostJSON", "ToolhostSchema", "ToolhostSystem", "ToolhostTools",
         .product(name: "Crypto", package: "swift-crypto"),
       ], swiftSettings: upcomingFeatures),
-    // What a Swift program imports: the tool vocabulary and plugins, with the system layer's public parts.
-    .target(name: "Toolhost", dependencies: ["ToolhostSystem", "ToolhostTools", "ToolhostPlugins"], swiftSettings: upcomingFeatures),
+    // The core a Swift program builds on: the tool vocabulary and plugins, with the system layer's public parts.
+    .target(
+      name: "ToolhostCore", dependencies: ["ToolhostSystem", "ToolhostTools", "ToolhostPlugins"],
+      swiftSettings: upcomingFeatures),
     // The model protocol and the session loop (FoundationModels' LanguageModelSession shape).
     .target(name: "ToolhostSession", dependencies: ["ToolhostJSON", "ToolhostSchema", "ToolhostSystem", "ToolhostTools", "ToolhostPlugins"], swiftSettings: upcomingFeatures),
     // The text/event-stream format, parsed as bytes arrive: for the HTTP clients (streamed chat completions, MCP's
@@ -133,6 +158,14 @@ let package = Package(
         .product(name: "Logging", package: "swift-log"),
         .product(name: "AsyncHTTPClient", package: "async-http-client"),
       ], swiftSettings: upcomingFeatures),
+    // The one import of an application (FoundationModels code changes `import FoundationModels` to this): it
+    // re-exports the core, guided generation and its macros, the session, the models, the chat set-up and MCP.
+    .target(
+      name: "Toolhost",
+      dependencies: [
+        "ToolhostCore", "ToolhostJSON", "ToolhostSchema", "ToolhostGeneration", "ToolhostSession", "ToolhostOpenAI",
+        "ToolhostLocal", "ToolhostChat", "ToolhostMCP", "ToolhostMCPHTTP",
+      ], swiftSettings: upcomingFeatures),
     // What a command-line front end shows and reads: flags from a tool's schema, reports and tables, `batch` lines,
     // exit statuses, signals turned into cancellation.
     .target(name: "ToolhostCommandLine", dependencies: [
@@ -147,13 +180,33 @@ let package = Package(
         .product(name: "ArgumentParser", package: "swift-argument-parser"),
         .product(name: "AsyncHTTPClient", package: "async-http-client"),
       ], swiftSettings: upcomingFeatures),
+    // The example assistant (Examples/Assistant, also a package of its own): FoundationModels-style tools, the default
+    // model and the plugin folder; built with the rest so that a test can run it.
+    .executableTarget(
+      name: "ToolhostExampleAssistant", dependencies: ["Toolhost"], path: "Examples/Assistant/Sources/Assistant",
+      swiftSettings: upcomingFeatures),
     // What several test targets need: paths, the built binary and its one driver, temporary folders and plugin
     // folders, running and checking processes, fakellm, a Swift tool (used only by tests; every test target depends on
     // it). Peers/ holds the Python scripts that run and check fakellm.
     .target(
-      name: "ToolhostTestSupport", dependencies: ["Toolhost", "ToolhostJSON"], path: "Tests/ToolhostTestSupport",
+      name: "ToolhostTestSupport", dependencies: ["ToolhostCore", "ToolhostJSON"], path: "Tests/ToolhostTestSupport",
       exclude: ["Peers"], swiftSettings: upcomingFeatures),
     // Each test target depends on what its files import.
+    // The macros' expansions and diagnostics, checked on source text (swift-syntax's own test support).
+    .testTarget(
+      name: "ToolhostMacrosTests",
+      dependencies: [
+        "ToolhostMacros", .product(name: "SwiftSyntaxMacrosGenericTestSupport", package: "swift-syntax"),
+      ], swiftSettings: upcomingFeatures),
+    // FoundationModels code with its import changed to `import Toolhost`, compiled and run against fakellm.
+    .testTarget(
+      name: "ToolhostFoundationModelsTests", dependencies: ["Toolhost", "ToolhostTestSupport"],
+      swiftSettings: upcomingFeatures),
+    // Guided generation's types, with schemas derived by the macros and checked by the validator.
+    .testTarget(
+      name: "ToolhostGenerationTests",
+      dependencies: ["ToolhostGeneration", "ToolhostJSON", "ToolhostSchema", "ToolhostTestSupport"],
+      swiftSettings: upcomingFeatures),
     .testTarget(
       name: "ToolhostJSONTests", dependencies: ["ToolhostJSON", "ToolhostTestSupport"], swiftSettings: upcomingFeatures),
     .testTarget(
@@ -168,7 +221,7 @@ let package = Package(
     .testTarget(
       name: "ToolhostTests",
       dependencies: [
-        "ToolhostSystem", "ToolhostTools", "ToolhostPlugins", "Toolhost", "ToolhostJSON", "ToolhostSchema",
+        "ToolhostSystem", "ToolhostTools", "ToolhostPlugins", "ToolhostCore", "ToolhostJSON", "ToolhostSchema",
         "ToolhostTestSupport",
       ], swiftSettings: upcomingFeatures),
     // ToolhostCLI too: the command line is parsed in process (ToolhostCommand.parseAsRoot). The tests of `ask`,
@@ -176,20 +229,20 @@ let package = Package(
     .testTarget(
       name: "ToolhostCLITests",
       dependencies: [
-        "Toolhost", "ToolhostCLI", "ToolhostCommandLine", "ToolhostJSON", "ToolhostOpenAI", "ToolhostTestSupport",
+        "ToolhostCore", "ToolhostCLI", "ToolhostCommandLine", "ToolhostJSON", "ToolhostOpenAI", "ToolhostTestSupport",
         .product(name: "ArgumentParser", package: "swift-argument-parser"),
       ],
       exclude: ["Hostile"], swiftSettings: upcomingFeatures),
     .testTarget(
       name: "ToolhostSessionTests",
       dependencies: [
-        "Toolhost", "ToolhostSession", "ToolhostOpenAI", "ToolhostEventStream", "ToolhostJSON", "ToolhostSchema",
+        "ToolhostCore", "ToolhostGeneration", "ToolhostGuided", "ToolhostSession", "ToolhostOpenAI", "ToolhostEventStream", "ToolhostJSON", "ToolhostSchema",
         "ToolhostTestSupport",
       ], swiftSettings: upcomingFeatures),
     .testTarget(
       name: "ToolhostMCPTests",
       dependencies: [
-        "Toolhost", "ToolhostMCP", "ToolhostMCPHTTP", "ToolhostJSON", "ToolhostTestSupport",
+        "ToolhostCore", "ToolhostMCP", "ToolhostMCPHTTP", "ToolhostJSON", "ToolhostTestSupport",
         .product(name: "AsyncHTTPClient", package: "async-http-client"),
         .product(name: "NIOCore", package: "swift-nio"),
         .product(name: "NIOHTTP1", package: "swift-nio"),
@@ -200,12 +253,12 @@ let package = Package(
     .testTarget(
       name: "ToolhostChatTests",
       dependencies: [
-        "Toolhost", "ToolhostChat", "ToolhostSession", "ToolhostOpenAI", "ToolhostLocal", "ToolhostJSON",
+        "ToolhostCore", "ToolhostChat", "ToolhostSession", "ToolhostOpenAI", "ToolhostLocal", "ToolhostJSON",
         "ToolhostTestSupport",
       ], swiftSettings: upcomingFeatures),
     .testTarget(
       name: "ToolhostHistoryTests",
-      dependencies: ["Toolhost", "ToolhostHistory", "ToolhostSession", "ToolhostJSON", "ToolhostTestSupport"],
+      dependencies: ["ToolhostCore", "ToolhostHistory", "ToolhostSession", "ToolhostJSON", "ToolhostTestSupport"],
       swiftSettings: upcomingFeatures),
     .testTarget(
       name: "ToolhostLocalTests",

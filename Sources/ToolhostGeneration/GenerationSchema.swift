@@ -1,0 +1,144 @@
+public import ToolhostJSON
+public import ToolhostSchema
+/// The shape a model's output must take, derived from a ``Generable`` type (FoundationModels' `GenerationSchema`).
+/// It is a standard JSON Schema (``jsonSchema``): what toolhost's validator checks tool calls against, what a local
+/// model's output is constrained to, and what an HTTP model is sent as a `json_schema` response format.
+///
+/// ```swift
+/// let schema = GenerationSchema(type: Forecast.self, description: "A forecast request", properties: [
+///   GenerationSchema.Property(name: "city", description: "The city", type: String.self),
+///   GenerationSchema.Property(name: "days", type: Int.self, guides: [.range(1...7)]),
+/// ])
+/// print(schema.jsonSchema)   // {"type":"object","title":"Forecast",…,"required":["city","days"]}
+/// ```
+public struct GenerationSchema: Sendable, CustomDebugStringConvertible {
+  /// One property of an object schema.
+  public struct Property: Sendable {
+    /// The property's name.
+    public var name: String
+    /// What it is, for the model.
+    public var description: String?
+    /// Whether it may be left out (an optional Swift property).
+    public var isOptional: Bool
+    /// The property's own schema, guides applied.
+    var schema: JSONValue
+
+    /// A required property of a ``Generable`` type, with guides.
+    public init<Value: Generable>(
+      name: String, description: String? = nil, type: Value.Type, guides: [GenerationGuide<Value>] = []
+    ) {
+      self.name = name
+      self.description = description
+      self.isOptional = false
+      self.schema = GenerationSchema.applying(guides.map(\.keywords), to: Value.generationSchema.jsonSchema)
+    }
+
+    /// An optional property (it may be missing or `null`), with guides.
+    public init<Value: Generable>(
+      name: String, description: String? = nil, type: Value?.Type, guides: [GenerationGuide<Value>] = []
+    ) {
+      self.name = name
+      self.description = description
+      self.isOptional = true
+      self.schema = GenerationSchema.applying(guides.map(\.keywords), to: Value.generationSchema.jsonSchema)
+    }
+  }
+
+  /// The JSON Schema.
+  public let jsonSchema: JSONValue
+  /// The name of the type it describes.
+  public let typeName: String
+
+  /// The schema of an object type: its properties, in order; the non-optional ones required, no others allowed.
+  public init(type: any Generable.Type, description: String? = nil, properties: [Property]) {
+    var members = JSONObject()
+    for p in properties {
+      var schema = p.schema
+      if let d = p.description, case .object(var o) = schema {
+        o["description"] = .string(d)
+        schema = .object(o)
+      }
+      members[p.name] = schema
+    }
+    var object: JSONObject = ["type": "object", "title": .string(Self.name(of: type))]
+    if let description { object["description"] = .string(description) }
+    object["properties"] = .object(members)
+    object["required"] = .array(properties.filter { !$0.isOptional }.map { .string($0.name) })
+    object["additionalProperties"] = false
+    self.init(typeName: Self.name(of: type), object)
+  }
+
+  /// The schema of a type whose values are one of these strings (an enum without associated values).
+  public init(type: any Generable.Type, description: String? = nil, anyOf choices: [String]) {
+    var object: JSONObject = ["type": "string", "title": .string(Self.name(of: type))]
+    if let description { object["description"] = .string(description) }
+    object["enum"] = .array(choices.map { .string($0) })
+    self.init(typeName: Self.name(of: type), object)
+  }
+
+  /// The schema of a type whose values take the shape of one of these types.
+  public init(type: any Generable.Type, description: String? = nil, anyOf types: [any Generable.Type]) {
+    var object: JSONObject = ["title": .string(Self.name(of: type))]
+    if let description { object["description"] = .string(description) }
+    object["anyOf"] = .array(types.map { $0.generationSchema.jsonSchema })
+    self.init(typeName: Self.name(of: type), object)
+  }
+
+  /// A schema given as JSON Schema, for a type written by hand.
+  public init(typeName: String, jsonSchema: JSONValue) {
+    self.typeName = typeName
+    self.jsonSchema = jsonSchema
+  }
+
+  init(primitive name: String, _ object: JSONObject) {
+    self.init(typeName: name, object)
+  }
+
+  private init(typeName: String, _ object: JSONObject) {
+    self.init(typeName: typeName, jsonSchema: .object(object))
+  }
+
+  /// The JSON Schema, indented.
+  public var debugDescription: String { (try? jsonSchema.serialized(.pretty)) ?? jsonSchema.serialized() }
+
+  /// Checks a value against the schema with toolhost's JSON Schema validator (the one that checks tool calls).
+  ///
+  /// - Returns: the problems, none when the value fits.
+  public func validate(_ content: GeneratedContent) -> [ValidationIssue] {
+    do { return try JSONSchema(jsonSchema).validate(content.jsonValue) } catch {
+      return [ValidationIssue(instanceLocation: "", keywordLocation: "", keyword: "schema", message: "\(error)")]
+    }
+  }
+
+  static func name(of type: any Generable.Type) -> String {
+    String(describing: type)
+  }
+
+  /// `base` with each guide's keywords added; `items` keywords go into the element schema.
+  static func applying(_ guides: [JSONObject], to base: JSONValue) -> JSONValue {
+    guard case .object(var object) = base else { return base }
+    for guide in guides {
+      for (key, value) in guide {
+        if key == "items", case .object(let inner) = value, let items = object["items"] {
+          object["items"] = applying([inner], to: items)
+        } else {
+          object[key] = value
+        }
+      }
+    }
+    return .object(object)
+  }
+}
+
+extension GenerationSchema: Codable {
+  /// Reads a JSON Schema; the type name is its `title`, when it has one.
+  public init(from decoder: any Decoder) throws {
+    let value = try JSONValue(from: decoder)
+    self.init(typeName: value.objectValue?["title"]?.stringValue ?? "", jsonSchema: value)
+  }
+
+  /// Writes the JSON Schema.
+  public func encode(to encoder: any Encoder) throws {
+    try jsonSchema.encode(to: encoder)
+  }
+}

@@ -1,0 +1,138 @@
+import SwiftSyntax
+
+/// A stored property `@Generable` describes, read from the struct's declaration.
+struct GenerableProperty {
+  /// The name as written (with backticks, if any), for code.
+  let name: TokenSyntax
+  /// The declared type, without redundant parentheses.
+  let type: TypeSyntax
+  /// The `@Guide(description:)` argument, as written.
+  let description: ExprSyntax?
+  /// The guides that fit the type, as written.
+  let guides: [ExprSyntax]
+
+  /// Whether the property is optional (in any of its spellings).
+  var isOptional: Bool { TypeShape(type).wrapped != nil }
+
+  /// The name in the schema and in generated content: without backticks.
+  var key: String { name.text.withoutBackticks }
+
+  /// The type the schema and `GeneratedContent.value(_:forProperty:)` are given: `T?` for every optional form.
+  var valueType: String {
+    if let wrapped = TypeShape(type).wrapped { return "\(wrapped.withoutParentheses.trimmedDescription)?" }
+    return type.trimmedDescription
+  }
+
+  /// The property's type in `PartiallyGenerated`: the (unwrapped) type's partial type, optional.
+  var partialType: String {
+    let base = TypeShape(type).wrapped?.withoutParentheses ?? type
+    return "\(base.trimmedDescription).PartiallyGenerated?"
+  }
+}
+
+/// A problem found in a declaration, and the node to report it on.
+struct DeclarationProblem {
+  /// Where.
+  let node: Syntax
+  /// What.
+  let message: GenerationDiagnostic
+}
+
+/// The stored properties of a struct, in order, and what prevents describing them.
+struct StructProperties {
+  /// The properties to generate.
+  private(set) var properties: [GenerableProperty] = []
+  /// What `@Generable` cannot describe.
+  private(set) var problems: [DeclarationProblem] = []
+
+  /// Reads the struct's members: stored instance properties, not `let`s with an initial value.
+  init(_ members: MemberBlockItemListSyntax) {
+    for member in members {
+      if let variable = member.decl.as(VariableDeclSyntax.self) { read(variable) }
+    }
+  }
+
+  private mutating func read(_ variable: VariableDeclSyntax) {
+    guard !variable.isTypeOrLazyProperty else { return }
+    // `@Guide` on a declaration of several bindings is GuideMacro's error; the bindings get no guides.
+    let guides = variable.bindings.count == 1 ? GuideAttribute.all(in: variable.attributes) : []
+    for (index, binding) in variable.bindings.enumerated() {
+      guard binding.isStored, !variable.isConstant(binding) else { continue }
+      guard let identifier = binding.pattern.as(IdentifierPatternSyntax.self) else {
+        problems.append(DeclarationProblem(node: Syntax(binding.pattern), message: .unnamedProperty))
+        continue
+      }
+      let name = identifier.identifier.text.withoutBackticks
+      guard let type = variable.declaredType(ofBinding: index) else {
+        problems.append(DeclarationProblem(node: Syntax(identifier), message: .missingTypeAnnotation(name)))
+        continue
+      }
+      if let problem = type.generationProblem() {
+        problems.append(Self.diagnose(problem, property: name, type: type))
+        continue
+      }
+      properties.append(
+        GenerableProperty(
+          name: identifier.identifier.trimmed, type: type.withoutParentheses,
+          description: guides.lazy.compactMap(\.description).first,
+          guides: guides.flatMap(\.guides).filter { Guides.mismatches(of: $0, on: type).isEmpty }))
+    }
+  }
+
+  /// The diagnostic of a type problem, on the part of the type at fault.
+  static func diagnose(_ problem: TypeProblem, property: String, type: TypeSyntax) -> DeclarationProblem {
+    switch problem {
+    case .unsupported(let part):
+      let whole = part.trimmedDescription == type.withoutParentheses.trimmedDescription
+      return DeclarationProblem(
+        node: Syntax(part),
+        message: .unsupportedType(
+          property, type: type.trimmedDescription, part: whole ? nil : part.trimmedDescription))
+    case .nestedOptional(let part):
+      return DeclarationProblem(node: Syntax(part), message: .nestedOptional(property, type: type.trimmedDescription))
+    }
+  }
+}
+
+extension VariableDeclSyntax {
+  /// Whether the declaration is `static`, `class` or `lazy`: not a stored value of an instance to generate.
+  var isTypeOrLazyProperty: Bool {
+    modifiers.contains { [.keyword(.static), .keyword(.class), .keyword(.lazy)].contains($0.name.tokenKind) }
+  }
+
+  /// Whether the binding is a `let` with an initial value, which every instance shares.
+  func isConstant(_ binding: PatternBindingSyntax) -> Bool {
+    bindingSpecifier.tokenKind == .keyword(.let) && binding.initializer != nil
+  }
+
+  /// The type of a binding: its annotation, or the next one's in `var a, b: Int`.
+  func declaredType(ofBinding index: Int) -> TypeSyntax? {
+    let bindings = Array(bindings)
+    if let type = bindings[index].typeAnnotation?.type { return type }
+    guard bindings[index].initializer == nil, bindings[index].accessorBlock == nil else { return nil }
+    for later in bindings[(index + 1)...] {
+      if let type = later.typeAnnotation?.type { return type }
+      if later.initializer != nil || later.accessorBlock != nil { return nil }
+    }
+    return nil
+  }
+}
+
+extension PatternBindingSyntax {
+  /// Whether the binding stores its value: no accessors, or only `willSet` and `didSet`.
+  var isStored: Bool {
+    guard let accessorBlock else { return true }
+    switch accessorBlock.accessors {
+    case .getter: return false
+    case .accessors(let accessors):
+      return accessors.allSatisfy { [.keyword(.willSet), .keyword(.didSet)].contains($0.accessorSpecifier.tokenKind) }
+    }
+  }
+}
+
+extension String {
+  /// The identifier without the backticks that escape a keyword: `default` for `` `default` ``.
+  var withoutBackticks: String {
+    count >= 2 && hasPrefix("`") && hasSuffix("`") ? String(dropFirst().dropLast()) : self
+  }
+}
