@@ -1,33 +1,41 @@
+public import ToolhostGeneration
 public import ToolhostJSON
 public import ToolhostSchema
 
-/// A tool a language model can call, in the spirit of FoundationModels' `Tool`.
+/// A tool a language model can call, shaped after FoundationModels' `Tool`.
 ///
 /// Subprocess plugins (``PluginTool``) and Swift types implemented in-process conform alike, so one
 /// ``ToolRegistry`` and one ``LanguageModelSession`` serve both. Arguments arrive validated against
-/// ``parameters``; a Swift tool names a `Decodable` `Arguments` type and receives it decoded.
+/// ``parameters`` and converted into ``Arguments``:
+/// - a `@Generable` type (FoundationModels' way): ``parameters`` is derived from it, nothing to write by hand;
+/// - a `Decodable` type, with ``parameters`` written as JSON Schema;
+/// - `JSONValue` (the default), to receive the argument object as it is.
 ///
 /// ```swift
 /// struct Dice: Tool {
-///   struct Arguments: Decodable, Sendable { var sides: Int }
+///   @Generable
+///   struct Arguments {
+///     @Guide(description: "How many sides the die has", .range(2...100))
+///     var sides: Int
+///   }
 ///   let name = "rollDice"
 ///   let description = "Rolls a die with the given number of sides."
-///   let parameters: JSONValue = ["type": "object", "required": ["sides"],
-///                                "properties": ["sides": ["type": "integer", "minimum": 2]]]
 ///   func call(arguments: Arguments) async throws -> String { "\(Int.random(in: 1...arguments.sides))" }
 /// }
 /// ```
-public protocol Tool: Sendable {
-  /// The decoded arguments; `JSONValue` to receive the argument object as it is.
-  associatedtype Arguments: Decodable & Sendable = JSONValue
-  /// What the tool returns: a `String`, a `JSONValue`, a ``ToolOutput`` or another ``ToolOutputConvertible``.
+public protocol Tool<Arguments, Output>: Sendable {
+  /// The arguments: a `@Generable` type, a `Decodable` one, or `JSONValue` for the argument object as it is.
+  associatedtype Arguments = JSONValue
+  /// What the tool returns: a `String`, `[String]`, ``GeneratedContent``, a `JSONValue`, a ``ToolOutput`` or another
+  /// ``ToolOutputConvertible``.
   associatedtype Output: ToolOutputConvertible = ToolOutput
 
-  /// The tool's name: 1–64 characters of `[A-Za-z0-9_.-]`.
+  /// The tool's name: 1–64 characters of `[A-Za-z0-9_.-]`. Default: the type's name.
   var name: String { get }
   /// What the tool does and when to use it, written for a language model.
   var description: String { get }
-  /// The JSON Schema of the argument object (an object schema, as in OpenAI function parameters and MCP).
+  /// The JSON Schema of the argument object (an object schema, as in OpenAI function parameters and MCP); derived
+  /// from ``Arguments`` when it is `@Generable`.
   var parameters: JSONValue { get }
   /// The JSON Schema the structured result matches, if the tool declares one.
   var outputSchema: JSONValue? { get }
@@ -43,6 +51,8 @@ public protocol Tool: Sendable {
 }
 
 extension Tool {
+  /// The type's name, as FoundationModels names a tool that does not name itself.
+  public var name: String { String(describing: Self.self) }
   /// No output schema.
   public var outputSchema: JSONValue? { nil }
   /// No hints.
@@ -50,24 +60,46 @@ extension Tool {
   /// `true`.
   public var includesSchemaInInstructions: Bool { true }
 
-  /// Decodes `arguments` into ``Arguments``, calls the tool and converts its output.
+  /// Converts `arguments` into ``Arguments``, calls the tool and converts its output.
   ///
-  /// Arguments are not validated here; ``ToolRegistry`` validates before calling.
-  /// - Throws: ``ToolFailure/invalidArguments(_:)`` when the arguments do not decode, or what ``call(arguments:)``
-  ///   throws.
+  /// A `@Generable` (``ConvertibleFromGeneratedContent``) type is made from the arguments as ``GeneratedContent``, a
+  /// `Decodable` one is decoded. Arguments are not validated here; ``ToolRegistry`` validates before calling.
+  /// - Throws: ``ToolFailure/invalidArguments(_:)`` when the arguments do not convert (naming where and why), or what
+  ///   ``call(arguments:)`` throws.
   public func invoke(_ arguments: JSONValue) async throws -> ToolOutput {
-    let decoded: Arguments
-    if let direct = arguments as? Arguments {
-      decoded = direct
-    } else {
-      do { decoded = try JSONValueDecoder().decode(Arguments.self, from: arguments) } catch {
-        throw ToolFailure.invalidArguments([
-          ValidationIssue(instanceLocation: "", keywordLocation: "", keyword: "decode", message: "\(error)")
-        ])
-      }
-    }
-    return try await call(arguments: decoded).toolOutput
+    try await call(arguments: try Self.convert(arguments)).toolOutput
   }
+
+  /// The arguments as ``Arguments``.
+  static func convert(_ arguments: JSONValue) throws -> Arguments {
+    if let direct = arguments as? Arguments { return direct }
+    do {
+      if let generable = Arguments.self as? any ConvertibleFromGeneratedContent.Type {
+        return try generable.init(GeneratedContent(json: arguments)) as! Arguments
+      }
+      if let decodable = Arguments.self as? any Decodable.Type {
+        return try JSONValueDecoder().decode(decodable, from: arguments) as! Arguments
+      }
+    } catch let error as GeneratedContentError {
+      throw ToolFailure.invalidArguments([
+        ValidationIssue(instanceLocation: error.path, keywordLocation: "", keyword: "type", message: error.message)
+      ])
+    } catch {
+      throw ToolFailure.invalidArguments([
+        ValidationIssue(instanceLocation: "", keywordLocation: "", keyword: "decode", message: "\(error)")
+      ])
+    }
+    throw ToolFailure.invalidArguments([
+      ValidationIssue(
+        instanceLocation: "", keywordLocation: "", keyword: "decode",
+        message: "\(Arguments.self) is neither @Generable nor Decodable, so the arguments cannot be converted into it")
+    ])
+  }
+}
+
+extension Tool where Arguments: Generable {
+  /// The JSON Schema of the `@Generable` arguments.
+  public var parameters: JSONValue { Arguments.generationSchema.jsonSchema }
 }
 
 /// A tool whose schemas are compiled already, so registries need not compile them again.
@@ -153,4 +185,19 @@ extension String: ToolOutputConvertible {
 extension JSONValue: ToolOutputConvertible {
   /// A structured output.
   public var toolOutput: ToolOutput { ToolOutput(value: self) }
+}
+
+extension GeneratedContent: ToolOutputConvertible {
+  /// A structured output (a string's content is text).
+  public var toolOutput: ToolOutput {
+    if case .string(let text) = kind { return ToolOutput(text: text) }
+    return ToolOutput(value: jsonValue)
+  }
+}
+
+extension Array: ToolOutputConvertible where Element == String {
+  /// A list of strings: the array as the structured value, one line each as text.
+  public var toolOutput: ToolOutput {
+    ToolOutput(value: .array(map { .string($0) }), text: joined(separator: "\n"))
+  }
 }

@@ -10,8 +10,9 @@ public import ToolhostSystem
 public struct ToolCallError: Error, Sendable, CustomStringConvertible {
   /// The tool's name as the caller gave it (for an unknown tool, the name that matched none).
   public var toolName: String
-  /// The tool, when one by that name exists.
-  public var tool: (any Tool)?
+  /// The tool. For a name that matched no tool, an ``UnknownTool`` of that name (FoundationModels' `tool` is never
+  /// `nil`, so `error.tool.name` always reads).
+  public var tool: any Tool
   /// Why the call failed.
   public var underlyingError: any Error
 
@@ -25,7 +26,7 @@ public struct ToolCallError: Error, Sendable, CustomStringConvertible {
   /// Makes an error for a tool name that may match no tool.
   public init(toolName: String, underlyingError: any Error) {
     self.toolName = toolName
-    self.tool = nil
+    self.tool = UnknownTool(name: toolName)
     self.underlyingError = underlyingError
   }
 
@@ -36,6 +37,25 @@ public struct ToolCallError: Error, Sendable, CustomStringConvertible {
   public var description: String {
     let why = (underlyingError as? ToolFailure)?.description ?? String(describing: underlyingError)
     return "\(toolName): \(why)"
+  }
+}
+
+/// The tool of a ``ToolCallError`` whose name matched no tool: it has the name the model or caller used, and calling
+/// it fails with ``ToolFailure/unknownTool(suggestions:)``.
+public struct UnknownTool: Tool {
+  /// The name that matched no tool.
+  public let name: String
+  /// Says that no such tool exists.
+  public var description: String { "no tool is named \(name)" }
+  /// Any object.
+  public var parameters: JSONValue { ["type": "object"] }
+
+  /// A tool standing for `name`.
+  public init(name: String) { self.name = name }
+
+  /// Fails: there is no such tool.
+  public func call(arguments: JSONValue) async throws -> ToolOutput {
+    throw ToolFailure.unknownTool(suggestions: [])
   }
 }
 

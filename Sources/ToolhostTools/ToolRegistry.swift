@@ -25,6 +25,14 @@ public struct ToolRegistry: Sendable {
   /// The tools in the order given.
   public let tools: [any Tool]
 
+  /// A registry with no tools.
+  public static let empty = ToolRegistry(entries: [:], tools: [])
+
+  private init(entries: [String: Entry], tools: [any Tool]) {
+    self.entries = entries
+    self.tools = tools
+  }
+
   /// Makes a registry; the first tool of a name wins.
   ///
   /// - Throws: ``ToolCallError`` wrapping a ``SchemaError`` when a tool's parameters schema does not compile.
