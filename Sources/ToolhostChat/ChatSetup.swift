@@ -60,7 +60,7 @@ public struct ChatSetup: Sendable {
 
   /// The options of each request: a required first tool call with ``requireTool``, and the temperature.
   public var generationOptions: GenerationOptions {
-    GenerationOptions(toolCalling: requireTool ? .requiredUntilFirstCall : .allowed, temperature: temperature)
+    GenerationOptions(temperature: temperature, toolCallingMode: requireTool ? .requiredUntilFirstCall : .allowed)
   }
 
   /// The session's instructions: ``instructions`` and, for named tools, a sentence telling the model to use them

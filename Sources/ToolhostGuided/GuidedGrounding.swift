@@ -176,7 +176,7 @@ extension Transcript {
       case .instructions(let instructions): parts.append(instructions.text)
       case .prompt(let prompt): parts.append(prompt.text)
       case .toolOutput(let output): parts.append(output.text)
-      case .toolCalls, .response: break
+      case .toolCalls, .response, .reasoning: break
       }
     }
     return parts.joined(separator: "\n")

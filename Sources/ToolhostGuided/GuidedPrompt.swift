@@ -237,7 +237,7 @@ extension GuidedToolCalls {
         }
         let content: JSONValue = ["calls": .array(list)]
         messages.append(["role": "assistant", "content": .string(content.serialized())])
-      case .toolOutput:
+      case .toolOutput, .reasoning:
         break
       }
     }

@@ -88,6 +88,8 @@ public struct CallGraph: Sendable, Equatable {
         }
       case .transcript(.response(let e)):
         mutateLastTurn { $0.response = e.text }
+      case .transcript(.reasoning):
+        break  // thoughts are not part of the call graph
       case .error(let message, let prompt):
         if let prompt { turns.append(Turn(prompt: prompt)) }
         mutateLastTurn { $0.error = message }

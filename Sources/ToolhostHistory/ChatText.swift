@@ -59,6 +59,8 @@ public enum ChatText {
         out.append("  ← \(e.toolName) \(status)\(duration): \(e.text.oneLine.cut(to: outputWidth))")
       case .transcript(.response(let e)):
         out.append(e.text)
+      case .transcript(.reasoning(let e)):
+        out.append("  (thinking) " + e.text.oneLine.cut(to: outputWidth))
       case .error(let message, let prompt):
         if let prompt {
           out.append("")

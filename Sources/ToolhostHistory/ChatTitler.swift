@@ -40,7 +40,7 @@ public struct ChatTitler: Sendable {
       let session = LanguageModelSession(model: model, tools: ToolRegistry.empty, instructions: instructions)
       let reply = try await session.respond(
         to: "<message>\n\(Self.fenced(prompt))\n</message>",
-        options: GenerationOptions(toolCalling: .disallowed, temperature: 0, maximumResponseTokens: 24))
+        options: GenerationOptions(temperature: 0, maximumResponseTokens: 24, toolCallingMode: .disallowed))
       if let title = Self.title(from: reply.content, prompt: prompt) { return title }
     }
     return nil

@@ -81,6 +81,7 @@ public struct HistoryEntry: Sendable, Equatable {
       ([e.text ?? ""] + e.calls.map { "\($0.toolName) \($0.argumentsJSON)" }).joined(separator: "\n")
     case .transcript(.toolOutput(let e)): "\(e.toolName) \(e.text)"
     case .transcript(.response(let e)): e.text
+    case .transcript(.reasoning(let e)): e.text
     case .error(let message, let prompt): [prompt, message].compactMap { $0 }.joined(separator: "\n")
     }
   }

@@ -33,13 +33,50 @@ public enum ChatCompletions {
         body["parallel_tool_calls"] = .bool(parallel)
       }
     }
+    if let format = request.responseFormat { addResponseFormat(format, jsonSchema: true, to: &body) }
     addOptions(request.options, stream: stream, to: &body)
     return .object(body)
   }
 
-  /// Adds `temperature`, `max_tokens`, `top_p`, `seed` and `stop` when the options set them, `stream` when
-  /// streaming, and the options' additional parameters last (they win).
+  /// Constrains the reply to `format`: a `response_format` of type `json_schema` (OpenAI's; strict when the schema
+  /// allows it, see ``ResponseFormat/isStrictCompatible``), or with
+  /// `jsonSchema` false `json_object` with a `schema` member (llama.cpp's server, which turns it into a grammar). When
+  /// the format asks, the schema is also written at the end of the last user message.
+  public static func addResponseFormat(_ format: ResponseFormat, jsonSchema: Bool, to body: inout JSONObject) {
+    if jsonSchema {
+      body["response_format"] = [
+        "type": "json_schema",
+        "json_schema": [
+          "name": .string(format.wireName), "schema": format.schema, "strict": .bool(format.isStrictCompatible),
+        ],
+      ]
+    } else {
+      body["response_format"] = ["type": "json_object", "schema": format.schema]
+    }
+    guard format.includeSchemaInPrompt, case .array(var messages)? = body["messages"],
+      let last = messages.lastIndex(where: { $0.objectValue?["role"]?.stringValue == "user" }),
+      case .object(var message) = messages[last]
+    else { return }
+    let text = message["content"]?.stringValue ?? ""
+    message["content"] = .string(text.isEmpty ? format.promptText : text + "\n\n" + format.promptText)
+    messages[last] = .object(message)
+    body["messages"] = .array(messages)
+  }
+
+  /// Adds the sampling mode (greedy as `temperature` 0, top-k as `top_k`, nucleus as `top_p`, with its seed), then
+  /// `temperature`, `max_tokens`, `top_p`, `seed` and `stop` when the options set them (they win over the mode),
+  /// `stream` when streaming, and the options' additional parameters last (they win).
   static func addOptions(_ o: GenerationOptions, stream: Bool, to body: inout JSONObject) {
+    switch o.samplingMode?.kind {
+    case .greedy: body["temperature"] = 0
+    case .top(let k, let seed):
+      body["top_k"] = .integer(Int64(k))
+      if let seed { body["seed"] = .integer(Int64(truncatingIfNeeded: seed)) }
+    case .nucleus(let threshold, let seed):
+      body["top_p"] = .real(threshold)
+      if let seed { body["seed"] = .integer(Int64(truncatingIfNeeded: seed)) }
+    case nil: break
+    }
     if let t = o.temperature { body["temperature"] = .real(t) }
     if let m = o.maximumResponseTokens { body["max_tokens"] = .integer(Int64(m)) }
     if let p = o.topP { body["top_p"] = .real(p) }
@@ -93,6 +130,8 @@ public enum ChatCompletions {
         messages.append([
           "role": "tool", "tool_call_id": .string(output.callID), "content": .string(output.text),
         ])
+      case .reasoning:
+        break  // the model's thoughts are not sent back
       }
     }
     closeUnanswered()
@@ -137,9 +176,11 @@ public enum ChatCompletions {
     {
       assembler.addComplete(id: nil, name: name, arguments: legacy["arguments"])
     }
+    let reasoning = text(of: message["reasoning_content"] ?? message["reasoning"])
     return ModelTurn(
       text: text(of: message["content"]), toolCalls: assembler.calls(),
-      finishReason: first["finish_reason"]?.stringValue, usage: usage(of: reply))
+      finishReason: first["finish_reason"]?.stringValue, usage: usage(of: reply),
+      reasoning: reasoning.isEmpty ? nil : reasoning)
   }
 
   /// The text of a `content` value: a string, `null`, or an array of `{"type": "text", "text": ...}` parts.
@@ -183,6 +224,8 @@ public enum ChatCompletions {
 public struct ChatCompletionStreamState: Sendable {
   /// The text so far.
   public private(set) var text = ""
+  /// The reasoning so far (`reasoning_content` deltas, from servers that send a reasoning model's thoughts).
+  public private(set) var reasoning = ""
   /// The tool calls so far.
   public private(set) var toolCalls = ToolCallAssembler()
   /// `finish_reason`, once a chunk carried one.
@@ -246,6 +289,7 @@ public struct ChatCompletionStreamState: Sendable {
     if let legacy = delta?["function_call"] {
       toolCalls.add(["index": 0, "function": legacy])
     }
+    reasoning += ChatCompletions.text(of: delta?["reasoning_content"] ?? delta?["reasoning"])
     let piece = ChatCompletions.text(of: delta?["content"])
     if piece.isEmpty { return .none }
     text += piece
@@ -254,6 +298,8 @@ public struct ChatCompletionStreamState: Sendable {
 
   /// The turn so far.
   public var turn: ModelTurn {
-    ModelTurn(text: text, toolCalls: toolCalls.calls(), finishReason: finishReason, usage: usage)
+    ModelTurn(
+      text: text, toolCalls: toolCalls.calls(), finishReason: finishReason, usage: usage,
+      reasoning: reasoning.isEmpty ? nil : reasoning)
   }
 }

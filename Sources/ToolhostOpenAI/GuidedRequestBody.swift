@@ -62,6 +62,9 @@ extension GuidedToolCalls {
         ]
       }
     }
+    if !constrained, let responseFormat = request.responseFormat {
+      ChatCompletions.addResponseFormat(responseFormat, jsonSchema: format == .jsonSchema, to: &body)
+    }
     ChatCompletions.addOptions(request.options, stream: stream, to: &body)
     return .object(body)
   }

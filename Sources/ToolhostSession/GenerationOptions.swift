@@ -3,8 +3,14 @@ public import ToolhostTools
 
 /// How one request is generated: tool-calling mode, sampling and limits. Shaped like FoundationModels'
 /// `GenerationOptions`; `nil` leaves a setting to the backend.
+///
+/// ```swift
+/// let options = GenerationOptions(temperature: 0.2, toolCallingMode: .required)
+/// let answer = try await session.respond(to: "Weather in Lisbon?", options: options)
+/// ```
 public struct GenerationOptions: Sendable, Equatable {
-  /// Whether the model may, must or must not call tools (FoundationModels' names).
+  /// Whether the model may, must or must not call tools (FoundationModels' names, and toolhost's
+  /// ``requiredUntilFirstCall``).
   public enum ToolCallingMode: String, Sendable, Equatable, Codable, CaseIterable {
     /// The model decides in every turn (`tool_choice: "auto"`).
     case allowed
@@ -13,8 +19,28 @@ public struct GenerationOptions: Sendable, Equatable {
     case required
     /// The model must not call tools (`tool_choice: "none"`); the tools are still described to it.
     case disallowed
-    /// Required until the model has called a tool in this request, then allowed, so it can answer from the results.
+    /// toolhost's own: required until the model has called a tool in this request, then allowed, so it can answer
+    /// from the results (what FoundationModels writes as a dynamic profile switching the mode after the first call).
     case requiredUntilFirstCall
+
+    /// FoundationModels' three kinds of mode.
+    public enum Kind: Sendable, Equatable, Hashable {
+      /// The model decides.
+      case allowed
+      /// The model must call a tool.
+      case required
+      /// The model must not call tools.
+      case disallowed
+    }
+
+    /// The mode's kind as FoundationModels has it; ``requiredUntilFirstCall`` is ``Kind/required``.
+    public var kind: Kind {
+      switch self {
+      case .allowed: .allowed
+      case .required, .requiredUntilFirstCall: .required
+      case .disallowed: .disallowed
+      }
+    }
 
     /// The choice for one turn, given whether a tool was already called during this request.
     public func choice(afterToolCalls called: Bool) -> ToolChoice {
@@ -27,8 +53,37 @@ public struct GenerationOptions: Sendable, Equatable {
     }
   }
 
+  /// How tokens are picked (FoundationModels' `SamplingMode`).
+  public struct SamplingMode: Sendable, Equatable {
+    /// The ways of sampling.
+    public enum Kind: Sendable, Equatable {
+      /// Always the likeliest token (sent as temperature 0).
+      case greedy
+      /// One of the `k` likeliest tokens (sent as `top_k`, which llama.cpp, vLLM and Ollama read), with a seed.
+      case top(k: Int, seed: UInt64?)
+      /// One of the likeliest tokens whose probabilities add up to `threshold` (sent as `top_p`), with a seed.
+      case nucleus(threshold: Double, seed: UInt64?)
+    }
+
+    /// The way of sampling.
+    public let kind: Kind
+
+    /// Always the likeliest token.
+    public static var greedy: SamplingMode { SamplingMode(kind: .greedy) }
+    /// One of the `k` likeliest tokens.
+    public static func random(top k: Int, seed: UInt64? = nil) -> SamplingMode {
+      SamplingMode(kind: .top(k: k, seed: seed))
+    }
+    /// One of the likeliest tokens whose probabilities add up to `probabilityThreshold`.
+    public static func random(probabilityThreshold: Double, seed: UInt64? = nil) -> SamplingMode {
+      SamplingMode(kind: .nucleus(threshold: probabilityThreshold, seed: seed))
+    }
+  }
+
   /// Whether the model may, must or must not call tools. Default ``ToolCallingMode/allowed``.
-  public var toolCalling: ToolCallingMode
+  public var toolCallingMode: ToolCallingMode
+  /// How tokens are picked; `nil` leaves it to ``temperature``, ``topP`` and the backend.
+  public var samplingMode: SamplingMode?
   /// Sampling temperature (0 is near-deterministic).
   public var temperature: Double?
   /// The most tokens one model turn may generate.
@@ -50,14 +105,15 @@ public struct GenerationOptions: Sendable, Equatable {
   /// as an unknown tool. `nil` (the default) offers all of them; names the session has no tool of are ignored.
   public var offeredTools: [String]?
 
-  /// Makes options; everything defaults to the backend's settings, tools to ``ToolCallingMode/allowed``.
+  /// Makes options, in FoundationModels' order; everything defaults to the backend's settings, tools to
+  /// ``ToolCallingMode/allowed``.
   public init(
-    toolCalling: ToolCallingMode = .allowed, temperature: Double? = nil,
-    maximumResponseTokens: Int? = nil,
-    parallelToolCalls: Bool? = nil, topP: Double? = nil, seed: Int? = nil, stop: [String]? = nil,
-    additionalParameters: JSONObject = JSONObject(), offeredTools: [String]? = nil
+    samplingMode: SamplingMode? = nil, temperature: Double? = nil, maximumResponseTokens: Int? = nil,
+    toolCallingMode: ToolCallingMode? = nil, parallelToolCalls: Bool? = nil, topP: Double? = nil, seed: Int? = nil,
+    stop: [String]? = nil, additionalParameters: JSONObject = JSONObject(), offeredTools: [String]? = nil
   ) {
-    self.toolCalling = toolCalling
+    self.toolCallingMode = toolCallingMode ?? .allowed
+    self.samplingMode = samplingMode
     self.temperature = temperature
     self.maximumResponseTokens = maximumResponseTokens
     self.parallelToolCalls = parallelToolCalls
@@ -66,6 +122,30 @@ public struct GenerationOptions: Sendable, Equatable {
     self.stop = stop
     self.additionalParameters = additionalParameters
     self.offeredTools = offeredTools
+  }
+
+  /// Makes options with the mode under its earlier name.
+  @available(
+    *, deprecated,
+    renamed:
+      "init(samplingMode:temperature:maximumResponseTokens:toolCallingMode:parallelToolCalls:topP:seed:stop:additionalParameters:offeredTools:)"
+  )
+  public init(
+    toolCalling: ToolCallingMode, temperature: Double? = nil, maximumResponseTokens: Int? = nil,
+    parallelToolCalls: Bool? = nil, topP: Double? = nil, seed: Int? = nil, stop: [String]? = nil,
+    additionalParameters: JSONObject = JSONObject(), offeredTools: [String]? = nil
+  ) {
+    self.init(
+      temperature: temperature, maximumResponseTokens: maximumResponseTokens, toolCallingMode: toolCalling,
+      parallelToolCalls: parallelToolCalls, topP: topP, seed: seed, stop: stop,
+      additionalParameters: additionalParameters, offeredTools: offeredTools)
+  }
+
+  /// The mode under its earlier name.
+  @available(*, deprecated, renamed: "toolCallingMode")
+  public var toolCalling: ToolCallingMode {
+    get { toolCallingMode }
+    set { toolCallingMode = newValue }
   }
 }
 

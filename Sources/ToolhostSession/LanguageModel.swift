@@ -78,16 +78,20 @@ public struct ModelRequest: Sendable {
   public var toolChoice: ToolChoice
   /// Sampling and limits.
   public var options: GenerationOptions
+  /// The shape the turn's text must take (guided generation of a type), or `nil` for free text. Backends constrain
+  /// the reply to it where they can, and write it into the last prompt when it asks; the session checks the reply.
+  public var responseFormat: ResponseFormat?
 
   /// Makes a request.
   public init(
     transcript: Transcript, tools: [Transcript.ToolDefinition], toolChoice: ToolChoice,
-    options: GenerationOptions = GenerationOptions()
+    options: GenerationOptions = GenerationOptions(), responseFormat: ResponseFormat? = nil
   ) {
     self.transcript = transcript
     self.tools = tools
     self.toolChoice = toolChoice
     self.options = options
+    self.responseFormat = responseFormat
   }
 }
 
@@ -101,16 +105,19 @@ public struct ModelTurn: Sendable, Equatable {
   public var finishReason: String?
   /// Token counts, when the backend reports them.
   public var usage: TokenUsage?
+  /// What a reasoning model thought before the turn, when the backend reports it.
+  public var reasoning: String?
 
   /// Makes a turn.
   public init(
     text: String = "", toolCalls: [Transcript.ToolCall] = [], finishReason: String? = nil,
-    usage: TokenUsage? = nil
+    usage: TokenUsage? = nil, reasoning: String? = nil
   ) {
     self.text = text
     self.toolCalls = toolCalls
     self.finishReason = finishReason
     self.usage = usage
+    self.reasoning = reasoning
   }
 }
 
@@ -157,6 +164,9 @@ public struct LanguageModelError: Error, Sendable, Equatable, CustomStringConver
     case serverReported
     /// The configuration is unusable (missing API key, bad URL).
     case configuration
+    /// The model's answer did not fit the type or schema asked for, even after being told what was wrong once
+    /// (FoundationModels' decoding failure).
+    case decodingFailure
   }
 
   /// The kind of failure.

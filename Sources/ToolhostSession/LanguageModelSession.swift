@@ -1,4 +1,7 @@
 import Synchronization
+public import ToolhostGeneration
+import ToolhostJSON
+import ToolhostSchema
 public import ToolhostTools
 
 /// A conversation with a language model that can call tools, named and shaped after FoundationModels'
@@ -25,16 +28,23 @@ public import ToolhostTools
 /// for entry in session.transcript.entries { print(entry) }  // prompt, tool calls, outputs, response
 /// ```
 public final class LanguageModelSession: Sendable {
-  /// The result of a request.
-  public struct Response: Sendable {
+  /// A tool call failed (FoundationModels' name for toolhost's ``ToolhostTools/ToolCallError``).
+  public typealias ToolCallError = ToolhostTools.ToolCallError
+
+  /// The result of a request: the answer as text (`Response<String>`) or as the type asked for
+  /// (``respond(to:generating:includeSchemaInPrompt:options:)``), FoundationModels' `Response`.
+  public struct Response<Content> {
     /// The model's answer.
-    public var content: String
+    public var content: Content
+    /// The answer as generated content (text as a string).
+    public var rawContent: GeneratedContent
     /// The entries this request added to the transcript: the prompt, tool calls, tool outputs and the response.
-    public var transcriptEntries: [Transcript.Entry]
+    public var transcriptEntries: ArraySlice<Transcript.Entry>
 
     /// Makes a response.
-    public init(content: String, transcriptEntries: [Transcript.Entry]) {
+    public init(content: Content, rawContent: GeneratedContent, transcriptEntries: ArraySlice<Transcript.Entry>) {
       self.content = content
+      self.rawContent = rawContent
       self.transcriptEntries = transcriptEntries
     }
   }
@@ -50,13 +60,24 @@ public final class LanguageModelSession: Sendable {
     var isResponding = false
     var observers: [Int: @Sendable (SessionEvent) -> Void] = [:]
     var nextObserver = 0
+    /// Why the tools could not be registered, for sessions made without throwing: every request throws it.
+    var setupError: ToolCallError?
+    /// The tools offered now (a dynamic profile's change before each model turn).
+    var tools: ToolRegistry
+    /// The session's dynamic profile, worked out before every model turn.
+    var profile: (any DynamicProfile)?
+    /// The names and schemas of the profile's tools that `tools` was made of, to make it again only on a change.
+    var profileToolsKey: [String] = []
   }
 
   /// The model.
   public let model: any LanguageModel
-  /// The tools the model may call.
-  public let tools: ToolRegistry
+  /// The session's properties, which a dynamic profile reads (``SessionPropertyValues/history`` among them).
+  public let properties = SessionPropertyValues()
   private let state: Mutex<State>
+
+  /// The tools the model may call (a dynamic profile's tools of the latest model turn).
+  public var tools: ToolRegistry { state.withLock { $0.tools } }
 
   /// Makes a session with tools already in a registry.
   ///
@@ -66,7 +87,6 @@ public final class LanguageModelSession: Sendable {
     policy: SessionPolicy = SessionPolicy()
   ) {
     self.model = model
-    self.tools = tools
     var transcript = Transcript()
     if let instructions {
       transcript.append(
@@ -74,7 +94,21 @@ public final class LanguageModelSession: Sendable {
           Transcript.Instructions(text: instructions, toolDefinitions: Self.definitions(of: tools)))
       )
     }
-    state = Mutex(State(transcript: transcript, policy: policy))
+    state = Mutex(State(transcript: transcript, policy: policy, tools: tools))
+  }
+
+  /// Makes a session whose instructions, tools and tool-calling mode come from a dynamic profile, worked out again
+  /// before every model turn from the session's ``properties`` (FoundationModels' `init(profile:history:)`).
+  ///
+  /// Does not throw: a profile's tool whose schema does not compile makes the request throw its ``ToolCallError``.
+  public init(
+    model: any LanguageModel, profile: sending some DynamicProfile, history: some Collection<Transcript.Entry> = [],
+    policy: SessionPolicy = SessionPolicy()
+  ) {
+    self.model = model
+    var initial = State(transcript: Transcript(entries: Array(history)), policy: policy, tools: .empty)
+    initial.profile = profile
+    state = Mutex(initial)
   }
 
   /// Makes a session with tools.
@@ -88,6 +122,36 @@ public final class LanguageModelSession: Sendable {
       model: model, tools: try ToolRegistry(tools), instructions: instructions, policy: policy)
   }
 
+  /// Makes a session with tools without throwing, as FoundationModels does: a tool whose parameters schema does not
+  /// compile makes every request throw its ``ToolCallError`` instead.
+  public convenience init(
+    model: any LanguageModel, deferringErrorsOf tools: [any Tool], instructions: String? = nil,
+    policy: SessionPolicy = SessionPolicy()
+  ) {
+    switch Result(catching: { () throws(ToolCallError) in try ToolRegistry(tools) }) {
+    case .success(let registry):
+      self.init(model: model, tools: registry, instructions: instructions, policy: policy)
+    case .failure(let error):
+      self.init(model: model, tools: ToolRegistry.empty, instructions: instructions, policy: policy)
+      state.withLock { $0.setupError = error }
+    }
+  }
+
+  /// Makes a session that continues a transcript without throwing; a tool whose parameters schema does not compile
+  /// makes every request throw its ``ToolCallError``.
+  public convenience init(
+    model: any LanguageModel, deferringErrorsOf tools: [any Tool], transcript: Transcript,
+    policy: SessionPolicy = SessionPolicy()
+  ) {
+    switch Result(catching: { () throws(ToolCallError) in try ToolRegistry(tools) }) {
+    case .success(let registry):
+      self.init(model: model, tools: registry, transcript: transcript, policy: policy)
+    case .failure(let error):
+      self.init(model: model, tools: ToolRegistry.empty, transcript: transcript, policy: policy)
+      state.withLock { $0.setupError = error }
+    }
+  }
+
   /// Makes a session that continues a transcript (for example one read with ``Transcript/load(from:)``).
   ///
   /// The transcript's instructions are kept; the tools offered from now on are `tools`. Does not throw.
@@ -96,8 +160,7 @@ public final class LanguageModelSession: Sendable {
     policy: SessionPolicy = SessionPolicy()
   ) {
     self.model = model
-    self.tools = tools
-    state = Mutex(State(transcript: transcript, policy: policy))
+    state = Mutex(State(transcript: transcript, policy: policy, tools: tools))
   }
 
   /// Everything so far. While a request runs this is the transcript before it; the request's entries are added when
@@ -133,12 +196,58 @@ public final class LanguageModelSession: Sendable {
   ///   ``LanguageModelError`` from the model, ``ToolCallError`` for a failed tool under a throwing
   ///   ``SessionPolicy/toolFailures``, `CancellationError` when the task is cancelled (running tools are stopped).
   ///   The transcript is then as it was before the request (see ``SessionPolicy/ToolFailurePolicy``).
+  @discardableResult
   public func respond(to prompt: String, options: GenerationOptions = GenerationOptions())
-    async throws -> Response
+    async throws -> Response<String>
+  {
+    try await respond(prompt: prompt, format: nil, options: options).textResponse
+  }
+
+  /// Answers a prompt with a value of a `@Generable` type (guided generation), calling tools as the model asks
+  /// first.
+  ///
+  /// The answer is constrained to the type's schema: a local model's decoding follows it, an HTTP model is sent it
+  /// as a `json_schema` response format. The answer is checked against the schema with toolhost's validator and
+  /// converted; one that does not fit is sent back once with what is wrong, and a second miss throws.
+  ///
+  /// ```swift
+  /// @Generable struct Trip { var city: String; @Guide(.range(1...14)) var days: Int }
+  /// let trip = try await session.respond(to: "Plan 3 days in Porto", generating: Trip.self).content
+  /// ```
+  /// - Parameter includeSchemaInPrompt: also write the schema into the prompt (FoundationModels' flag); models
+  ///   that are not constrained by it need it to know the shape.
+  /// - Throws: what ``respond(to:options:)`` throws, and ``LanguageModelError`` of kind
+  ///   ``LanguageModelError/Kind/decodingFailure`` naming the path and the expected type when the answer does not
+  ///   fit twice.
+  @discardableResult
+  public func respond<Content: Generable>(
+    to prompt: String, generating type: Content.Type = Content.self, includeSchemaInPrompt: Bool = true,
+    options: GenerationOptions = GenerationOptions()
+  ) async throws -> Response<Content> {
+    let format = ResponseFormatRequest(Content.generationSchema, includeSchemaInPrompt: includeSchemaInPrompt) {
+      _ = try Content($0)
+    }
+    return try await respond(prompt: prompt, format: format, options: options).response(as: Content.self)
+  }
+
+  /// Answers a prompt with generated content following a schema (for a shape known only at run time).
+  ///
+  /// - Throws: what ``respond(to:generating:includeSchemaInPrompt:options:)`` throws.
+  @discardableResult
+  public func respond(
+    to prompt: String, schema: GenerationSchema, includeSchemaInPrompt: Bool = true,
+    options: GenerationOptions = GenerationOptions()
+  ) async throws -> Response<GeneratedContent> {
+    let format = ResponseFormatRequest(schema, includeSchemaInPrompt: includeSchemaInPrompt) { _ in }
+    return try await respond(prompt: prompt, format: format, options: options).response(as: GeneratedContent.self)
+  }
+
+  private func respond(prompt: String, format: ResponseFormatRequest?, options: GenerationOptions)
+    async throws -> RawResponse
   {
     let start = try beginRequest()
     defer { endRequest() }
-    return try await run(prompt: prompt, options: options, streaming: false, from: start) { _, _ in
+    return try await run(prompt: prompt, format: format, options: options, streaming: false, from: start) { _, _, _ in
     }
   }
 
@@ -147,23 +256,54 @@ public final class LanguageModelSession: Sendable {
   /// The request starts at once; cancelling the consuming task or dropping the stream cancels it. The stream
   /// throws what ``respond(to:options:)`` throws (a concurrent request at the first iteration).
   public func streamResponse(to prompt: String, options: GenerationOptions = GenerationOptions())
-    -> ResponseStream
+    -> ResponseStream<String>
   {
-    let (stream, continuation) = AsyncThrowingStream<ResponseStream.Snapshot, any Error>
-      .makeStream()
+    stream(prompt: prompt, format: nil, options: options) { raw in
+      ResponseStream<String>.Snapshot(
+        content: raw.text, rawContent: GeneratedContent(kind: .string(raw.text)), event: raw.event)
+    } response: {
+      $0.textResponse
+    }
+  }
+
+  /// Answers a prompt with a value of a `@Generable` type as a stream: a snapshot each time more of the value has
+  /// arrived, with the value so far (every property optional until it is whole).
+  ///
+  /// Tool calls happen first, as in ``respond(to:generating:includeSchemaInPrompt:options:)``; observers see their
+  /// events. The stream throws what that method throws.
+  public func streamResponse<Content: Generable>(
+    to prompt: String, generating type: Content.Type = Content.self, includeSchemaInPrompt: Bool = true,
+    options: GenerationOptions = GenerationOptions()
+  ) -> ResponseStream<Content> {
+    let format = ResponseFormatRequest(Content.generationSchema, includeSchemaInPrompt: includeSchemaInPrompt) {
+      _ = try Content($0)
+    }
+    return stream(prompt: prompt, format: format, options: options) { raw in
+      guard let content = raw.content, let partial = try? Content.PartiallyGenerated(content) else { return nil }
+      return ResponseStream<Content>.Snapshot(content: partial, rawContent: content, event: raw.event)
+    } response: {
+      try $0.response(as: Content.self)
+    }
+  }
+
+  private func stream<Content: Generable>(
+    prompt: String, format: ResponseFormatRequest?, options: GenerationOptions,
+    snapshot: @escaping @Sendable (RawSnapshot) -> ResponseStream<Content>.Snapshot?,
+    response: @escaping @Sendable (RawResponse) throws -> Response<Content>
+  ) -> ResponseStream<Content> {
+    let (stream, continuation) = AsyncThrowingStream<RawSnapshot, any Error>.makeStream()
     let start: Transcript
     do { start = try beginRequest() } catch {
       continuation.finish(throwing: error)
-      return ResponseStream(stream, task: Task { throw error })
+      return ResponseStream(stream, task: Task { throw error }, snapshot: snapshot, response: response)
     }
     let task = Task {
       defer { self.endRequest() }
       do {
         let response = try await self.run(
-          prompt: prompt, options: options, streaming: true, from: start
-        ) {
-          event, content in
-          continuation.yield(ResponseStream.Snapshot(content: content, event: event))
+          prompt: prompt, format: format, options: options, streaming: true, from: start
+        ) { event, text, content in
+          continuation.yield(RawSnapshot(text: text, content: content, event: event))
         }
         continuation.finish()
         return response
@@ -175,13 +315,14 @@ public final class LanguageModelSession: Sendable {
     continuation.onTermination = { termination in
       if case .cancelled = termination { task.cancel() }
     }
-    return ResponseStream(stream, task: task)
+    return ResponseStream(stream, task: task, snapshot: snapshot, response: response)
   }
 
   // MARK: - The loop
 
-  private func beginRequest() throws(LanguageModelSessionError) -> Transcript {
-    try state.withLock { s throws(LanguageModelSessionError) in
+  private func beginRequest() throws -> Transcript {
+    if let setupError = state.withLock({ $0.setupError }) { throw setupError }
+    return try state.withLock { s throws(LanguageModelSessionError) in
       if s.isResponding { throw LanguageModelSessionError.concurrentRequests }
       s.isResponding = true
       return s.transcript
@@ -196,13 +337,16 @@ public final class LanguageModelSession: Sendable {
     state.withLock { $0.transcript = transcript }
   }
 
-  /// Emits to observers and the stream sink; `content` is the current model turn's text so far.
-  func emit(
-    _ event: SessionEvent, _ content: String, _ sink: (SessionEvent, String) -> Void
-  ) {
+  /// Where a request's events go besides the observers: the event, the current model turn's text so far, and the
+  /// generated value so far when a type is being generated.
+  typealias EventSink = (SessionEvent, String, GeneratedContent?) -> Void
+
+  /// Emits to observers and the stream sink; `content` is the current model turn's text so far, `partial` the value
+  /// so far of a type being generated.
+  func emit(_ event: SessionEvent, _ content: String, _ sink: EventSink, partial: GeneratedContent? = nil) {
     let observers = state.withLock { Array($0.observers.values) }
     for o in observers { o(event) }
-    sink(event, content)
+    sink(event, content, partial)
   }
 
   /// Has the model get ready for this session's next request, in the background of whatever the caller does
@@ -233,14 +377,11 @@ public final class LanguageModelSession: Sendable {
   }
 
   private func run(
-    prompt: String, options: GenerationOptions, streaming: Bool, from start: Transcript,
-    sink: (SessionEvent, String) -> Void
-  ) async throws -> Response {
+    prompt: String, format: ResponseFormatRequest?, options: GenerationOptions, streaming: Bool,
+    from start: Transcript, sink: EventSink
+  ) async throws -> RawResponse {
     let policy = self.policy
-    let offered = options.offeredTools.map { names in names.filter { tools.tool(named: $0) != nil } }
-    let definitions = Self.definitions(of: tools).filter { offered?.contains($0.name) ?? true }
     var working = start
-    let firstNew = working.count
     let promptEntry = Transcript.Prompt(text: prompt)
     working.append(.prompt(promptEntry))
     emit(.requestStarted(promptEntry), "", sink)
@@ -249,25 +390,46 @@ public final class LanguageModelSession: Sendable {
     var repairs = 0
     var calledTool = false
     var answerNow = false
+    var profile = try applyProfile(to: &working)
     do {
+      for hook in profile?.onPrompt ?? [] { try await hook(promptEntry) }
       while true {
         try Task.checkCancellation()
+        // Again before every turn: a hook may have changed the properties the profile reads.
+        if profile != nil { profile = try applyProfile(to: &working) }
+        let options = profile?.applied(to: options) ?? options
+        let tools = self.tools
+        let offered = options.offeredTools.map { names in names.filter { tools.tool(named: $0) != nil } }
+        let definitions = Self.definitions(of: tools).filter { offered?.contains($0.name) ?? true }
         let choice: ToolChoice =
-          definitions.isEmpty || answerNow ? .none : options.toolCalling.choice(afterToolCalls: calledTool)
+          definitions.isEmpty || answerNow ? .none : options.toolCallingMode.choice(afterToolCalls: calledTool)
+        // With no tool to call, a generated type's turn is constrained to its schema from the start.
+        let constrained = format != nil && choice == .none
         let request = ModelRequest(
           transcript: offered.map { working.steering(toward: $0) } ?? working, tools: definitions, toolChoice: choice,
-          options: options)
+          options: options, responseFormat: constrained ? format?.request : nil)
         emit(.modelTurnStarted(round: rounds + 1), "", sink)
-        let turn = try await nextTurn(request, streaming: streaming, sink: sink)
+        let turn = try await nextTurn(request, streaming: streaming, partial: constrained, sink: sink)
         try Task.checkCancellation()
+        if let reasoning = turn.reasoning { working.append(.reasoning(Transcript.Reasoning(text: reasoning))) }
 
         if turn.toolCalls.isEmpty {
-          working.append(.response(Transcript.Response(text: turn.text, usage: turn.usage)))
+          var text = turn.text
+          var content = GeneratedContent(kind: .string(text))
+          if let format {
+            (text, content) = try await structured(
+              format, answer: turn.text, constrained: constrained, request: request, streaming: streaming,
+              round: rounds + 1, sink: sink)
+          }
+          let responseEntry = Transcript.Response(text: text, usage: turn.usage)
+          for hook in profile?.onResponse ?? [] { try await hook(responseEntry) }
+          working.append(.response(responseEntry))
           commit(working)
-          let response = Response(
-            content: turn.text, transcriptEntries: Array(working.entries[firstNew...]))
-          emit(.response(response), turn.text, sink)
-          return response
+          // From the prompt on (a profile may have put instructions before it since the request began).
+          let firstNew = working.entries.lastIndex { $0.id == promptEntry.id } ?? working.startIndex
+          let entries = working.entries[firstNew...]
+          emit(.response(Response(content: text, rawContent: content, transcriptEntries: entries)), text, sink)
+          return RawResponse(text: text, content: content, entries: entries)
         }
 
         // A model going round in circles (the same call again, or a tool's third call for one prompt) is asked
@@ -284,9 +446,13 @@ public final class LanguageModelSession: Sendable {
         working.append(
           .toolCalls(Transcript.ToolCalls(calls: calls, text: turn.text.isEmpty ? nil : turn.text, usage: turn.usage)))
 
+        for hook in profile?.onToolCall ?? [] { for call in calls { try await hook(call) } }
         let outcome = try await runCalls(
           calls, choice: choice, offered: offered, policy: policy, content: turn.text, sink: sink)
         for record in outcome.records { working.append(.toolOutput(record.output)) }
+        for hook in profile?.onToolOutput ?? [] {
+          for record in outcome.records { try await hook(record.call, record.output) }
+        }
         if outcome.ranAny { calledTool = true }
 
         if let failure = outcome.failure {
@@ -302,6 +468,8 @@ public final class LanguageModelSession: Sendable {
         }
       }
     } catch {
+      // A profile's history goes back to what was kept.
+      if profile != nil { properties.history = self.transcript.entries[...] }
       // The transcript was not committed (except by throwAndPreserve above): it is as it was before the request.
       // A cancelled request reports cancellation, whatever the model or the tools failed with on the way out.
       if Task.isCancelled, !(error is LanguageModelSessionError) { throw CancellationError() }
@@ -309,9 +477,85 @@ public final class LanguageModelSession: Sendable {
     }
   }
 
-  private func nextTurn(
-    _ request: ModelRequest, streaming: Bool, sink: (SessionEvent, String) -> Void
-  )
+  /// Works out the dynamic profile (if the session has one) for the next model turn: the session's properties see
+  /// `working` as the history, the tools are registered again when they changed, and the instructions entry at the
+  /// start of `working` is the profile's.
+  ///
+  /// - Throws: ``ToolCallError`` when a profile's tool has a parameters schema that does not compile.
+  private func applyProfile(to working: inout Transcript) throws -> ResolvedProfile? {
+    properties.history = working.entries[...]
+    let resolved = try state.withLock { s throws(ToolCallError) -> ResolvedProfile? in
+      guard let profile = s.profile else { return nil }
+      let resolved = Self.resolve(profile, properties: properties)
+      let key = resolved.tools.map { $0.name + " " + $0.parameters.serialized() }
+      if key != s.profileToolsKey {
+        s.tools = try ToolRegistry(resolved.tools)
+        s.profileToolsKey = key
+      }
+      return resolved
+    }
+    guard let resolved else { return nil }
+    let definitions = Self.definitions(of: tools)
+    let entry = resolved.instructions.map {
+      Transcript.Entry.instructions(Transcript.Instructions(text: $0, toolDefinitions: definitions))
+    }
+    if case .instructions(let old)? = working.entries.first {
+      if let entry {
+        if old.text != resolved.instructions || old.toolDefinitions != definitions { working.entries[0] = entry }
+      } else {
+        working.entries.removeFirst()
+      }
+    } else if let entry {
+      working.entries.insert(entry, at: 0)
+    }
+    return resolved
+  }
+
+  /// The answer of a request for a generated type: `answer` when it already fits, else a turn constrained to the
+  /// schema (with the tools described but not callable), and once more with what was wrong.
+  ///
+  /// - Throws: ``LanguageModelError`` of kind ``LanguageModelError/Kind/decodingFailure`` naming the path and what
+  ///   was expected, when the second constrained answer does not fit either.
+  private func structured(
+    _ format: ResponseFormatRequest, answer: String, constrained: Bool, request: ModelRequest, streaming: Bool,
+    round: Int, sink: EventSink
+  ) async throws -> (String, GeneratedContent) {
+    var problem: String
+    switch format.decode(answer) {
+    case .success(let content): return (answer, content)
+    case .failure(let why): problem = why.description
+    }
+    var retry = request
+    retry.toolChoice = .none
+    retry.responseFormat = format.request
+    var text = answer
+    for attempt in (constrained ? 1 : 0)...1 {
+      if attempt == 1 {
+        // The one retry: the reply that did not fit, and what was wrong with it.
+        retry.transcript.append(.response(Transcript.Response(text: text)))
+        retry.transcript.append(
+          .prompt(
+            Transcript.Prompt(
+              text: "That reply does not fit the required JSON Schema: \(problem). Reply again with only the "
+                + "corrected JSON value.")))
+      }
+      emit(.modelTurnStarted(round: round), "", sink)
+      let turn = try await nextTurn(retry, streaming: streaming, partial: true, sink: sink)
+      try Task.checkCancellation()
+      text = turn.text
+      switch format.decode(text) {
+      case .success(let content): return (text, content)
+      case .failure(let why): problem = why.description
+      }
+    }
+    throw LanguageModelError(
+      kind: .decodingFailure,
+      message:
+        "\(model.displayName): the answer does not fit \(format.schema.typeName) even after one retry: \(problem); "
+        + "try a larger model, or a simpler type")
+  }
+
+  private func nextTurn(_ request: ModelRequest, streaming: Bool, partial: Bool = false, sink: EventSink)
     async throws -> ModelTurn
   {
     guard streaming else { return try await model.turn(for: request) }
@@ -320,7 +564,7 @@ public final class LanguageModelSession: Sendable {
       switch event {
       case .textDelta(let delta):
         content += delta
-        emit(.textDelta(delta), content, sink)
+        emit(.textDelta(delta), content, sink, partial: partial ? try? GeneratedContent(json: content) : nil)
       case .finished(let turn):
         return turn
       }
@@ -342,3 +586,5 @@ public final class LanguageModelSession: Sendable {
     }
   }
 }
+
+extension LanguageModelSession.Response: Sendable where Content: Sendable {}

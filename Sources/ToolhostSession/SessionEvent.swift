@@ -20,7 +20,7 @@ public enum SessionEvent: Sendable {
   /// A tool call ended (ran, failed, was refused, or was sent back for repair).
   case toolCallFinished(ToolCallRecord)
   /// The request ended with this response.
-  case response(LanguageModelSession.Response)
+  case response(LanguageModelSession.Response<String>)
 }
 
 /// What became of one tool call.

@@ -22,7 +22,7 @@ extension LanguageModelSession {
   /// Checks, approves and runs one turn's calls; records come back in the model's order.
   func runCalls(
     _ calls: [Transcript.ToolCall], choice: ToolChoice, offered: [String]?, policy: SessionPolicy, content: String,
-    sink: (SessionEvent, String) -> Void
+    sink: EventSink
   ) async throws -> RoundOutcome {
     var records = [ToolCallRecord?](repeating: nil, count: calls.count)
     var repairProblem: ToolCallError?

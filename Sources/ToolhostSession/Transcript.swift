@@ -72,6 +72,8 @@ extension Transcript {
     case toolOutput(ToolOutput)
     /// The model's answer.
     case response(Response)
+    /// What a reasoning model thought before its turn (`reasoning_content`); kept for people, not sent back.
+    case reasoning(Reasoning)
 
     /// The entry's unique id.
     public var id: String {
@@ -81,10 +83,11 @@ extension Transcript {
       case .toolCalls(let e): e.id
       case .toolOutput(let e): e.id
       case .response(let e): e.id
+      case .reasoning(let e): e.id
       }
     }
 
-    /// The `"type"` written in JSON: `instructions`, `prompt`, `toolCalls`, `toolOutput` or `response`.
+    /// The `"type"` written in JSON: `instructions`, `prompt`, `toolCalls`, `toolOutput`, `response` or `reasoning`.
     public var type: String {
       switch self {
       case .instructions: "instructions"
@@ -92,6 +95,7 @@ extension Transcript {
       case .toolCalls: "toolCalls"
       case .toolOutput: "toolOutput"
       case .response: "response"
+      case .reasoning: "reasoning"
       }
     }
 
@@ -107,6 +111,7 @@ extension Transcript {
       case .toolCalls(let e): try e.encode(to: encoder)
       case .toolOutput(let e): try e.encode(to: encoder)
       case .response(let e): try e.encode(to: encoder)
+      case .reasoning(let e): try e.encode(to: encoder)
       }
     }
 
@@ -122,11 +127,13 @@ extension Transcript {
       case "toolCalls": self = .toolCalls(try ToolCalls(from: decoder))
       case "toolOutput": self = .toolOutput(try ToolOutput(from: decoder))
       case "response": self = .response(try Response(from: decoder))
+      case "reasoning": self = .reasoning(try Reasoning(from: decoder))
       default:
         throw DecodingError.dataCorruptedError(
           forKey: .type, in: container,
           debugDescription:
-            "unknown transcript entry type \(type); expected instructions, prompt, toolCalls, toolOutput or response"
+            "unknown transcript entry type \(type); expected instructions, prompt, toolCalls, toolOutput, response or "
+            + "reasoning"
         )
       }
     }
@@ -295,6 +302,20 @@ extension Transcript {
       self.id = id
       self.text = text
       self.usage = usage
+    }
+  }
+
+  /// What a reasoning model thought before a turn.
+  public struct Reasoning: Sendable, Equatable, Codable, Identifiable {
+    /// The entry's id.
+    public var id: String
+    /// The reasoning's text.
+    public var text: String
+
+    /// Makes a reasoning entry.
+    public init(id: String = Transcript.newID(), text: String) {
+      self.id = id
+      self.text = text
     }
   }
 

@@ -58,7 +58,7 @@ extension Transcript {
   }
 
   /// A rough token count for an entry: one token per 3 characters of what is sent for it (text, call arguments,
-  /// output), plus a few for the message around it. Errs high for English, so a budget is rarely overrun.
+  /// output), plus a few for the message around it; none for reasoning, which is not sent. Errs high for English, so a budget is rarely overrun.
   public static func estimatedTokens(_ entry: Entry) -> Int {
     let characters: Int
     switch entry {
@@ -68,6 +68,7 @@ extension Transcript {
       characters = (e.text?.count ?? 0) + e.calls.map { $0.toolName.count + $0.argumentsJSON.count + 16 }.reduce(0, +)
     case .toolOutput(let e): characters = e.text.count + e.toolName.count
     case .response(let e): characters = e.text.count
+    case .reasoning: return 0  // not sent back to the model
     }
     return characters / 3 + 8
   }

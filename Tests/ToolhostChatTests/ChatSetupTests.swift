@@ -1,8 +1,8 @@
 import Foundation
 import Synchronization
 import Testing
-import Toolhost
 import ToolhostChat
+import ToolhostCore
 import ToolhostJSON
 import ToolhostSession
 import ToolhostTestSupport
@@ -156,9 +156,9 @@ struct ChatSetupTests {
     #expect(session.policy.maximumToolRounds == 3)
     #expect(session.policy.toolFailures == .reportToModel)
     #expect(session.policy.toolContext.timeout == .seconds(2))
-    #expect(setup.generationOptions.toolCalling == .requiredUntilFirstCall)
+    #expect(setup.generationOptions.toolCallingMode == .requiredUntilFirstCall)
     #expect(setup.generationOptions.temperature == 0.5)
-    #expect(ChatSetup().generationOptions.toolCalling == .allowed)
+    #expect(ChatSetup().generationOptions.toolCallingMode == .allowed)
     if case .instructions(let first) = session.transcript.entries.first {
       #expect(first.text == "Be brief.")
     } else {

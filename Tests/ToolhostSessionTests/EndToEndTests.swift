@@ -1,6 +1,6 @@
 import Foundation
 import Testing
-import Toolhost
+import ToolhostCore
 import ToolhostJSON
 import ToolhostOpenAI
 import ToolhostSession
@@ -145,7 +145,7 @@ struct EndToEndTests {
           model: model, tools: [AddTool(), FailingTool(), SleepTool()], instructions: "Use tools.",
           policy: SessionPolicy(toolFailures: .reportToModel))
         let options = GenerationOptions(
-          toolCalling: .requiredUntilFirstCall, temperature: 0.2, maximumResponseTokens: 200,
+          temperature: 0.2, maximumResponseTokens: 200, toolCallingMode: .requiredUntilFirstCall,
           parallelToolCalls: true, topP: 0.9, seed: 1, stop: ["END"])
         _ = try await session.respond(to: "add things", options: options)
         _ = try await session.streamResponse(to: "and stream", options: options).collect()
@@ -178,7 +178,7 @@ struct EndToEndTests {
         let session = try LanguageModelSession(model: model, tools: [AddTool(), SleepTool()])
         var deltas: [String] = []
         var contents: [String] = []
-        var response: LanguageModelSession.Response?
+        var response: LanguageModelSession.Response<String>?
         for try await snapshot in session.streamResponse(to: "sum up") {
           switch snapshot.event {
           case .textDelta(let d):
@@ -364,7 +364,7 @@ struct EndToEndTests {
             model: model, tools: [AddTool()], policy: SessionPolicy(toolFailures: .reportToModel))
           // A different first message is a new fakellm conversation, so turn 1 calls the tool again.
           let response = try await session.respond(
-            to: "one plus one, \(mode)", options: .init(toolCalling: mode))
+            to: "one plus one, \(mode)", options: .init(toolCallingMode: mode))
           #expect(response.content == "two", "\(mode)")
           let requests = try server.requests().dropFirst(seen)
           seen += requests.count

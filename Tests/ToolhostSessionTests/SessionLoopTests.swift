@@ -1,6 +1,6 @@
 import Foundation
 import Testing
-import Toolhost
+import ToolhostCore
 import ToolhostJSON
 import ToolhostSession
 import ToolhostTestSupport
@@ -264,7 +264,7 @@ struct SessionLoopTests {
     let model = ScriptedModel(turns: [calls(call("add", ["a": 1, "b": 1], id: "x")), answer("2")])
     let session = try LanguageModelSession(
       model: model, tools: [AddTool()], policy: SessionPolicy(toolFailures: .reportToModel))
-    _ = try await session.respond(to: "1+1", options: GenerationOptions(toolCalling: mode))
+    _ = try await session.respond(to: "1+1", options: GenerationOptions(toolCallingMode: mode))
     let choices = model.requests.map(\.toolChoice)
     switch mode {
     case .allowed: #expect(choices == [.auto, .auto])
@@ -377,7 +377,7 @@ struct SessionLoopTests {
     ])
     let session = try LanguageModelSession(model: model, tools: [AddTool()])
     var events: [String] = []
-    var final: LanguageModelSession.Response?
+    var final: LanguageModelSession.Response<String>?
     for try await snapshot in session.streamResponse(to: "1+2") {
       events.append(snapshot.event.json["type"]?.stringValue ?? "?")
       if case .response(let r) = snapshot.event { final = r }
