@@ -1,6 +1,6 @@
 import Foundation
 import Testing
-import Toolhost
+import ToolhostCore
 import ToolhostTestSupport
 
 /// `scripts/install` end to end: into a temporary prefix with a temporary HOME (and XDG folders), nothing of the

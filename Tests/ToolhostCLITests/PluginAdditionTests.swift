@@ -1,7 +1,7 @@
 import Foundation
 import Testing
-import Toolhost
 import ToolhostCommandLine
+import ToolhostCore
 import ToolhostTestSupport
 
 /// `toolhost plugins add`: a plugin folder copied or linked into `$XDG_CONFIG_HOME/toolhost/plugins`.

@@ -1,7 +1,7 @@
 import Foundation
 import Testing
-import Toolhost
 import ToolhostCommandLine
+import ToolhostCore
 import ToolhostJSON
 
 @Suite("What toolhost trust and the approval prompt show")

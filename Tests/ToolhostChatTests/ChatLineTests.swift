@@ -1,6 +1,6 @@
 import Testing
-import Toolhost
 import ToolhostChat
+import ToolhostCore
 import ToolhostJSON
 
 /// What a line typed into `toolhost chat` asks for.

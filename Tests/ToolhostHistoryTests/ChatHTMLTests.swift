@@ -1,6 +1,6 @@
 import Foundation
 import Testing
-import Toolhost
+import ToolhostCore
 import ToolhostHistory
 import ToolhostJSON
 import ToolhostSession

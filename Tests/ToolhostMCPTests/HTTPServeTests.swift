@@ -3,7 +3,7 @@ import Foundation
 import NIOCore
 import NIOHTTP1
 import Testing
-import Toolhost
+import ToolhostCore
 import ToolhostJSON
 import ToolhostTestSupport
 

@@ -1,7 +1,7 @@
 import Foundation
 import Synchronization
 import Testing
-import Toolhost
+import ToolhostCore
 import ToolhostJSON
 import ToolhostMCP
 import ToolhostMCPHTTP

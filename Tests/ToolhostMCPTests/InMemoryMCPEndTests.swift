@@ -2,7 +2,7 @@
 // mid-call; and how a connection starts a new in-memory run after one ended.
 
 import Testing
-import Toolhost
+import ToolhostCore
 import ToolhostJSON
 
 @testable import ToolhostMCP

@@ -3,7 +3,7 @@
 
 import Synchronization
 import Testing
-import Toolhost
+import ToolhostCore
 import ToolhostJSON
 
 @testable import ToolhostMCP

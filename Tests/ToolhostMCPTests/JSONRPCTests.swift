@@ -1,6 +1,6 @@
 import Synchronization
 import Testing
-import Toolhost
+import ToolhostCore
 import ToolhostJSON
 
 @testable import ToolhostMCP

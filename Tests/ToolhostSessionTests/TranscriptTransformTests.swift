@@ -1,5 +1,5 @@
 import Testing
-import Toolhost
+import ToolhostCore
 import ToolhostJSON
 import ToolhostSession
 

@@ -1,6 +1,6 @@
 import Foundation
 import Testing
-import Toolhost
+import ToolhostCore
 import ToolhostJSON
 import ToolhostSession
 import ToolhostTestSupport

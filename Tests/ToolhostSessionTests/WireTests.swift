@@ -1,6 +1,6 @@
 import Foundation
 import Testing
-import Toolhost
+import ToolhostCore
 import ToolhostEventStream
 import ToolhostJSON
 import ToolhostOpenAI

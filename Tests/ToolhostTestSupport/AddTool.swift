@@ -1,4 +1,4 @@
-public import Toolhost
+public import ToolhostCore
 public import ToolhostJSON
 
 /// A Swift tool for the tests of tool calls and sessions: `add` adds two integers `a` and `b` (`b` at most 1000, so

@@ -1,6 +1,6 @@
 import Synchronization
 import Testing
-import Toolhost
+import ToolhostCore
 import ToolhostTestSupport
 
 /// An MCP loader that starts nothing: it counts how often discovery asks it and lists one tool per server.

@@ -1,0 +1,142 @@
+public import Foundation
+import ToolhostLocal
+import ToolhostOpenAI
+public import ToolhostSession
+public import ToolhostTools
+
+/// The model a program gets without naming one, as FoundationModels' `SystemLanguageModel.default` is the device's
+/// model: the local model when it is installed, else the HTTP model the environment names.
+///
+/// It is chosen once, when first used, from the environment:
+/// 1. `TOOLHOST_MODEL`, when set, names it (`local`, `local:1.5b`, or an HTTP model's name at `TOOLHOST_BASE_URL`).
+/// 2. Else the local model, when `toolhost model install` has set it up (see ``LocalModelInstallation/locate(environment:searchingFrom:)``).
+/// 3. Else an HTTP model, when `TOOLHOST_BASE_URL`, `OPENAI_BASE_URL`, `TOOLHOST_API_KEY` or `OPENAI_API_KEY` is set.
+/// 4. Else it is unavailable: ``availability`` says why, and every request throws a ``LanguageModelError`` of kind
+///    `.configuration` saying what to install or set.
+///
+/// ```swift
+/// let model = SystemLanguageModel.default
+/// guard model.isAvailable else { print(model.availability); return }
+/// let session = LanguageModelSession(tools: [GetWeather()], instructions: "Answer briefly.")
+/// ```
+public final class SystemLanguageModel: LanguageModel {
+  /// Whether the model can answer.
+  public enum Availability: Sendable, Equatable {
+    /// It can.
+    case available
+    /// It cannot, and why.
+    case unavailable(UnavailableReason)
+  }
+
+  /// Why the model cannot answer.
+  public enum UnavailableReason: Sendable, Equatable {
+    /// No model is set up here: neither the local model nor an HTTP model's settings.
+    case modelNotReady
+    /// The settings name a model that cannot be used (the message says what is wrong).
+    case misconfigured(String)
+  }
+
+  /// The model chosen from this process's environment.
+  public static let `default` = SystemLanguageModel()
+
+  private let chosen: Result<ChosenModel, LanguageModelError>
+  private let unavailable: UnavailableReason?
+
+  /// The model chosen from `environment` (see the type's description).
+  public init(environment: [String: String] = ProcessInfo.processInfo.environment) {
+    let choice: ModelChoice?
+    if let named = environment["TOOLHOST_MODEL"], !named.isEmpty {
+      choice = ModelChoice()
+    } else if (try? LocalModelInstallation.locate(environment: environment)) != nil {
+      choice = ModelChoice(name: "local")
+    } else if ["TOOLHOST_BASE_URL", "OPENAI_BASE_URL", "TOOLHOST_API_KEY", "OPENAI_API_KEY"].contains(where: {
+      !(environment[$0] ?? "").isEmpty
+    }) {
+      choice = ModelChoice()
+    } else {
+      choice = nil
+    }
+    guard let choice else {
+      unavailable = .modelNotReady
+      chosen = .failure(
+        LanguageModelError(
+          kind: .configuration,
+          message:
+            "no model is set up: install the local model with `\(LocalModelInstallation.setupCommand)`, or name an "
+            + "HTTP model with TOOLHOST_BASE_URL (and TOOLHOST_MODEL, TOOLHOST_API_KEY), or pass a model to the "
+            + "session"))
+      return
+    }
+    do {
+      chosen = .success(try choice.makeModel(environment: environment))
+      unavailable = nil
+    } catch {
+      let message = error.description
+      chosen = .failure(LanguageModelError(kind: .configuration, message: message))
+      unavailable = .misconfigured(message)
+    }
+  }
+
+  /// Whether the model can answer, and if not why.
+  public var availability: Availability { unavailable.map { .unavailable($0) } ?? .available }
+
+  /// Whether the model can answer.
+  public var isAvailable: Bool { unavailable == nil }
+
+  /// The chosen model's name, or `no model` when none is set up.
+  public var displayName: String {
+    switch chosen {
+    case .success(let c): c.model.displayName
+    case .failure: "no model"
+    }
+  }
+
+  private func model() throws(LanguageModelError) -> any LanguageModel {
+    switch chosen {
+    case .success(let c): return c.model
+    case .failure(let error): throw error
+    }
+  }
+
+  /// The chosen model's next turn.
+  ///
+  /// - Throws: the chosen model's errors, or ``LanguageModelError`` of kind `.configuration` when none is set up.
+  public func turn(for request: ModelRequest) async throws -> ModelTurn {
+    try await model().turn(for: request)
+  }
+
+  /// The chosen model's next turn, streamed.
+  public func streamTurn(for request: ModelRequest) -> ModelStream {
+    do { return try model().streamTurn(for: request) } catch {
+      return AsyncThrowingStream { $0.finish(throwing: error) }
+    }
+  }
+
+  /// Gets the chosen model ready (a local model starts its server).
+  public func prewarm(for request: ModelRequest) async {
+    guard case .success(let c) = chosen else { return }
+    await c.model.prewarm(for: request)
+  }
+
+  /// Stops the chosen model's HTTP client and, for a local model, its server. A later request starts it again.
+  public func shutdown() async {
+    if case .success(let c) = chosen { await c.shutdown() }
+  }
+}
+
+extension LanguageModelSession {
+  /// A session with the default model (``SystemLanguageModel/default``), as FoundationModels makes one.
+  ///
+  /// Does not throw: a tool whose schema does not compile, or a default model that is not set up, makes the first
+  /// request throw (a ``ToolCallError`` or a ``LanguageModelError`` saying what to do).
+  public convenience init(
+    model: SystemLanguageModel = .default, tools: [any Tool] = [], instructions: String? = nil
+  ) {
+    self.init(model: model as any LanguageModel, deferringErrorsOf: tools, instructions: instructions)
+  }
+
+  /// A session with the default model that continues a transcript.
+  public convenience init(model: SystemLanguageModel = .default, tools: [any Tool] = [], transcript: Transcript) {
+    self.init(model: model as any LanguageModel, deferringErrorsOf: tools, transcript: transcript)
+  }
+}
