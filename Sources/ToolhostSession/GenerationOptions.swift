@@ -207,3 +207,15 @@ public struct SessionPolicy: Sendable {
     self.approveCall = approveCall
   }
 }
+
+/// What a request that throws leaves in the transcript (FoundationModels 27's policy): the transcript as it was
+/// before the request, or the entries the request made so far. It applies to tool failures, the errors after which a
+/// request has calls and outputs to keep (``SessionPolicy/ToolFailurePolicy``).
+public struct TranscriptErrorHandlingPolicy: Sendable, Equatable {
+  let preserves: Bool
+
+  /// The transcript goes back to how it was before the request.
+  public static let revertTranscript = TranscriptErrorHandlingPolicy(preserves: false)
+  /// The transcript keeps the prompt, the calls and the outputs so far.
+  public static let preserveTranscript = TranscriptErrorHandlingPolicy(preserves: true)
+}

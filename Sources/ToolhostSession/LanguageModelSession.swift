@@ -128,13 +128,9 @@ public final class LanguageModelSession: Sendable {
     model: any LanguageModel, deferringErrorsOf tools: [any Tool], instructions: String? = nil,
     policy: SessionPolicy = SessionPolicy()
   ) {
-    switch Result(catching: { () throws(ToolCallError) in try ToolRegistry(tools) }) {
-    case .success(let registry):
-      self.init(model: model, tools: registry, instructions: instructions, policy: policy)
-    case .failure(let error):
-      self.init(model: model, tools: ToolRegistry.empty, instructions: instructions, policy: policy)
-      state.withLock { $0.setupError = error }
-    }
+    let (registry, error) = Self.registry(of: tools)
+    self.init(model: model, tools: registry, instructions: instructions, policy: policy)
+    state.withLock { $0.setupError = error }
   }
 
   /// Makes a session that continues a transcript without throwing; a tool whose parameters schema does not compile
@@ -143,13 +139,14 @@ public final class LanguageModelSession: Sendable {
     model: any LanguageModel, deferringErrorsOf tools: [any Tool], transcript: Transcript,
     policy: SessionPolicy = SessionPolicy()
   ) {
-    switch Result(catching: { () throws(ToolCallError) in try ToolRegistry(tools) }) {
-    case .success(let registry):
-      self.init(model: model, tools: registry, transcript: transcript, policy: policy)
-    case .failure(let error):
-      self.init(model: model, tools: ToolRegistry.empty, transcript: transcript, policy: policy)
-      state.withLock { $0.setupError = error }
-    }
+    let (registry, error) = Self.registry(of: tools)
+    self.init(model: model, tools: registry, transcript: transcript, policy: policy)
+    state.withLock { $0.setupError = error }
+  }
+
+  /// The registry of `tools`, or an empty one and why, for the sessions that throw at their first request.
+  private static func registry(of tools: [any Tool]) -> (ToolRegistry, ToolCallError?) {
+    do { return (try ToolRegistry(tools), nil) } catch { return (.empty, error) }
   }
 
   /// Makes a session that continues a transcript (for example one read with ``Transcript/load(from:)``).
@@ -174,6 +171,23 @@ public final class LanguageModelSession: Sendable {
   public var policy: SessionPolicy {
     get { state.withLock { $0.policy } }
     set { state.withLock { $0.policy = newValue } }
+  }
+
+  /// What a request whose tool fails leaves in the transcript (FoundationModels' property): it sets
+  /// ``SessionPolicy/toolFailures`` to ``SessionPolicy/ToolFailurePolicy/throwAndRevert`` or
+  /// ``SessionPolicy/ToolFailurePolicy/throwAndPreserve``; `nil` (the default) reverts. It reads `nil` while failures
+  /// are reported to the model instead of thrown.
+  public var transcriptErrorHandlingPolicy: TranscriptErrorHandlingPolicy? {
+    get {
+      switch policy.toolFailures {
+      case .throwAndRevert: .revertTranscript
+      case .throwAndPreserve: .preserveTranscript
+      case .reportToModel: nil
+      }
+    }
+    set {
+      state.withLock { $0.policy.toolFailures = newValue?.preserves == true ? .throwAndPreserve : .throwAndRevert }
+    }
   }
 
   /// Calls `handler` with every event of every request, on the requesting task, in order. Keep it quick.

@@ -195,6 +195,20 @@ extension GeneratedContent: ToolOutputConvertible {
   }
 }
 
+extension Result: ToolOutputConvertible where Success: ToolOutputConvertible {
+  /// The success's output. A failure is returned to the model as the tool's output (`{"error": "…"}`) instead of
+  /// thrown, so the request goes on and the model can say what went wrong or try otherwise (FoundationModels' `Result`
+  /// output).
+  public var toolOutput: ToolOutput {
+    switch self {
+    case .success(let success): return success.toolOutput
+    case .failure(let error):
+      let message = String(describing: error)
+      return ToolOutput(value: ["error": .string(message)], text: "error: \(message)")
+    }
+  }
+}
+
 extension Array: ToolOutputConvertible where Element == String {
   /// A list of strings: the array as the structured value, one line each as text.
   public var toolOutput: ToolOutput {

@@ -140,3 +140,46 @@ struct DerivedSchemaTests {
     #expect(throws: GeneratedContentError.self) { try GeneratedContent(json: "hello") }
   }
 }
+
+/// Schemas built at run time.
+struct DynamicSchemaTests {
+  let dish = DynamicGenerationSchema(
+    name: "Dish", description: "One dish",
+    properties: [
+      .init(name: "name", schema: .init(type: String.self)),
+      .init(name: "spice", schema: .init(name: "Spice", anyOf: ["mild", "hot"]), isOptional: true),
+      .init(name: "grams", description: "Weight", schema: .init(type: Int.self, guides: [.range(50...900)])),
+    ])
+
+  @Test func referencesResolveAndTheValidatorChecksValues() throws {
+    let menu = DynamicGenerationSchema(
+      name: "Menu",
+      properties: [.init(name: "dishes", schema: .init(arrayOf: .init(referenceTo: "Dish"), minimumElements: 1))])
+    let schema = try GenerationSchema(root: menu, dependencies: [dish])
+    #expect(schema.jsonSchema["$defs"]?["Dish"]?["properties"]?["grams"]?["maximum"] == 900)
+    let good = try GeneratedContent(json: #"{"dishes": [{"name": "dal", "grams": 300, "spice": "hot"}]}"#)
+    #expect(schema.validate(good).isEmpty, "\(schema.validate(good))")
+    let bad = try GeneratedContent(json: #"{"dishes": [{"name": "dal", "grams": 30, "spice": "medium"}]}"#)
+    #expect(Set(schema.validate(bad).map(\.instanceLocation)) == ["/dishes/0/grams", "/dishes/0/spice"])
+    #expect(schema.validate(try GeneratedContent(json: #"{"dishes": []}"#)).count == 1)
+  }
+
+  @Test func badDynamicSchemasAreErrorsThatSayWhy() throws {
+    let dangling = DynamicGenerationSchema(
+      name: "Menu", properties: [.init(name: "x", schema: .init(referenceTo: "Nope"))])
+    #expect(throws: GenerationSchema.SchemaError.undefinedReferences(schema: "Menu", references: ["Nope"])) {
+      try GenerationSchema(root: dangling, dependencies: [])
+    }
+    let twice = DynamicGenerationSchema(
+      name: "T", properties: [.init(name: "a", schema: .init(type: Int.self)), .init(name: "a", schema: .null)])
+    #expect(throws: GenerationSchema.SchemaError.duplicateProperty(schema: "T", property: "a")) {
+      try GenerationSchema(root: twice, dependencies: [])
+    }
+    #expect(throws: GenerationSchema.SchemaError.duplicateType(schema: "T", type: "Dish")) {
+      try GenerationSchema(root: DynamicGenerationSchema(name: "T", properties: []), dependencies: [dish, dish])
+    }
+    #expect(throws: GenerationSchema.SchemaError.emptyTypeChoices(schema: "E")) {
+      try GenerationSchema(root: DynamicGenerationSchema(name: "E", anyOf: [String]()), dependencies: [])
+    }
+  }
+}

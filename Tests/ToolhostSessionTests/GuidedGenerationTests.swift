@@ -234,3 +234,49 @@ struct ResponseFormatWireTests {
     #expect(body["temperature"] == 0)
   }
 }
+
+/// A tool FoundationModels' way that reports its failure to the model instead of throwing.
+struct Lookup: Tool {
+  let name = "lookup"
+  let description = "Looks a word up."
+  @Generable
+  struct Arguments {
+    var word: String
+  }
+  struct NotFound: Error, CustomStringConvertible {
+    let word: String
+    var description: String { "no entry for \(word)" }
+  }
+  func call(arguments: Arguments) async throws -> Result<String, NotFound> {
+    arguments.word == "tool" ? .success("a thing used to do a job") : .failure(NotFound(word: arguments.word))
+  }
+}
+
+/// Tool outputs and failures as FoundationModels 27 has them.
+struct FoundationModelsOutputTests {
+  @Test func aResultFailureGoesToTheModelInsteadOfBeingThrown() async throws {
+    let model = ScriptedModel(turns: [
+      ModelTurn(toolCalls: [call("lookup", ["word": "zzz"], id: "c1")]), ModelTurn(text: "No entry for zzz."),
+    ])
+    let session = LanguageModelSession(model: model, deferringErrorsOf: [Lookup()])
+    let answer = try await session.respond(to: "what is zzz?")
+    #expect(answer.content == "No entry for zzz.")
+    let sent = model.requests[1].transcript.entries.compactMap { e -> Transcript.ToolOutput? in
+      if case .toolOutput(let o) = e { o } else { nil }
+    }
+    #expect(sent.first?.value == ["error": "no entry for zzz"])
+  }
+
+  @Test func theTranscriptErrorHandlingPolicyKeepsWhatTheRequestMade() async throws {
+    let model = ScriptedModel(turns: [ModelTurn(toolCalls: [call("explode", [:], id: "c1")])])
+    let session = LanguageModelSession(model: model, deferringErrorsOf: [FailingTool()])
+    #expect(session.transcriptErrorHandlingPolicy == .revertTranscript)
+    await #expect(throws: ToolCallError.self) { _ = try await session.respond(to: "go") }
+    #expect(session.transcript.isEmpty)
+
+    session.transcriptErrorHandlingPolicy = .preserveTranscript
+    #expect(session.policy.toolFailures == .throwAndPreserve)
+    await #expect(throws: LanguageModelSession.ToolCallError.self) { _ = try await session.respond(to: "go") }
+    #expect(session.transcript.map(\.type) == ["prompt", "toolCalls", "toolOutput"])
+  }
+}

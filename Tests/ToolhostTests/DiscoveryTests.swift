@@ -42,7 +42,7 @@ struct DiscoveryTests {
       script: "#!/bin/sh\n")
     folder.plugin("missing", manifest: TemporaryFolder.manifest(tool: "missingTool"))
     let noexec = folder.plugin("noexec", manifest: TemporaryFolder.manifest(tool: "noexecTool"))
-    FileManager.default.createFile(atPath: noexec + "/run", contents: Data("#!/bin/sh\n".utf8))
+    _ = FileManager.default.createFile(atPath: noexec + "/run", contents: Data("#!/bin/sh\n".utf8))
     folder.plugin("badname", manifest: TemporaryFolder.manifest(tool: "bad name!"), script: "#!/bin/sh\n")
     folder.shTool(
       "unsupported", body: "true", schema: #"{"type":"object","$ref":"https://example.com/s.json"}"#)
