@@ -262,7 +262,7 @@ let package = Package(
       swiftSettings: upcomingFeatures),
     .testTarget(
       name: "ToolhostLocalTests",
-      dependencies: ["ToolhostLocal", "ToolhostOpenAI", "ToolhostSession", "ToolhostJSON", "ToolhostTestSupport"],
+      dependencies: ["ToolhostLocal", "ToolhostGeneration", "ToolhostCore", "ToolhostOpenAI", "ToolhostSession", "ToolhostJSON", "ToolhostTestSupport"],
       swiftSettings: upcomingFeatures),
     // The guided strategy, without a model: pure checks, and the OpenAI client's guided requests against a scripted
     // server.

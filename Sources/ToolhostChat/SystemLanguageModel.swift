@@ -1,4 +1,5 @@
 public import Foundation
+import Synchronization
 import ToolhostLocal
 import ToolhostOpenAI
 public import ToolhostSession
@@ -21,29 +22,54 @@ public import ToolhostTools
 /// ```
 public final class SystemLanguageModel: LanguageModel {
   /// Whether the model can answer.
-  public enum Availability: Sendable, Equatable {
+  public enum Availability: Sendable, Equatable, CustomStringConvertible {
     /// It can.
     case available
     /// It cannot, and why.
     case unavailable(UnavailableReason)
+
+    /// `available`, or why not and what to do.
+    public var description: String {
+      switch self {
+      case .available: "available"
+      case .unavailable(let reason): "unavailable: \(reason)"
+      }
+    }
   }
 
   /// Why the model cannot answer.
-  public enum UnavailableReason: Sendable, Equatable {
+  public enum UnavailableReason: Sendable, Equatable, CustomStringConvertible {
     /// No model is set up here: neither the local model nor an HTTP model's settings.
     case modelNotReady
     /// The settings name a model that cannot be used (the message says what is wrong).
     case misconfigured(String)
+
+    /// What is wrong and what to do.
+    public var description: String {
+      switch self {
+      case .modelNotReady: SystemLanguageModel.notSetUp
+      case .misconfigured(let message): message
+      }
+    }
   }
 
   /// The model chosen from this process's environment.
   public static let `default` = SystemLanguageModel()
 
-  private let chosen: Result<ChosenModel, LanguageModelError>
-  private let unavailable: UnavailableReason?
+  static let notSetUp =
+    "no model is set up: install the local model with `\(LocalModelInstallation.setupCommand)`, or name an HTTP "
+    + "model with TOOLHOST_BASE_URL (and TOOLHOST_MODEL, TOOLHOST_API_KEY), or pass a model to the session"
 
-  /// The model chosen from `environment` (see the type's description).
+  private let choice: ModelChoice?
+  private let environment: [String: String]
+  private let unavailable: UnavailableReason?
+  /// The model, made at its first request and again after ``shutdown()``.
+  private let made = Mutex<ChosenModel?>(nil)
+
+  /// The model chosen from `environment` (see the type's description). Starts nothing: the model (its HTTP client, a
+  /// local model's server) is made at the first request.
   public init(environment: [String: String] = ProcessInfo.processInfo.environment) {
+    self.environment = environment
     let choice: ModelChoice?
     if let named = environment["TOOLHOST_MODEL"], !named.isEmpty {
       choice = ModelChoice()
@@ -56,25 +82,25 @@ public final class SystemLanguageModel: LanguageModel {
     } else {
       choice = nil
     }
+    self.choice = choice
     guard let choice else {
       unavailable = .modelNotReady
-      chosen = .failure(
-        LanguageModelError(
-          kind: .configuration,
-          message:
-            "no model is set up: install the local model with `\(LocalModelInstallation.setupCommand)`, or name an "
-            + "HTTP model with TOOLHOST_BASE_URL (and TOOLHOST_MODEL, TOOLHOST_API_KEY), or pass a model to the "
-            + "session"))
       return
     }
+    // The settings are checked now, so that `availability` tells; nothing is started.
     do {
-      chosen = .success(try choice.makeModel(environment: environment))
+      if case .openAI(let configuration) = try choice.configuration(environment: environment) {
+        try configuration.validate()
+      }
       unavailable = nil
     } catch {
-      let message = error.description
-      chosen = .failure(LanguageModelError(kind: .configuration, message: message))
-      unavailable = .misconfigured(message)
+      unavailable = .misconfigured("\(error)")
     }
+  }
+
+  deinit {
+    // A model that was made owns an HTTP client, which must be shut down before it goes.
+    if let chosen = made.withLock({ $0.take() }) { Task { await chosen.shutdown() } }
   }
 
   /// Whether the model can answer, and if not why.
@@ -85,16 +111,29 @@ public final class SystemLanguageModel: LanguageModel {
 
   /// The chosen model's name, or `no model` when none is set up.
   public var displayName: String {
-    switch chosen {
-    case .success(let c): c.model.displayName
-    case .failure: "no model"
+    guard let choice, unavailable == nil else { return "no model" }
+    if let model = made.withLock({ $0?.model }) { return model.displayName }
+    switch try? choice.configuration(environment: environment) {
+    case .local(let configuration)?: return "local model \(configuration.server.modelPath)"
+    case .openAI(let configuration)?: return "\(configuration.model) at \(configuration.baseURL)"
+    case nil: return "no model"
     }
   }
 
+  /// The model, made now if it was not yet.
   private func model() throws(LanguageModelError) -> any LanguageModel {
-    switch chosen {
-    case .success(let c): return c.model
-    case .failure(let error): throw error
+    guard let choice, unavailable == nil else {
+      throw LanguageModelError(kind: .configuration, message: unavailable?.description ?? Self.notSetUp)
+    }
+    return try made.withLock { made throws(LanguageModelError) -> any LanguageModel in
+      if let made { return made.model }
+      do {
+        let chosen = try choice.makeModel(environment: environment)
+        made = chosen
+        return chosen.model
+      } catch {
+        throw LanguageModelError(kind: .configuration, message: "\(error)")
+      }
     }
   }
 
@@ -114,13 +153,13 @@ public final class SystemLanguageModel: LanguageModel {
 
   /// Gets the chosen model ready (a local model starts its server).
   public func prewarm(for request: ModelRequest) async {
-    guard case .success(let c) = chosen else { return }
-    await c.model.prewarm(for: request)
+    guard let model = try? model() else { return }
+    await model.prewarm(for: request)
   }
 
-  /// Stops the chosen model's HTTP client and, for a local model, its server. A later request starts it again.
+  /// Stops the chosen model's HTTP client and, for a local model, its server. A later request makes the model again.
   public func shutdown() async {
-    if case .success(let c) = chosen { await c.shutdown() }
+    if let chosen = made.withLock({ $0.take() }) { await chosen.shutdown() }
   }
 }
 

@@ -37,8 +37,12 @@ public protocol Generable: ConvertibleFromGeneratedContent, ConvertibleToGenerat
 extension Generable {
   /// The value as a partially generated one (whole).
   public func asPartiallyGenerated() -> PartiallyGenerated {
-    // A whole value's content always converts into its partial form, whose properties are all optional.
-    (try? PartiallyGenerated(generatedContent)) ?? (self as! PartiallyGenerated)
+    if let same = self as? PartiallyGenerated { return same }
+    do { return try PartiallyGenerated(generatedContent) } catch {
+      // Only a hand-written PartiallyGenerated can refuse a whole value's content (the macro's takes any object).
+      preconditionFailure(
+        "\(Self.self).PartiallyGenerated cannot be made from a whole \(Self.self)'s content: \(error)")
+    }
   }
 }
 
@@ -81,11 +85,17 @@ extension GenerationGuide where Value == String {
   public static func anyOf(_ values: [String]) -> GenerationGuide<String> {
     .init(["enum": .array(values.map { .string($0) })])
   }
-  /// Matches a regular expression. `@Guide` reads the pattern from a regex literal (`.pattern(/[A-Z]{3}/)`); a
-  /// `Regex` built at run time has no readable source, so give the pattern's text with ``pattern(source:)``.
+  /// Matches a regular expression. Only inside `@Guide`, with a regex literal (`.pattern(/[A-Z]{3}/)`), whose text
+  /// the macro reads; a `Regex` value has no readable source, so this guide adds no constraint. Elsewhere give the
+  /// pattern's text with ``pattern(source:)``.
   public static func pattern<Output>(_ regex: Regex<Output>) -> GenerationGuide<String> { .init([:]) }
-  /// Matches a regular expression written as text (ECMA-262 syntax, as JSON Schema's `pattern`).
-  public static func pattern(source: String) -> GenerationGuide<String> { .init(["pattern": .string(source)]) }
+  /// Matches a regular expression written as text (ECMA-262 syntax, as JSON Schema's `pattern`). The whole string must
+  /// match, as with FoundationModels' regex guides: the pattern is anchored (`^(…)$`) unless it already is, which
+  /// llama.cpp's grammars also require.
+  public static func pattern(source: String) -> GenerationGuide<String> {
+    let anchored = source.hasPrefix("^") && source.hasSuffix("$") ? source : "^(\(source))$"
+    return .init(["pattern": .string(anchored)])
+  }
 }
 
 extension GenerationGuide where Value == Int {

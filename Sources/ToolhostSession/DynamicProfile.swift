@@ -218,7 +218,8 @@ protocol SessionPropertyBinding {
 }
 
 extension LanguageModelSession {
-  /// Reads (and writes) one of the session's properties from a profile or a tool: `@SessionProperty(\.history)`.
+  /// Reads (and writes) one of the session's properties from a dynamic profile: `@SessionProperty(\.history)`. The
+  /// session binds the profiles it evaluates; elsewhere (a tool, say) the wrapper reads the defaults.
   @propertyWrapper
   public struct SessionProperty<Value>: SessionPropertyBinding {
     let keyPath: any ReferenceWritableKeyPath<SessionPropertyValues, Value> & Sendable
@@ -258,7 +259,7 @@ extension LanguageModelSession {
   public protocol DynamicProfile: SendableMetatype {
     /// What this profile is made of.
     associatedtype Body: DynamicProfile
-    /// The profile.
+    /// The profile. The session works it out with its state locked, so it must not use the session itself.
     @DynamicProfileBuilder var body: Body { get }
   }
 

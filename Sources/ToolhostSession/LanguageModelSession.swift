@@ -175,8 +175,8 @@ public final class LanguageModelSession: Sendable {
 
   /// What a request whose tool fails leaves in the transcript (FoundationModels' property): it sets
   /// ``SessionPolicy/toolFailures`` to ``SessionPolicy/ToolFailurePolicy/throwAndRevert`` or
-  /// ``SessionPolicy/ToolFailurePolicy/throwAndPreserve``; `nil` (the default) reverts. It reads `nil` while failures
-  /// are reported to the model instead of thrown.
+  /// ``SessionPolicy/ToolFailurePolicy/throwAndPreserve``. It reads ``TranscriptErrorHandlingPolicy/revertTranscript``
+  /// by default, and `nil` while failures are reported to the model instead of thrown; setting `nil` changes nothing.
   public var transcriptErrorHandlingPolicy: TranscriptErrorHandlingPolicy? {
     get {
       switch policy.toolFailures {
@@ -186,7 +186,8 @@ public final class LanguageModelSession: Sendable {
       }
     }
     set {
-      state.withLock { $0.policy.toolFailures = newValue?.preserves == true ? .throwAndPreserve : .throwAndRevert }
+      guard let newValue else { return }
+      state.withLock { $0.policy.toolFailures = newValue.preserves ? .throwAndPreserve : .throwAndRevert }
     }
   }
 
@@ -349,6 +350,7 @@ public final class LanguageModelSession: Sendable {
 
   private func commit(_ transcript: Transcript) {
     state.withLock { $0.transcript = transcript }
+    properties.history = transcript.entries[...]
   }
 
   /// Where a request's events go besides the observers: the event, the current model turn's text so far, and the
@@ -442,7 +444,9 @@ public final class LanguageModelSession: Sendable {
           // From the prompt on (a profile may have put instructions before it since the request began).
           let firstNew = working.entries.lastIndex { $0.id == promptEntry.id } ?? working.startIndex
           let entries = working.entries[firstNew...]
-          emit(.response(Response(content: text, rawContent: content, transcriptEntries: entries)), text, sink)
+          emit(
+            .response(Response(content: text, rawContent: content, transcriptEntries: entries)), text, sink,
+            partial: format != nil ? content : nil)
           return RawResponse(text: text, content: content, entries: entries)
         }
 
@@ -482,8 +486,8 @@ public final class LanguageModelSession: Sendable {
         }
       }
     } catch {
-      // A profile's history goes back to what was kept.
-      if profile != nil { properties.history = self.transcript.entries[...] }
+      // The properties' history goes back to what was kept.
+      properties.history = self.transcript.entries[...]
       // The transcript was not committed (except by throwAndPreserve above): it is as it was before the request.
       // A cancelled request reports cancellation, whatever the model or the tools failed with on the way out.
       if Task.isCancelled, !(error is LanguageModelSessionError) { throw CancellationError() }

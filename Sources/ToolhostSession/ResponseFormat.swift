@@ -31,9 +31,9 @@ public struct ResponseFormat: Sendable, Equatable {
     "Reply with only a JSON value (no other text) that follows this JSON Schema: \(schema.serialized())"
   }
 
-  /// Whether OpenAI's strict structured outputs accept the schema: every object lists all its properties as required
-  /// and allows no others (a schema with optional properties is sent without `strict`).
-  public var isStrictCompatible: Bool { Self.strictCompatible(schema) }
+  /// Whether OpenAI's strict structured outputs accept the schema: an object at the top, and every object lists all
+  /// its properties as required and allows no others (any other schema is sent without `strict`).
+  public var isStrictCompatible: Bool { schema["type"] == "object" && Self.strictCompatible(schema) }
 
   private static func strictCompatible(_ schema: JSONValue) -> Bool {
     switch schema {

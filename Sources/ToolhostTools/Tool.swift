@@ -70,10 +70,17 @@ extension Tool {
     try await call(arguments: try Self.convert(arguments)).toolOutput
   }
 
+  /// Whether ``Arguments`` can be made from a call's arguments: `JSONValue`, a `@Generable` type or a `Decodable` one.
+  static var argumentsAreConvertible: Bool {
+    Arguments.self == JSONValue.self || Arguments.self is any ConvertibleFromGeneratedContent.Type
+      || Arguments.self is any Decodable.Type
+  }
+
   /// The arguments as ``Arguments``.
   static func convert(_ arguments: JSONValue) throws -> Arguments {
     if let direct = arguments as? Arguments { return direct }
     do {
+      // The casts back cannot fail: the metatype is Arguments' own.
       if let generable = Arguments.self as? any ConvertibleFromGeneratedContent.Type {
         return try generable.init(GeneratedContent(json: arguments)) as! Arguments
       }

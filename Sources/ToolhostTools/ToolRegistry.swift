@@ -35,11 +35,15 @@ public struct ToolRegistry: Sendable {
 
   /// Makes a registry; the first tool of a name wins.
   ///
-  /// - Throws: ``ToolCallError`` wrapping a ``SchemaError`` when a tool's parameters schema does not compile.
+  /// - Throws: ``ToolCallError`` wrapping a ``SchemaError`` when a tool's parameters schema does not compile, or a
+  ///   ``ToolDefinitionError`` when its `Arguments` cannot be made from a call's arguments.
   public init(_ tools: [any Tool]) throws(ToolCallError) {
     var entries: [String: Entry] = [:]
     var kept: [any Tool] = []
     for tool in tools where entries[tool.name] == nil {
+      guard Self.argumentsAreConvertible(tool) else {
+        throw ToolCallError(tool: tool, underlyingError: ToolDefinitionError.argumentsNotConvertible(tool: tool))
+      }
       let schema: JSONSchema
       if let pre = tool as? any PrecompiledTool {
         schema = pre.compiledParameters
@@ -54,6 +58,8 @@ public struct ToolRegistry: Sendable {
     self.entries = entries
     self.tools = kept
   }
+
+  private static func argumentsAreConvertible<T: Tool>(_ tool: T) -> Bool { T.argumentsAreConvertible }
 
   /// The tool called `name`.
   public func tool(named name: String) -> (any Tool)? { entries[name]?.tool }
@@ -196,4 +202,23 @@ func editDistance(_ a: [Character], _ b: [Character]) -> Int {
 /// ` (did you mean A, B?)`, or nothing without suggestions: the end of every "no such name" message.
 package func didYouMean(_ suggestions: [String]) -> String {
   suggestions.isEmpty ? "" : " (did you mean \(suggestions.joined(separator: ", "))?)"
+}
+
+/// A tool written in Swift that cannot be offered as it is.
+public enum ToolDefinitionError: Error, Sendable, Equatable, CustomStringConvertible {
+  /// Its `Arguments` type is neither `@Generable`, `Decodable` nor `JSONValue`, so no call could be converted into it.
+  case argumentsNotConvertible(tool: String, arguments: String)
+
+  static func argumentsNotConvertible<T: Tool>(tool: T) -> ToolDefinitionError {
+    .argumentsNotConvertible(tool: tool.name, arguments: String(describing: T.Arguments.self))
+  }
+
+  /// What is wrong and what to do.
+  public var description: String {
+    switch self {
+    case .argumentsNotConvertible(let tool, let arguments):
+      "the tool \(tool) takes \(arguments), which is neither @Generable nor Decodable, so no call can be converted "
+        + "into it; mark it @Generable (or Decodable, with a parameters schema)"
+    }
+  }
 }

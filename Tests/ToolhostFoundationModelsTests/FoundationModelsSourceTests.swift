@@ -160,6 +160,11 @@ struct FoundationModelsSourceTests {
       #expect(kinds.first == "instructions")
       #expect(toolNames == ["findRecipes", "nutrition"])
       #expect(kinds.filter { $0 == "response" }.count == 2, "the failed request left nothing: \(kinds)")
+
+      // After a shutdown, the next request makes the model again.
+      await model.shutdown()
+      let again = LanguageModelSession(model: model, instructions: "Suggest meals.")
+      #expect(try await again.respond(to: "Suggest one pumpkin meal", generating: Meal.self).content.calories == 180)
       await model.shutdown()
     }
   }
@@ -169,6 +174,7 @@ struct FoundationModelsSourceTests {
     // says what to do.
     let unset = SystemLanguageModel(environment: ["HOME": "/nonexistent", "TOOLHOST_LOCAL_DIR": "/nonexistent"])
     #expect(!unset.isAvailable)
+    #expect("\(unset.availability)".contains("toolhost model install"), "availability says what to do")
     let session = LanguageModelSession(model: unset, tools: [FindRecipes()], instructions: "Be brief.")
     await #expect {
       _ = try await session.respond(to: "hi")

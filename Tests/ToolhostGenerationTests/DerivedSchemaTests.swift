@@ -58,7 +58,7 @@ struct DerivedSchemaTests {
           ],
         ],
         "budget": ["type": "number"],
-        "airport": ["type": "string", "pattern": "[A-Z]{3}", "description": "The airport's code"],
+        "airport": ["type": "string", "pattern": "^([A-Z]{3})$", "description": "The airport's code"],
         "season": [
           "type": "string", "title": "Season", "description": "When",
           "enum": ["spring", "summer", "autumn", "winter"],
@@ -82,6 +82,11 @@ struct DerivedSchemaTests {
     let places = Set(issues.map(\.instanceLocation))
     #expect(places.isSuperset(of: ["/days", "/sights", "/airport", "/season"]), "\(issues)")
     #expect(issues.contains { $0.keyword == "additionalProperties" }, "\(issues)")
+
+    // A regex guide matches the whole string, as FoundationModels' do.
+    var inside = trip
+    inside.airport = "xOPOx"
+    #expect(Trip.generationSchema.validate(inside.generatedContent).map(\.instanceLocation) == ["/airport"])
   }
 
   @Test func guidesOnElementsAndConstants() throws {

@@ -207,6 +207,8 @@ struct ResponseFormatWireTests {
     let text = body["messages"]?[0]?["content"]?.stringValue ?? ""
     #expect(text.hasPrefix("Weather in Oslo?\n\nReply with only a JSON value"), "\(text)")
 
+    let list = ResponseFormat([String].generationSchema)
+    #expect(!list.isStrictCompatible, "OpenAI's strict outputs want an object at the top")
     let allRequired = ResponseFormat(Station.generationSchema, includeSchemaInPrompt: false)
     let strict = ChatCompletions.requestBody(for: request(allRequired), model: "m", stream: false)
     #expect(strict["response_format"]?["json_schema"]?["strict"] == true)
@@ -267,6 +269,25 @@ struct FoundationModelsOutputTests {
     #expect(sent.first?.value == ["error": "no entry for zzz"])
   }
 
+  @Test func argumentsThatNoCallConvertsIntoAreRefusedAtRegistration() throws {
+    struct Opaque: Tool {
+      struct Arguments { var x: Int }
+      let name = "opaque"
+      let description = "Takes arguments no call can be converted into."
+      let parameters: JSONValue = ["type": "object"]
+      func call(arguments: Arguments) async throws -> String { "\(arguments.x)" }
+    }
+    #expect {
+      _ = try ToolRegistry([Opaque()])
+    } throws: { error in
+      guard let e = error as? ToolCallError,
+        case .argumentsNotConvertible(let tool, _)? = e.underlyingError as? ToolDefinitionError
+      else { return false }
+      return tool == "opaque" && "\(e.underlyingError)".contains("@Generable")
+    }
+    #expect(throws: Never.self) { _ = try ToolRegistry([Lookup(), AddTool()]) }
+  }
+
   @Test func theTranscriptErrorHandlingPolicyKeepsWhatTheRequestMade() async throws {
     let model = ScriptedModel(turns: [ModelTurn(toolCalls: [call("explode", [:], id: "c1")])])
     let session = LanguageModelSession(model: model, deferringErrorsOf: [FailingTool()])
@@ -274,6 +295,8 @@ struct FoundationModelsOutputTests {
     await #expect(throws: ToolCallError.self) { _ = try await session.respond(to: "go") }
     #expect(session.transcript.isEmpty)
 
+    session.transcriptErrorHandlingPolicy = nil
+    #expect(session.transcriptErrorHandlingPolicy == .revertTranscript)
     session.transcriptErrorHandlingPolicy = .preserveTranscript
     #expect(session.policy.toolFailures == .throwAndPreserve)
     await #expect(throws: LanguageModelSession.ToolCallError.self) { _ = try await session.respond(to: "go") }
