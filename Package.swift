@@ -77,15 +77,26 @@ let package = Package(
     // The system layer under everything else: processes and their containment, file safety and file I/O, one-shot
     // values, line splitting, durations and display text. Only the C support below it.
     .target(name: "ToolhostSystem", dependencies: ["CToolhostSupport"], swiftSettings: upcomingFeatures),
-    // The compiler plugin behind @Generable and @Guide: JSON Schema and GeneratedContent conversions derived from a
-    // type's declaration, with diagnostics naming the property the macro cannot describe.
+    // The expansions of @Generable and @Guide: JSON Schema and GeneratedContent conversions derived from a type's
+    // declaration, with diagnostics naming the property the macro cannot describe. A library of its own so that the
+    // macro tests depend on it and not on the plugin: a test target that depends on a macro target makes SwiftPM build
+    // the whole test product (and everything under it) a second time for the host, where the command line's
+    // executable module cannot be imported by its tests.
+    .target(
+      name: "ToolhostMacroExpansion",
+      dependencies: [
+        .product(name: "SwiftSyntax", package: "swift-syntax"),
+        .product(name: "SwiftSyntaxBuilder", package: "swift-syntax"),
+        .product(name: "SwiftSyntaxMacros", package: "swift-syntax"),
+        .product(name: "SwiftDiagnostics", package: "swift-syntax"),
+      ], swiftSettings: upcomingFeatures),
+    // The compiler plugin behind @Generable and @Guide.
     .macro(
       name: "ToolhostMacros",
       dependencies: [
-        .product(name: "SwiftSyntax", package: "swift-syntax"),
+        "ToolhostMacroExpansion", .product(name: "SwiftSyntax", package: "swift-syntax"),
         .product(name: "SwiftSyntaxMacros", package: "swift-syntax"),
         .product(name: "SwiftCompilerPlugin", package: "swift-syntax"),
-        .product(name: "SwiftDiagnostics", package: "swift-syntax"),
       ], swiftSettings: upcomingFeatures),
     // Guided generation's vocabulary (FoundationModels' names): `Generable`, `GenerationSchema`, `GeneratedContent`,
     // `GenerationGuide` and the macros that derive them from a Swift type.
@@ -196,7 +207,7 @@ let package = Package(
     .testTarget(
       name: "ToolhostMacrosTests",
       dependencies: [
-        "ToolhostMacros", .product(name: "SwiftSyntaxMacrosGenericTestSupport", package: "swift-syntax"),
+        "ToolhostMacroExpansion", .product(name: "SwiftSyntaxMacrosGenericTestSupport", package: "swift-syntax"),
       ], swiftSettings: upcomingFeatures),
     // FoundationModels code with its import changed to `import Toolhost`, compiled and run against fakellm.
     .testTarget(

@@ -4,7 +4,7 @@ import SwiftSyntaxMacroExpansion
 import SwiftSyntaxMacros
 import SwiftSyntaxMacrosGenericTestSupport
 import Testing
-import ToolhostMacros
+import ToolhostMacroExpansion
 
 /// The macros as ToolhostGeneration declares them: `@Generable` adds the `Generable` conformance.
 var generationMacros: [String: MacroSpec] {
