@@ -77,14 +77,14 @@ struct ResponseFormatRequest: Sendable {
     do { value = try JSONValue.parse(Self.unfenced(text)) } catch {
       return .failure(Problem("the reply is not JSON (\(error.description)): \(text.prefix(80))"))
     }
-    let issues = schema.validate(GeneratedContent(json: value))
+    let content = GeneratedContent(json: value)
+    let issues = schema.validate(content)
     if !issues.isEmpty {
       let listed = issues.prefix(4).map {
         "at \($0.instanceLocation.isEmpty ? "/" : $0.instanceLocation): \($0.message)"
       }
       return .failure(Problem(listed.joined(separator: "; ")))
     }
-    let content = GeneratedContent(json: value)
     do { try check(content) } catch {
       return .failure(Problem("\(error)"))
     }

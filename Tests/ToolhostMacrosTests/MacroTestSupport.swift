@@ -23,13 +23,7 @@ func assertGeneration(
   assertMacroExpansion(
     source, expandedSource: expandedSource, diagnostics: diagnostics, macroSpecs: generationMacros,
     indentationWidth: .spaces(2),
-    failureHandler: {
-      Issue.record(
-        Comment(rawValue: $0.message),
-        sourceLocation: SourceLocation(
-          fileID: $0.location.fileID, filePath: $0.location.filePath, line: $0.location.line,
-          column: $0.location.column))
-    }, fileID: fileID, filePath: filePath, line: line, column: column)
+    failureHandler: recordFailure, fileID: fileID, filePath: filePath, line: line, column: column)
 }
 
 /// Expands `@Generable` as the compiler does for a type that already declares `Generable`: with no conformances to
@@ -42,11 +36,14 @@ func assertMacroExpansionWithoutConformance(
     source, expandedSource: expandedSource,
     macroSpecs: ["Generable": MacroSpec(type: GenerableMacro.self), "Guide": MacroSpec(type: GuideMacro.self)],
     indentationWidth: .spaces(2),
-    failureHandler: {
-      Issue.record(
-        Comment(rawValue: $0.message),
-        sourceLocation: SourceLocation(
-          fileID: $0.location.fileID, filePath: $0.location.filePath, line: $0.location.line,
-          column: $0.location.column))
-    }, fileID: fileID, filePath: filePath, line: line, column: column)
+    failureHandler: recordFailure, fileID: fileID, filePath: filePath, line: line, column: column)
+}
+
+/// Records a failed expansion check as an issue of the test, at the line of the check.
+func recordFailure(_ failure: TestFailureSpec) {
+  Issue.record(
+    Comment(rawValue: failure.message),
+    sourceLocation: SourceLocation(
+      fileID: failure.location.fileID, filePath: failure.location.filePath, line: failure.location.line,
+      column: failure.location.column))
 }
