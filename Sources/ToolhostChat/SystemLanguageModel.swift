@@ -63,6 +63,8 @@ public final class SystemLanguageModel: LanguageModel {
   private let choice: ModelChoice?
   private let environment: [String: String]
   private let unavailable: UnavailableReason?
+  /// The chosen model's name for people, from its settings (before the model is made).
+  private let plannedName: String
   /// The model, made at its first request and again after ``shutdown()``.
   private let made = Mutex<ChosenModel?>(nil)
 
@@ -85,16 +87,22 @@ public final class SystemLanguageModel: LanguageModel {
     self.choice = choice
     guard let choice else {
       unavailable = .modelNotReady
+      plannedName = "no model"
       return
     }
     // The settings are checked now, so that `availability` tells; nothing is started.
     do {
-      if case .openAI(let configuration) = try choice.configuration(environment: environment) {
+      switch try choice.configuration(environment: environment) {
+      case .local(let configuration):
+        plannedName = "local model \(configuration.server.modelPath)"
+      case .openAI(let configuration):
         try configuration.validate()
+        plannedName = "\(configuration.model) at \(configuration.baseURL)"
       }
       unavailable = nil
     } catch {
       unavailable = .misconfigured("\(error)")
+      plannedName = "no model"
     }
   }
 
@@ -110,15 +118,7 @@ public final class SystemLanguageModel: LanguageModel {
   public var isAvailable: Bool { unavailable == nil }
 
   /// The chosen model's name, or `no model` when none is set up.
-  public var displayName: String {
-    guard let choice, unavailable == nil else { return "no model" }
-    if let model = made.withLock({ $0?.model }) { return model.displayName }
-    switch try? choice.configuration(environment: environment) {
-    case .local(let configuration)?: return "local model \(configuration.server.modelPath)"
-    case .openAI(let configuration)?: return "\(configuration.model) at \(configuration.baseURL)"
-    case nil: return "no model"
-    }
-  }
+  public var displayName: String { made.withLock { $0?.model.displayName } ?? plannedName }
 
   /// The model, made now if it was not yet.
   private func model() throws(LanguageModelError) -> any LanguageModel {
