@@ -169,13 +169,26 @@ let package = Package(
         .product(name: "Logging", package: "swift-log"),
         .product(name: "AsyncHTTPClient", package: "async-http-client"),
       ], swiftSettings: upcomingFeatures),
+    // The chat page (`toolhost chat --web`): its server, API and event stream over the terminal chat's session,
+    // history and approvals, and the page itself (Resources/, embedded by scripts/embed-page).
+    .target(
+      name: "ToolhostWeb",
+      dependencies: [
+        "ToolhostJSON", "ToolhostSystem", "ToolhostTools", "ToolhostPlugins", "ToolhostSession", "ToolhostChat",
+        "ToolhostHistory",
+        .product(name: "Hummingbird", package: "hummingbird"),
+        .product(name: "HummingbirdCore", package: "hummingbird"),
+        .product(name: "NIOCore", package: "swift-nio"),
+        .product(name: "HTTPTypes", package: "swift-http-types"),
+        .product(name: "Logging", package: "swift-log"),
+      ], exclude: ["Resources"], swiftSettings: upcomingFeatures),
     // The one import of an application (FoundationModels code changes `import FoundationModels` to this): it
     // re-exports the core, guided generation and its macros, the session, the models, the chat set-up and MCP.
     .target(
       name: "Toolhost",
       dependencies: [
         "ToolhostCore", "ToolhostJSON", "ToolhostSchema", "ToolhostGeneration", "ToolhostSession", "ToolhostOpenAI",
-        "ToolhostLocal", "ToolhostChat", "ToolhostMCP", "ToolhostMCPHTTP",
+        "ToolhostLocal", "ToolhostChat", "ToolhostMCP", "ToolhostMCPHTTP", "ToolhostHistory", "ToolhostWeb",
       ], swiftSettings: upcomingFeatures),
     // What a command-line front end shows and reads: flags from a tool's schema, reports and tables, `batch` lines,
     // exit statuses, signals turned into cancellation.
@@ -188,7 +201,7 @@ let package = Package(
       dependencies: [
         "ToolhostJSON", "ToolhostSystem", "ToolhostTools", "ToolhostPlugins", "ToolhostSession", "ToolhostOpenAI",
         "ToolhostMCP", "ToolhostMCPHTTP", "ToolhostLocal", "ToolhostChat", "ToolhostCommandLine", "ToolhostHistory",
-        .product(name: "ArgumentParser", package: "swift-argument-parser"),
+        "ToolhostWeb", .product(name: "ArgumentParser", package: "swift-argument-parser"),
         .product(name: "AsyncHTTPClient", package: "async-http-client"),
       ], swiftSettings: upcomingFeatures),
     // The example assistant (Examples/Assistant, also a package of its own): FoundationModels-style tools, the default
@@ -266,6 +279,12 @@ let package = Package(
       dependencies: [
         "ToolhostCore", "ToolhostChat", "ToolhostSession", "ToolhostOpenAI", "ToolhostLocal", "ToolhostJSON",
         "ToolhostTestSupport",
+      ], swiftSettings: upcomingFeatures),
+    .testTarget(
+      name: "ToolhostWebTests",
+      dependencies: [
+        "ToolhostCore", "ToolhostWeb", "ToolhostHistory", "ToolhostChat", "ToolhostSession", "ToolhostOpenAI",
+        "ToolhostJSON", "ToolhostTestSupport",
       ], swiftSettings: upcomingFeatures),
     .testTarget(
       name: "ToolhostHistoryTests",

@@ -1,7 +1,8 @@
 // The one import of an application: the tools and plugins (`ToolhostCore`), guided generation with `@Generable` and
 // `@Guide` (`ToolhostGeneration`), `LanguageModelSession` and its transcript (`ToolhostSession`), the models (an HTTP
 // model in `ToolhostOpenAI`, the local one in `ToolhostLocal`, the default `SystemLanguageModel` and the chat set-up
-// in `ToolhostChat`), and MCP both ways (`ToolhostMCP`, `ToolhostMCPHTTP`). Code written for FoundationModels changes
+// in `ToolhostChat`), MCP both ways (`ToolhostMCP`, `ToolhostMCPHTTP`), the chat history
+// (`ToolhostHistory`) and the chat page's server (`ToolhostWeb`). Code written for FoundationModels changes
 // `import FoundationModels` to `import Toolhost`.
 //
 // ```swift
@@ -22,6 +23,7 @@
 @_exported import ToolhostChat
 @_exported import ToolhostCore
 @_exported import ToolhostGeneration
+@_exported import ToolhostHistory
 @_exported import ToolhostJSON
 @_exported import ToolhostLocal
 @_exported import ToolhostMCP
@@ -29,3 +31,4 @@
 @_exported import ToolhostOpenAI
 @_exported import ToolhostSchema
 @_exported import ToolhostSession
+@_exported import ToolhostWeb

@@ -9,17 +9,30 @@ struct Chat: AsyncParsableCommand {
       Streams the answer; each tool call is shown with its arguments, duration and a short result. Ctrl-C cancels \
       the current answer and its running tools; Ctrl-D (end of input) exits. Tools whose approval is `ask` (MCP \
       tools, and tools not marked read-only or non-destructive, unless config.json says otherwise) ask first on a \
-      terminal and are refused without one unless --yes. API key: $TOOLHOST_API_KEY or $OPENAI_API_KEY.
+      terminal and are refused without one unless --yes. API key: $TOOLHOST_API_KEY or $OPENAI_API_KEY. With \
+      --web, the chat is a page on 127.0.0.1 instead (its address, with a one-time token, is printed): the chats of \
+      the history in a sidebar, answers and tool calls live, tool results drawn as tables and fields, a tool picker, \
+      and approvals asked on the page.
       """)
 
   @OptionGroup var options: ChatOptions
+  @OptionGroup var web: WebOptions
 
   @Option(
     name: .shortAndLong,
     help: ArgumentHelp("Answer this prompt and exit (as toolhost ask).", valueName: "text"))
   var prompt: String?
 
+  func validate() throws {
+    if web.web, prompt != nil { throw ValidationError("--web serves a page; leave out --prompt") }
+    if web.web, options.save != nil { throw ValidationError("--web keeps its chats in the history; leave out --save") }
+  }
+
   func run() async throws {
+    if web.web {
+      try await ChatWebRun.run(options: options, web: web)
+      return
+    }
     let chat = try await ChatRun(options: options, command: "chat")
     if let prompt {
       try await chat.runOnce(prompt)

@@ -36,65 +36,15 @@ final class ChatRun: Sendable {
 
   /// Sets up `command` (`chat` or `ask`).
   init(options: ChatOptions, command: String) async throws {
-    // A closed stdout then fails writes (ignored) instead of killing toolhost with its plugins still running.
-    signal(SIGPIPE, SIG_IGN)
+    let prepared = try await ChatPreparation(options: options)
+    let (catalog, registry, setup, console, chosen) = (
+      prepared.catalog, prepared.registry, prepared.setup, prepared.console, prepared.chosen
+    )
+    let (history, continued, resumeFile) = (prepared.history, prepared.continued, prepared.resumeFile)
     let printer = options.output.printer
-    var setup = options.setup
-    let catalog = try await options.plugins.catalog(offering: setup.tools.discoveryNames, printer: printer)
+    let keep = prepared.keep
     self.catalog = catalog
-    let registry: ToolRegistry
-    do { registry = try setup.tools.registry(from: catalog) } catch { throw Self.usageError(error, printer: printer) }
-    if !options.json {
-      for tool in registry.tools {
-        for note in catalog.shadowNotes(for: tool.name) { printer.warn("toolhost: note: \(note)") }
-      }
-    }
-    let keep = !options.noHistory && catalog.trust.configuration.history
-    var history: ChatHistory?
-    var continued: StoredChat?
-    let resumeFile = options.resume.flatMap { FileManager.default.fileExists(atPath: $0) ? $0 : nil }
-    if let resume = options.resume, resumeFile == nil, Int64(resume) == nil {
-      throw printer.usageError(
-        "--resume \(resume): there is no such file, and it is not a chat id (`toolhost chats` lists them)")
-    }
-    let resumeID = resumeFile == nil ? options.resume.flatMap { Int64($0) } : nil
-    if keep || options.continueLast || resumeID != nil {
-      let continuation: ChatKeeper.Continuation =
-        options.continueLast ? .last : resumeID.map { .chat($0) } ?? .none
-      do {
-        let opened = try ChatHistory.open()
-        history = opened
-        continued = try ChatKeeper.stored(continuation, in: opened)
-      } catch let error as ChatKeeper.ContinuationError {
-        switch error {
-        case .noChatYet: throw printer.usageError("--continue: there is no chat to continue yet")
-        case .history(let error):
-          if error.unknownChat != nil { throw printer.usageError(error.description) }
-          printer.warn("Error: \(error.description)")
-          throw ExitCode(ExitStatus.toolFailed)
-        }
-      } catch let error as HistoryError {
-        if continuation != .none {
-          printer.warn("Error: \(error.description)")
-          throw ExitCode(ExitStatus.toolFailed)
-        }
-        printer.warn(Self.notKept(error))
-      }
-    }
-    if let continued { setup.resumedTranscript = continued.transcript }
-    if let resumeFile {
-      do { setup.resumedTranscript = try Transcript.load(from: resumeFile) } catch {
-        throw printer.usageError("\(error.description) (start a conversation with --save FILE)")
-      }
-    }
-
-    let console = ChatConsole(json: options.json, raw: options.output.raw)
     self.console = console
-    if console.showsProgress { setup.onToolProgress = { tool, progress in console.progress(tool, progress) } }
-    let chosen: ChosenModel
-    do { chosen = try options.modelChoice.makeModel { event in console.show(event) } } catch {
-      throw Self.usageError(error, printer: printer)
-    }
     (model, shutdownModel) = (chosen.model, chosen.shutdown)
 
     let toolNames = registry.tools.map(\.name)
@@ -110,8 +60,7 @@ final class ChatRun: Sendable {
     let approval = ChatApproval(
       ask: terminal ? ask : nil,
       onNote: { note in console.note("toolhost: \(note)") }, unattendedHint: "allow it with --yes")
-    let newChat = ChatHistory.NewChat(
-      command: command, model: chosen.model.displayName, settings: Self.settings(options, setup: setup))
+    let newChat = prepared.newChat(command: command, options: options)
     let keeper =
       keep
       ? history.map { ChatKeeper(history: $0, newChat: newChat, model: chosen.model, titlesByModel: command == "chat") }
@@ -135,19 +84,6 @@ final class ChatRun: Sendable {
         do { try keeper.startNewChat() } catch { printer.warn(Self.notKept(error)) }
       }
     }
-    if catalog.hasErrors && !options.json {
-      let n = catalog.diagnostics.filter(\.isError).count
-      printer.warn(
-        "toolhost: \(n) broken plugin\(n == 1 ? "" : "s") left out (`toolhost doctor` shows why)")
-    }
-  }
-
-  /// Prints a setup error with the option that fixes it and returns the usage status to throw (a base URL given to
-  /// a local model is a usage mistake ArgumentParser reports with the usage line, as before).
-  private static func usageError(_ error: ChatSetupError, printer: Printer) -> any Error {
-    let message = CommandLineHints.describe(error)
-    if case .baseURLForLocalModel = error { return ValidationError(message) }
-    return printer.usageError(message)
   }
 
   /// Runs one request in a task that Ctrl-C cancels, offering only `tools` when given; returns the error it ended
@@ -191,20 +127,8 @@ final class ChatRun: Sendable {
   }
 
   /// The warning for a chat the history cannot keep.
-  private static func notKept(_ error: HistoryError) -> String {
+  static func notKept(_ error: HistoryError) -> String {
     "toolhost: warning: \(error.description); this chat is not kept (--no-history stops this warning)"
-  }
-
-  /// What the history keeps of a new chat's settings.
-  private static func settings(_ options: ChatOptions, setup: ChatSetup) -> JSONValue {
-    var o: JSONObject = ["maxToolRounds": .integer(Int64(options.maxToolRounds))]
-    if let mode = options.toolCalling { o["toolCalling"] = .string(mode.rawValue) }
-    if let t = options.temperature { o["temperature"] = .real(t) }
-    if options.noTools { o["tools"] = .array([]) }
-    if !options.toolNames.isEmpty { o["tools"] = .array(options.toolNames.map(JSONValue.string)) }
-    if options.requireTool { o["requireTool"] = true }
-    if let instructions = options.instructions { o["instructions"] = .string(instructions) }
-    return .object(o)
   }
 
   /// Ctrl-C (and SIGTERM, SIGHUP) cancel the running request; with none running they end the program.

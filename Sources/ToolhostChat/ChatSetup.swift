@@ -88,6 +88,15 @@ public struct ChatSetup: Sendable {
     let approver = ToolApprover(
       configuration: rules, assumeYes: assumeYes, ask: approval.ask, onNote: approval.onNote,
       unattendedHint: approval.unattendedHint)
+    return makeSession(model: model, tools: tools, approver: approver)
+  }
+
+  /// A session with `model` and `tools`, its calls decided by `approver`: several sessions sharing one approver
+  /// share its "always" answers (the chat page's chats do). A ``resumedTranscript`` is continued, its instructions
+  /// replaced by ``sessionInstructions`` when there are any. Does not throw.
+  public func makeSession(model: any LanguageModel, tools: ToolRegistry, approver: ToolApprover)
+    -> LanguageModelSession
+  {
     let policy = self.policy(approver: approver)
     guard var transcript = resumedTranscript else {
       return LanguageModelSession(model: model, tools: tools, instructions: sessionInstructions, policy: policy)

@@ -359,4 +359,6 @@ public enum TitleSource: String, Sendable, Codable {
   case model
   /// The first prompt's opening words (no model needed).
   case prompt
+  /// The user's own (renamed on the chat page).
+  case user
 }

@@ -132,8 +132,12 @@ public final class ChatKeeper: Sendable {
 
   /// After a new chat's first answer, asks the model for a title in a task of its own; the prompt's title stays
   /// when the model answers instead, fails, or is not done when the chat ends (``finish()``). `onFailure` gets the
-  /// history's failure to store the title. Does nothing for a chat that is titled already or not new.
-  public func titleInBackground(prompt: String, onFailure: @escaping @Sendable (HistoryError) -> Void) {
+  /// history's failure to store the title, `onTitled` the title once it is stored. Does nothing for a chat that is
+  /// titled already or not new.
+  public func titleInBackground(
+    prompt: String, onTitled: @escaping @Sendable (String) -> Void = { _ in },
+    onFailure: @escaping @Sendable (HistoryError) -> Void
+  ) {
     guard titlesByModel, let recorder = recorder.withLock({ $0 }) else { return }
     let id = recorder.chatID
     let model = self.model
@@ -143,7 +147,10 @@ public final class ChatKeeper: Sendable {
       state.task = Task {
         await previous?.value
         guard let title = try? await ChatTitler(model: model).title(for: prompt) else { return }
-        do throws(HistoryError) { try recorder.history.setTitle(title, source: .model, for: id) } catch {
+        do throws(HistoryError) {
+          try recorder.history.setTitle(title, source: .model, for: id)
+          onTitled(title)
+        } catch {
           onFailure(error)
         }
       }

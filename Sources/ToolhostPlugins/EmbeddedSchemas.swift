@@ -153,7 +153,30 @@ public enum EmbeddedSchemas {
             "args": { "$ref": "#/$defs/args", "description": "Arguments passed after the manifest's fixed args for this tool." },
             "timeout": { "$ref": "#/$defs/timeout" },
             "limits": { "$ref": "#/$defs/limits", "description": "Resource limits of this tool's calls, over the manifest's." },
-            "annotations": { "$ref": "#/$defs/annotations" }
+            "annotations": { "$ref": "#/$defs/annotations" },
+            "display": { "$ref": "#/$defs/display" }
+          }
+        },
+        "display": {
+          "type": "object",
+          "description": "How toolhost's chat page draws the tool's results (chat --web); only hints, never needed.",
+          "additionalProperties": false,
+          "properties": {
+            "title": { "type": "string", "description": "The result field that titles it (or each record)." },
+            "fields": { "type": "array", "items": { "type": "string" }, "description": "The fields to show, in this order (the rest stay in the raw result)." },
+            "columns": { "type": "array", "items": { "type": "string" }, "description": "The columns of a list of records." },
+            "labels": { "type": "object", "additionalProperties": { "type": "string" }, "description": "A label per field name." },
+            "hide": { "type": "array", "items": { "type": "string" }, "description": "Fields not shown (still in the raw result)." },
+            "units": {
+              "type": "object",
+              "description": "A unit per field name, at any depth: the unit itself (\"°C\") or {\"field\": NAME}, the field of the same object that holds it.",
+              "additionalProperties": {
+                "oneOf": [
+                  { "type": "string" },
+                  { "type": "object", "required": ["field"], "additionalProperties": false, "properties": { "field": { "type": "string" } } }
+                ]
+              }
+            }
           }
         },
         "annotations": {

@@ -169,7 +169,7 @@ public struct PluginManifest: Sendable {
         description: t["description"]?.stringValue ?? "", inputSchema: t["inputSchema"] ?? [:],
         outputSchema: t["outputSchema"], arguments: t["args"]?.arrayValue?.compactMap(\.stringValue) ?? [],
         timeout: t["timeout"]?.doubleValue, annotations: ToolAnnotations(json: t["annotations"]),
-        limits: ResourceLimits(manifestJSON: t["limits"]))
+        limits: ResourceLimits(manifestJSON: t["limits"]), display: t["display"])
     }
     var manifest = PluginManifest(
       path: path, directory: (path as NSString).deletingLastPathComponent, command: o["command"]?.stringValue ?? "",
@@ -374,12 +374,14 @@ public struct ToolDefinition: Sendable {
   public var annotations: ToolAnnotations
   /// Its own resource limits, over the manifest's.
   public var limits: ResourceLimits
+  /// How a page draws its results (`"display"`: title, fields, columns, labels, hidden fields, units), if given.
+  public var display: JSONValue?
 
   /// Makes a definition.
   public init(
     name: String, title: String? = nil, description: String, inputSchema: JSONValue, outputSchema: JSONValue? = nil,
     arguments: [String] = [], timeout: Double? = nil, annotations: ToolAnnotations = ToolAnnotations(),
-    limits: ResourceLimits = ResourceLimits()
+    limits: ResourceLimits = ResourceLimits(), display: JSONValue? = nil
   ) {
     self.name = name
     self.title = title
@@ -390,6 +392,7 @@ public struct ToolDefinition: Sendable {
     self.timeout = timeout
     self.annotations = annotations
     self.limits = limits
+    self.display = display
   }
 }
 

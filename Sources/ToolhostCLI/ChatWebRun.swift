@@ -1,0 +1,122 @@
+import ArgumentParser
+import Foundation
+import ToolhostChat
+import ToolhostCommandLine
+import ToolhostHistory
+import ToolhostPlugins
+import ToolhostSession
+import ToolhostWeb
+
+/// `chat --web`'s own options.
+struct WebOptions: ParsableArguments {
+  @Flag(name: .customLong("web"), help: "Serve the chat as a page on 127.0.0.1 and print its address (until Ctrl-C).")
+  var web = false
+
+  @Option(
+    name: .customLong("web-port"), help: ArgumentHelp("The page's port (default: any free one).", valueName: "port"))
+  var port: Int = 0
+
+  @Option(
+    name: .customLong("web-host"),
+    help: ArgumentHelp(
+      "The address the page is served on (default 127.0.0.1); the page is reached at that address only.",
+      valueName: "address"))
+  var host: String = "127.0.0.1"
+
+  @Flag(name: .customLong("no-open"), help: "Do not open the page in a browser.")
+  var noOpen = false
+
+  func validate() throws {
+    if !web, port != 0 || host != "127.0.0.1" || noOpen {
+      throw ValidationError("--web-port, --web-host and --no-open go with --web")
+    }
+    guard (0...65535).contains(port) else { throw ValidationError("--web-port \(port): give a port from 0 to 65535") }
+  }
+}
+
+/// `toolhost chat --web`: the chat page's server over the same tools, model, history and approvals as `chat`.
+enum ChatWebRun {
+  static func run(options: ChatOptions, web: WebOptions) async throws {
+    let printer = options.output.printer
+    let prepared = try await ChatPreparation(options: options)
+    var setup = prepared.setup
+    // Progress goes to the page's calls, not to a terminal status line.
+    setup.onToolProgress = nil
+    // Without a kept history (--no-history, or history off in config.json) the chats live in a private file that
+    // goes when the page stops.
+    var scratch: String?
+    let history: ChatHistory
+    if prepared.keep, let kept = prepared.history {
+      history = kept
+    } else {
+      let folder = FileManager.default.temporaryDirectory.appendingPathComponent(
+        "toolhost-web-\(getpid())-\(UUID().uuidString.prefix(8))"
+      ).path
+      try FileManager.default.createDirectory(
+        atPath: folder, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+      scratch = folder
+      do { history = try ChatHistory.open(at: folder + "/history.sqlite") } catch {
+        try? FileManager.default.removeItem(atPath: folder)
+        printer.warn("Error: \(error.description)")
+        throw ExitCode(ExitStatus.toolFailed)
+      }
+      printer.warn("toolhost: note: these chats are not kept (history is off); they go when the page stops")
+    }
+    defer { if let scratch { try? FileManager.default.removeItem(atPath: scratch) } }
+    let console = prepared.console
+    let engine = WebChatEngine(
+      configuration: .init(
+        model: prepared.chosen.model, tools: prepared.registry, rules: prepared.catalog.trust.configuration,
+        setup: setup, history: history, newChat: prepared.newChat(command: "chat", options: options),
+        describeError: { ChatConsole.describe($0).message }))
+    let server = WebChatServer(engine: engine, options: .init(host: web.host, port: web.port))
+    let opening = prepared.continued.map { "#chat=\($0.summary.id)" } ?? ""
+    let open = !web.noOpen && Self.canOpenBrowser
+    do {
+      _ = try await InterruptHandler.cancellingOnSignals {
+        try await server.run { listening in
+          let url = listening.url + opening
+          console.note(
+            "toolhost chat with \(prepared.chosen.model.displayName), \(engine.toolsJSON.count) tools, on a page; "
+              + "Ctrl-C stops it.")
+          FileHandle.standardOutput.write(Data("toolhost: open \(url)\n".utf8))
+          if open { Self.openBrowser(url) }
+        }
+      }
+    } catch is CancellationError {
+    } catch {
+      printer.warn("Error: the page cannot be served on \(web.host):\(web.port): \(error)")
+      await prepared.chosen.shutdown()
+      await prepared.catalog.shutdown()
+      throw ExitCode(ExitStatus.toolFailed)
+    }
+    await prepared.chosen.shutdown()
+    await prepared.catalog.shutdown()
+  }
+
+  /// Whether there is a desktop to open a browser on (and no CI run).
+  static var canOpenBrowser: Bool {
+    let environment = ProcessInfo.processInfo.environment
+    #if os(macOS)
+      return environment["CI"] == nil
+    #else
+      return environment["CI"] == nil
+        && (environment["DISPLAY"] != nil || environment["WAYLAND_DISPLAY"] != nil)
+        && FileManager.default.isExecutableFile(atPath: "/usr/bin/xdg-open")
+    #endif
+  }
+
+  /// Opens `url` in the desktop's browser; a failure only leaves the address to open by hand.
+  static func openBrowser(_ url: String) {
+    let process = Process()
+    #if os(macOS)
+      process.executableURL = URL(fileURLWithPath: "/usr/bin/open")
+    #else
+      process.executableURL = URL(fileURLWithPath: "/usr/bin/xdg-open")
+    #endif
+    process.arguments = [url]
+    process.standardOutput = FileHandle.nullDevice
+    process.standardError = FileHandle.nullDevice
+    try? process.run()
+  }
+}

@@ -1,0 +1,389 @@
+import Foundation
+public import ToolhostChat
+public import ToolhostHistory
+public import ToolhostJSON
+public import ToolhostPlugins
+public import ToolhostSession
+import ToolhostSystem
+public import ToolhostTools
+import Synchronization
+
+/// The chats of the chat page, without HTTP: the history's chats, a session for each chat being talked to, the
+/// running answers, the approvals waiting for the user, and the events that tell the page (``events``).
+///
+/// It uses what the terminal chat uses: ``ChatSetup`` makes each chat's session, ``ChatKeeper`` keeps and titles it
+/// in the ``ChatHistory``, and one ``ToolApprover`` decides every call under the user's rules (an "always" in one
+/// chat holds in all); a tool whose approval is `ask` waits for an answer from the page.
+///
+/// ```swift
+/// let engine = WebChatEngine(
+///   configuration: .init(model: model, tools: registry, rules: catalog.trust.configuration, setup: ChatSetup(),
+///     history: try ChatHistory.open(), newChat: .init(command: "chat", model: model.displayName)))
+/// let events = engine.events.subscribe()
+/// let chat = try engine.send("Weather in Oslo in May?")
+/// for await event in events where event["type"] == "done" && event["chat"] == .integer(chat) { break }
+/// ```
+public final class WebChatEngine: Sendable {
+  /// What the chats are made with.
+  public struct Configuration: Sendable {
+    /// The model every chat talks to.
+    public var model: any LanguageModel
+    /// The tools offered (those the rules deny are best left out: see ``ToolSelection/allowed``).
+    public var tools: ToolRegistry
+    /// The user's approval rules.
+    public var rules: UserConfiguration
+    /// Instructions, tool rounds, time limits, streaming, `--yes`.
+    public var setup: ChatSetup
+    /// Where the chats are kept.
+    public var history: ChatHistory
+    /// What a new chat is (command, model name, settings).
+    public var newChat: ChatHistory.NewChat
+    /// Whether the model titles a new chat after its first answer.
+    public var titlesByModel: Bool
+    /// What the user is told of an error that ended an answer.
+    public var describeError: @Sendable (any Error) -> String
+
+    /// Makes a configuration.
+    public init(
+      model: any LanguageModel, tools: ToolRegistry, rules: UserConfiguration, setup: ChatSetup,
+      history: ChatHistory, newChat: ChatHistory.NewChat, titlesByModel: Bool = true,
+      describeError: @escaping @Sendable (any Error) -> String = WebChatEngine.describe
+    ) {
+      self.model = model
+      self.tools = tools
+      self.rules = rules
+      self.setup = setup
+      self.history = history
+      self.newChat = newChat
+      self.titlesByModel = titlesByModel
+      self.describeError = describeError
+    }
+  }
+
+  /// Why a request of the page cannot be done, with the HTTP status it is answered with.
+  public struct Failure: Error, Sendable, CustomStringConvertible {
+    /// 400, 404, 409 or 500.
+    public var status: Int
+    /// What went wrong and what to do.
+    public var description: String
+  }
+
+  /// An answer to an approval.
+  public enum ApprovalAnswer: String, Sendable {
+    /// Run this call.
+    case once
+    /// Run it, and every later call of the tool (remembered in the configuration file).
+    case always
+    /// Do not run it.
+    case deny
+  }
+
+  /// The configuration.
+  public let configuration: Configuration
+  /// The events for the page.
+  public let events: WebEventHub
+  private let approver: ToolApprover
+  private let state = Mutex(State())
+
+  private struct State {
+    var conversations: [Int64: Conversation] = [:]
+    var approvals: [String: Approval] = [:]
+    var nextApproval = 0
+    var closed = false
+  }
+
+  /// A chat being talked to: its session, its keeper and the answer running in it.
+  private final class Conversation: Sendable {
+    let id: Int64
+    let session: LanguageModelSession
+    let keeper: ChatKeeper
+    let running = Mutex<Task<Void, Never>?>(nil)
+    init(id: Int64, session: LanguageModelSession, keeper: ChatKeeper) {
+      self.id = id
+      self.session = session
+      self.keeper = keeper
+    }
+    var isRunning: Bool { running.withLock { $0 != nil } }
+  }
+
+  private struct Approval {
+    var chat: Int64
+    var answer: OneShot<ToolApprover.Answer>
+  }
+
+  /// The chat whose answer the current task runs, for the approver (shared by all chats) to know where to ask.
+  @TaskLocal private static var chat: Int64?
+
+  /// Makes an engine; nothing runs until ``send(_:to:tool:nonce:)``.
+  public init(configuration: Configuration, events: WebEventHub = WebEventHub()) {
+    self.configuration = configuration
+    self.events = events
+    let box = Mutex<WebChatEngine?>(nil)
+    let ask: ToolApprover.Ask = { call, tool, decision in
+      guard let engine = box.withLock({ $0 }), let chat = WebChatEngine.chat else { return .no }
+      return await engine.ask(call, tool: tool, decision: decision, chat: chat)
+    }
+    approver = ToolApprover(
+      configuration: configuration.rules, assumeYes: configuration.setup.assumeYes, ask: ask,
+      onNote: { [events] note in events.send(["type": "note", "chat": WebChatEngine.chat.map(JSONValue.integer) ?? .null, "text": .string(note)]) },
+      unattendedHint: nil)
+    box.withLock { $0 = self }
+  }
+
+  // MARK: Reading
+
+  /// The tools offered, with how each is approved; tools the rules deny are not listed.
+  public var toolsJSON: [JSONValue] {
+    let rules = approver.rules
+    return configuration.tools.tools.compactMap { tool in
+      let mode = rules.approval(for: tool).mode
+      if mode == .deny { return nil }
+      return WebJSON.tool(tool, approval: configuration.setup.assumeYes ? .auto : mode)
+    }
+  }
+
+  /// The chats, newest first, at most `limit` of them, with `matching` text only (see
+  /// ``ChatHistory/chats(matching:limit:)``); and whether there are more.
+  public func chats(matching text: String? = nil, limit: Int = 1000) throws(Failure) -> (chats: [JSONValue], more: Bool)
+  {
+    let found: [ChatSummary]
+    do { found = try configuration.history.chats(matching: text?.isEmpty == false ? text : nil, limit: limit + 1) }
+    catch { throw Failure(status: 500, description: error.description) }
+    let running = runningChats
+    return (found.prefix(limit).map { WebJSON.summary($0, running: running.contains($0.id)) }, found.count > limit)
+  }
+
+  /// One chat, whole.
+  public func chat(_ id: Int64) throws(Failure) -> JSONValue {
+    WebJSON.chat(try stored(id), running: runningChats.contains(id))
+  }
+
+  /// The ids of the chats answering now.
+  public var runningChats: Set<Int64> {
+    Set(state.withLock { Array($0.conversations.values) }.filter(\.isRunning).map(\.id))
+  }
+
+  private func stored(_ id: Int64) throws(Failure) -> StoredChat {
+    do { return try configuration.history.chat(id) } catch {
+      throw Failure(status: error.unknownChat == nil ? 500 : 404, description: error.description)
+    }
+  }
+
+  // MARK: Changing
+
+  /// Sends `text` to chat `id` (a new chat when `nil`) and returns the chat's id at once; the answer comes as
+  /// events. With `tool`, only that tool is offered for this message and the model is told to use it (as `@NAME`
+  /// does in the terminal). `nonce` comes back in the chat's `turn` event.
+  ///
+  /// - Throws: ``Failure`` 400 for an empty message or a tool not offered, 404 for an unknown chat, 409 when the
+  ///   chat is answering already, 500 when the history fails.
+  @discardableResult
+  public func send(_ text: String, to id: Int64? = nil, tool: String? = nil, nonce: String? = nil) throws(Failure)
+    -> Int64
+  {
+    let prompt = text.trimmingCharacters(in: .whitespacesAndNewlines)
+    guard !prompt.isEmpty else { throw Failure(status: 400, description: "the message is empty") }
+    if let tool, configuration.tools.tool(named: tool) == nil || !toolsJSON.contains(where: { $0["name"]?.stringValue == tool }) {
+      throw Failure(status: 400, description: "no tool named \(tool) is offered here (the tool picker lists them)")
+    }
+    let conversation = try self.conversation(id)
+    var options = configuration.setup.generationOptions
+    if let tool { options.offeredTools = [tool] }
+    let requestOptions = options
+    let streaming = configuration.setup.streaming
+    let events = self.events
+    let describe = configuration.describeError
+    let chat = conversation.id
+    let started: Bool = conversation.running.withLock { running in
+      if running != nil { return false }
+      running = Task { [self, requestOptions] in
+        let options = requestOptions
+        await WebChatEngine.$chat.withValue(chat) {
+          var event: JSONObject = [
+            "type": "turn", "chat": .integer(chat), "prompt": .string(prompt), "tool": tool.map(JSONValue.string) ?? .null,
+          ]
+          if let nonce { event["nonce"] = .string(nonce) }
+          events.send(.object(event))
+          var response: String?
+          var failure: (any Error)?
+          do {
+            if streaming {
+              response = try await conversation.session.streamResponse(to: prompt, options: options).collect().content
+            } else {
+              response = try await conversation.session.respond(to: prompt, options: options).content
+            }
+          } catch {
+            failure = error
+          }
+          let stopped = failure is CancellationError || Task.isCancelled
+            || (failure as? ToolCallError)?.failure == .cancelled
+          let message = failure.map { stopped ? "stopped" : describe($0) }
+          if let problem = conversation.keeper.record(conversation.session.transcript, prompt: prompt, error: message) {
+            events.send(Self.note(chat, "\(problem.description); the rest of this chat is not kept"))
+          }
+          if failure == nil {
+            conversation.keeper.titleInBackground(
+              prompt: prompt, onTitled: { _ in events.send(["type": "chats"]) },
+              onFailure: { error in events.send(Self.note(chat, "\(error.description); the chat keeps its first words as its title")) })
+          }
+          cancelApprovals(of: chat)
+          conversation.running.withLock { $0 = nil }
+          events.send([
+            "type": "done", "chat": .integer(chat), "response": response.map(JSONValue.string) ?? .null,
+            "error": message.map(JSONValue.string) ?? .null, "stopped": .bool(stopped),
+          ])
+          events.send(["type": "chats"])
+        }
+      }
+      return true
+    }
+    guard started else {
+      throw Failure(status: 409, description: "this chat is still answering: wait for it, or stop it first")
+    }
+    return chat
+  }
+
+  /// Stops chat `id`'s answer: the request is cancelled and its tool calls end (their processes too), as Ctrl-C
+  /// does in the terminal; returns when it has wound down. Nothing happens when it is not answering.
+  public func stop(_ id: Int64) async {
+    let conversation = state.withLock { $0.conversations[id] }
+    guard let task = conversation?.running.withLock({ $0 }) else { return }
+    task.cancel()
+    cancelApprovals(of: id)
+    await task.value
+  }
+
+  /// Renames chat `id`; returns its summary.
+  ///
+  /// - Throws: ``Failure`` 400 for an empty title, 404 for an unknown chat, 500 when the history fails.
+  public func rename(_ id: Int64, to title: String) throws(Failure) -> JSONValue {
+    let text = title.trimmingCharacters(in: .whitespacesAndNewlines)
+    guard !text.isEmpty else { throw Failure(status: 400, description: "the title is empty") }
+    guard text.count <= 200 else { throw Failure(status: 400, description: "the title is over 200 characters") }
+    _ = try stored(id)
+    do throws(HistoryError) { try configuration.history.setTitle(text, source: .user, for: id) } catch {
+      throw Failure(status: 500, description: error.description)
+    }
+    events.send(["type": "chats"])
+    return WebJSON.summary(try stored(id).summary, running: runningChats.contains(id))
+  }
+
+  /// Deletes chat `id`, stopping its answer first.
+  ///
+  /// - Throws: ``Failure`` 404 for an unknown chat, 500 when the history fails.
+  public func delete(_ id: Int64) async throws(Failure) {
+    _ = try stored(id)
+    await stop(id)
+    state.withLock { _ = $0.conversations.removeValue(forKey: id) }
+    do { try configuration.history.delete(id) } catch { throw Failure(status: 500, description: error.description) }
+    events.send(["type": "chats"])
+  }
+
+  /// Answers the approval `id`; `false` when it is not waiting (answered already, or its answer was stopped).
+  public func answer(approval id: String, with answer: ApprovalAnswer) -> Bool {
+    guard let pending = state.withLock({ $0.approvals.removeValue(forKey: id) }) else { return false }
+    pending.answer.complete(answer == .once ? .yes : answer == .always ? .always : .no)
+    events.send(["type": "approval-done", "chat": .integer(pending.chat), "id": .string(id)])
+    return true
+  }
+
+  /// Stops every answer and waits for them; titles still being made get a moment. Later sends still work.
+  public func finish() async {
+    let all = state.withLock { Array($0.conversations.values) }
+    for conversation in all { await stop(conversation.id) }
+    for conversation in all { await conversation.keeper.finish() }
+  }
+
+  // MARK: Inside
+
+  /// The conversation of chat `id`, made when it is first talked to; a new chat for `nil`.
+  private func conversation(_ id: Int64?) throws(Failure) -> Conversation {
+    if let id, let existing = state.withLock({ $0.conversations[id] }) { return existing }
+    let keeper = ChatKeeper(
+      history: configuration.history, newChat: configuration.newChat, model: configuration.model,
+      titlesByModel: configuration.titlesByModel)
+    var setup = configuration.setup
+    if let id {
+      let stored = try self.stored(id)
+      keeper.continueChat(stored)
+      setup.resumedTranscript = stored.transcript
+    } else {
+      do { try keeper.startNewChat() } catch { throw Failure(status: 500, description: error.description) }
+      setup.resumedTranscript = nil
+    }
+    guard let chat = keeper.chatID else { throw Failure(status: 500, description: "the history made no chat") }
+    let session = setup.makeSession(model: configuration.model, tools: configuration.tools, approver: approver)
+    let events = self.events
+    _ = session.addObserver { event in
+      keeper.observe(event)
+      if let json = Self.json(event, chat: chat) { events.send(json) }
+    }
+    let made = Conversation(id: chat, session: session, keeper: keeper)
+    // Two sends to one chat at once both make one; the first kept wins.
+    return state.withLock { s in
+      if let existing = s.conversations[chat] { return existing }
+      s.conversations[chat] = made
+      return made
+    }
+  }
+
+  /// A session event as the page's event, if the page shows it.
+  static func json(_ event: SessionEvent, chat: Int64) -> JSONValue? {
+    switch event {
+    case .requestStarted, .response: nil
+    case .modelTurnStarted(let round): ["type": "round", "chat": .integer(chat), "round": .integer(Int64(round))]
+    case .textDelta(let text): ["type": "text", "chat": .integer(chat), "text": .string(text)]
+    case .toolCallStarted(let call):
+      ["type": "call", "chat": .integer(chat), "call": WebJSON.call(call, status: "running")]
+    case .toolCallFinished(let record): ["type": "result", "chat": .integer(chat), "call": WebJSON.call(record)]
+    }
+  }
+
+  /// Asks the page about a call of chat `chat` and waits for the answer; a stopped answer is a "no".
+  private func ask(_ call: Transcript.ToolCall, tool: any Tool, decision: ApprovalDecision, chat: Int64) async
+    -> ToolApprover.Answer
+  {
+    let answer = OneShot<ToolApprover.Answer>()
+    let id = state.withLock { s -> String in
+      s.nextApproval += 1
+      let id = "a\(s.nextApproval)"
+      s.approvals[id] = Approval(chat: chat, answer: answer)
+      return id
+    }
+    let origin = (tool as? PluginTool)?.manifest.location
+    events.send([
+      "type": "approval", "chat": .integer(chat),
+      "approval": [
+        "id": .string(id), "tool": .string(call.toolName), "arguments": call.arguments,
+        "reason": .string(decision.reason), "origin": origin.map(JSONValue.string) ?? .null,
+      ],
+    ])
+    let given = await answer.waitUnlessCancelled()
+    if given == nil, state.withLock({ $0.approvals.removeValue(forKey: id) }) != nil {
+      events.send(["type": "approval-done", "chat": .integer(chat), "id": .string(id)])
+    }
+    return given ?? .no
+  }
+
+  /// Refuses every approval chat `chat` still waits for.
+  private func cancelApprovals(of chat: Int64) {
+    let pending = state.withLock { s in
+      let ids = s.approvals.filter { $0.value.chat == chat }.map(\.key)
+      return ids.compactMap { id in s.approvals.removeValue(forKey: id).map { (id, $0) } }
+    }
+    for (id, approval) in pending {
+      approval.answer.complete(.no)
+      events.send(["type": "approval-done", "chat": .integer(chat), "id": .string(id)])
+    }
+  }
+
+  private static func note(_ chat: Int64, _ text: String) -> JSONValue {
+    ["type": "note", "chat": .integer(chat), "text": .string(text)]
+  }
+
+  /// What the user is told of an error, without a command line's hints.
+  public static func describe(_ error: any Error) -> String {
+    if error is CancellationError { return "stopped" }
+    return String(describing: error)
+  }
+}

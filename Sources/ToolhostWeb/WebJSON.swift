@@ -1,0 +1,86 @@
+import Foundation
+public import ToolhostHistory
+public import ToolhostJSON
+public import ToolhostPlugins
+public import ToolhostSession
+import ToolhostSystem
+public import ToolhostTools
+
+/// The chat page's JSON forms of chats, turns, calls and tools (the shapes the page's script reads).
+public enum WebJSON {
+  /// A chat in the list: `id`, `title`, `updated` (ISO 8601), `turns`, `running`.
+  public static func summary(_ chat: ChatSummary, running: Bool) -> JSONValue {
+    [
+      "id": .integer(chat.id), "title": .string(chat.displayTitle), "updated": .string(date(chat.updated)),
+      "turns": .integer(Int64(chat.turns)), "running": .bool(running),
+    ]
+  }
+
+  /// A whole chat: its id, title, whether it is answering, and its turns as the call graph has them.
+  public static func chat(_ stored: StoredChat, running: Bool) -> JSONValue {
+    let graph = CallGraph(stored)
+    return [
+      "id": .integer(stored.summary.id), "title": .string(stored.summary.displayTitle), "running": .bool(running),
+      "turns": .array(graph.turns.map(turn)),
+    ]
+  }
+
+  /// One turn: the prompt, its rounds of calls, the response or the error.
+  static func turn(_ turn: CallGraph.Turn) -> JSONValue {
+    [
+      "prompt": turn.prompt.map(JSONValue.string) ?? .null, "tool": .null,
+      "rounds": .array(
+        turn.rounds.map { round in
+          [
+            "text": round.text.map(JSONValue.string) ?? .null,
+            "calls": .array(
+              round.calls.map { c in
+                call(c.call, status: c.status?.rawValue ?? (c.output == nil ? "error" : "ok"), durationMs: c.durationMs,
+                  output: c.output)
+              }),
+          ]
+        }),
+      "response": turn.response.map(JSONValue.string) ?? .null, "error": turn.error.map(JSONValue.string) ?? .null,
+    ]
+  }
+
+  /// One tool call: id, tool, arguments, status (`running`, `ok`, `error`, `refused`), duration and output.
+  public static func call(
+    _ call: Transcript.ToolCall, status: String, durationMs: Double? = nil, output: Transcript.ToolOutput? = nil
+  ) -> JSONValue {
+    [
+      "id": .string(call.id), "tool": .string(call.toolName), "arguments": call.arguments, "status": .string(status),
+      "durationMs": durationMs.map(JSONValue.real) ?? .null,
+      "output": output.map { o in
+        ["text": .string(o.text), "value": o.value ?? .null, "isError": .bool(o.isError)] as JSONValue
+      } ?? .null,
+    ]
+  }
+
+  /// A finished call from the session's record of it.
+  public static func call(_ record: ToolCallRecord) -> JSONValue {
+    let status: String
+    switch record.result {
+    case .success: status = "ok"
+    case .failure(let error):
+      if case .refused = error.failure { status = "refused" } else { status = "error" }
+    }
+    let ms = (record.duration.seconds * 1000 * 10).rounded() / 10
+    return call(record.call, status: status, durationMs: ms, output: record.output)
+  }
+
+  /// A tool the page offers: name, title, description, approval (`auto` or `ask`), output schema and display hints.
+  public static func tool(_ tool: any Tool, approval: ApprovalMode) -> JSONValue {
+    let definition = (tool as? PluginTool)?.definition
+    return [
+      "name": .string(tool.name), "title": definition?.title.map(JSONValue.string) ?? .null,
+      "description": .string(tool.description), "approval": .string(approval == .auto ? "auto" : "ask"),
+      "outputSchema": tool.outputSchema ?? .null, "display": definition?.display ?? .null,
+    ]
+  }
+
+  /// `date` in ISO 8601, UTC, to the second.
+  static func date(_ date: Date) -> String {
+    date.formatted(.iso8601)
+  }
+}

@@ -1,0 +1,272 @@
+/// The chat page's chats without HTTP (``WebChatEngine``): a turn's events in order, what the history keeps, a
+/// picked tool, approvals answered on the page, a stop that ends a running tool, rename and delete. Against fakellm
+/// (the real OpenAI-compatible peer) with in-process tools.
+import Foundation
+import Synchronization
+import Testing
+import ToolhostChat
+import ToolhostCore
+import ToolhostHistory
+import ToolhostJSON
+import ToolhostOpenAI
+import ToolhostSession
+import ToolhostTestSupport
+import ToolhostWeb
+
+@Suite(
+  "chat page: the chats",
+  .enabled(
+    if: TestEnvironment.hasFakeLLM,
+    "fakellm 0.3.5 is not installed for \(TestEnvironment.python): \(TestEnvironment.pipCommand)"))
+struct WebChatEngineTests {
+  /// Turn 1 by the prompt's word: WEATHER calls climate, GUARDED calls guarded, SLOW calls slow; turn 2 says what
+  /// came back. Anything else (a title request too) is answered "Plain answer.".
+  static let rules = """
+    rules:
+      - name: weather
+        when: {turn: 1, messages_contain: "WEATHER"}
+        respond:
+          tool_calls:
+            - {name: climate, arguments: {city: Oslo}}
+      - name: guarded
+        when: {turn: 1, messages_contain: "GUARDED"}
+        respond:
+          tool_calls:
+            - {name: guarded, arguments: {}}
+      - name: slow
+        when: {turn: 1, messages_contain: "SLOW"}
+        respond:
+          tool_calls:
+            - {name: slow, arguments: {}}
+      - name: ran
+        when: {turn: 2, tool_result_contains: "ran"}
+        respond: {content: "It ran."}
+      - name: high
+        when: {turn: 2, tool_result_contains: "averageHigh"}
+        respond: {content: "Oslo is 16 °C."}
+      - name: refused
+        when: {turn: 2}
+        respond: {content: "It did not run."}
+      - name: plain
+        respond: {content: "Plain answer."}
+    """
+
+  /// Answers `{"city", "averageHigh": 16.0, "temperatureUnit": "°C"}`.
+  struct Climate: Tool {
+    let name = "climate"
+    let description = "Typical weather of a city."
+    let parameters: JSONValue = ["type": "object", "properties": ["city": ["type": "string"]]]
+    func call(arguments: JSONValue) async throws -> JSONValue {
+      ["city": arguments["city"] ?? "?", "averageHigh": 16.0, "temperatureUnit": "°C"]
+    }
+  }
+
+  /// Counts its runs; the rules make it ask.
+  struct Guarded: Tool {
+    let name = "guarded"
+    let description = "Needs the user's approval."
+    let parameters: JSONValue = ["type": "object"]
+    let runs: Counter
+    func call(arguments: JSONValue) async throws -> String {
+      runs.increment()
+      return "ran"
+    }
+  }
+
+  /// Raises `started`, then waits a minute unless cancelled (then raises `cancelled`).
+  struct Slow: Tool {
+    let name = "slow"
+    let description = "Takes long."
+    let parameters: JSONValue = ["type": "object"]
+    let started: Counter
+    let cancelled: Counter
+    func call(arguments: JSONValue) async throws -> String {
+      started.increment()
+      do { try await Task.sleep(for: .seconds(60)) } catch {
+        cancelled.increment()
+        throw error
+      }
+      return "done"
+    }
+  }
+
+  /// Never offered: the rules deny it.
+  struct Forbidden: Tool {
+    let name = "forbidden"
+    let description = "Denied by the rules."
+    let parameters: JSONValue = ["type": "object"]
+    func call(arguments: JSONValue) async throws -> String { "no" }
+  }
+
+  final class Counter: Sendable {
+    private let value = Mutex(0)
+    func increment() { value.withLock { $0 += 1 } }
+    var count: Int { value.withLock { $0 } }
+  }
+
+  /// An engine over the four tools against `server`, with a fresh history; `streaming` as given.
+  func engine(_ server: FakeLLM, folder: TemporaryFolder, runs: Counter = Counter(), slow: (Counter, Counter) = (Counter(), Counter()))
+    throws -> WebChatEngine
+  {
+    let model = try OpenAIModel(
+      configuration: OpenAIConfiguration(baseURL: server.baseURL, model: "fake", apiKey: "test"))
+    var rules = UserConfiguration(path: folder.file("config.json"))
+    rules.toolRules = [.init(pattern: "guarded", value: .ask), .init(pattern: "forbidden", value: .deny), .init(pattern: "*", value: .auto)]
+    let tools = try ToolRegistry([
+      Climate(), Guarded(runs: runs), Slow(started: slow.0, cancelled: slow.1), Forbidden(),
+    ])
+    return WebChatEngine(
+      configuration: .init(
+        model: model, tools: tools, rules: rules, setup: ChatSetup(),
+        history: try ChatHistory.open(at: folder.file("history.sqlite")),
+        newChat: .init(command: "chat", model: "fake")))
+  }
+
+  /// Stops the engine's answers and its model's HTTP client.
+  func close(_ engine: WebChatEngine) async {
+    await engine.finish()
+    try? await (engine.configuration.model as? OpenAIModel)?.shutdown()
+  }
+
+  /// The events of `stream` until `chat`'s `done` (or `seconds` pass).
+  func collect(_ stream: AsyncStream<JSONValue>, until chat: Int64? = nil, within seconds: Double = 30,
+    onEvent: @escaping @Sendable (JSONValue) -> Void = { _ in }) async -> [JSONValue]
+  {
+    let collected = Mutex<[JSONValue]>([])
+    let reader = Task {
+      for await event in stream {
+        collected.withLock { $0.append(event) }
+        onEvent(event)
+        if event["type"] == "done", chat == nil || event["chat"] == .integer(chat!) { return }
+      }
+    }
+    let timer = Task {
+      try? await Task.sleep(for: .seconds(seconds))
+      reader.cancel()
+    }
+    await reader.value
+    timer.cancel()
+    return collected.withLock { $0 }
+  }
+
+  @Test func aTurnStreamsItsEventsInOrderAndIsKept() async throws {
+    let folder = TemporaryFolder(prefix: "toolhost-web-engine")
+    try await FakeLLM.with(rules: Self.rules) { server in
+      let engine = try engine(server, folder: folder)
+      let stream = engine.events.subscribe()
+      let chat = try engine.send("WEATHER in Oslo?", nonce: "n-1")
+      let events = await collect(stream, until: chat)
+      let types = events.compactMap { $0["type"]?.stringValue }
+      #expect(types.first == "turn" && events.first?["nonce"] == "n-1", "\(events)")
+      let calls = types.firstIndex(of: "call"), results = types.firstIndex(of: "result"), done = types.lastIndex(of: "done")
+      #expect(calls != nil && results != nil && done != nil && calls! < results! && results! < done!, "\(types)")
+      #expect(types.contains("text"), "nothing streamed: \(types)")
+      let result = try #require(events.first { $0["type"] == "result" })
+      #expect(result["call"]?["status"] == "ok" && result["call"]?["tool"] == "climate")
+      #expect(result["call"]?["output"]?["value"]?["averageHigh"] == .real(16), "\(result)")
+      #expect(events.last?["response"] == "Oslo is 16 °C." && events.last?["error"] == .null, "\(events.last!)")
+      // Kept in the history, whole, and listed first.
+      let stored = try engine.chat(chat)
+      #expect(stored["turns"]?[0]?["prompt"] == "WEATHER in Oslo?")
+      #expect(stored["turns"]?[0]?["rounds"]?[0]?["calls"]?[0]?["status"] == "ok", "\(stored)")
+      #expect(stored["turns"]?[0]?["response"] == "Oslo is 16 °C.")
+      #expect(try engine.chats().chats.first?["id"] == .integer(chat))
+      // The same chat goes on; a second send while it answers is refused.
+      let again = try engine.send("Thanks", to: chat)
+      #expect(again == chat)
+      #expect(throws: WebChatEngine.Failure.self) { try engine.send("More", to: chat) }
+      _ = await collect(stream, until: chat)
+      #expect(try engine.chat(chat)["turns"]?.arrayValue?.count == 2)
+      await close(engine)
+    }
+  }
+
+  @Test func deniedToolsAreNotOfferedAndAPickedToolMustBeOffered() async throws {
+    let folder = TemporaryFolder(prefix: "toolhost-web-engine")
+    try await FakeLLM.with(rules: Self.rules) { server in
+      let engine = try engine(server, folder: folder)
+      let names = engine.toolsJSON.compactMap { $0["name"]?.stringValue }
+      #expect(names == ["climate", "guarded", "slow"])
+      #expect(engine.toolsJSON.first { $0["name"] == "guarded" }?["approval"] == "ask")
+      #expect(throws: WebChatEngine.Failure.self) { try engine.send("hi", tool: "forbidden") }
+      #expect(throws: WebChatEngine.Failure.self) { try engine.send("   ") }
+      let stream = engine.events.subscribe()
+      let chat = try engine.send("WEATHER please", tool: "climate")
+      let events = await collect(stream, until: chat)
+      #expect(events.first?["tool"] == "climate")
+      // Only the picked tool went to the model.
+      let offered = try server.requests().first?["tools"] as? [[String: Any]]
+      #expect(offered?.compactMap { ($0["function"] as? [String: Any])?["name"] as? String } == ["climate"], "\(offered ?? [])")
+      await close(engine)
+    }
+  }
+
+  @Test(arguments: [WebChatEngine.ApprovalAnswer.once, .deny])
+  func anApprovalIsAskedOnThePage(answer: WebChatEngine.ApprovalAnswer) async throws {
+    let folder = TemporaryFolder(prefix: "toolhost-web-engine")
+    try await FakeLLM.with(rules: Self.rules) { server in
+      let runs = Counter()
+      let engine = try engine(server, folder: folder, runs: runs)
+      let stream = engine.events.subscribe()
+      let chat = try engine.send("GUARDED run it")
+      let events = await collect(stream, until: chat) { event in
+        if event["type"] == "approval", let id = event["approval"]?["id"]?.stringValue {
+          #expect(event["approval"]?["tool"] == "guarded")
+          #expect(engine.answer(approval: id, with: answer))
+          #expect(!engine.answer(approval: id, with: answer), "answered twice")
+        }
+      }
+      #expect(events.contains { $0["type"] == "approval-done" })
+      #expect(runs.count == (answer == .once ? 1 : 0))
+      #expect(events.last?["response"] == (answer == .once ? "It ran." : "It did not run."), "\(events)")
+      let status = events.first { $0["type"] == "result" }?["call"]?["status"]
+      #expect(status == (answer == .once ? "ok" : "refused"))
+      await close(engine)
+    }
+  }
+
+  @Test func stopEndsTheRunningToolAndAWaitingApproval() async throws {
+    let folder = TemporaryFolder(prefix: "toolhost-web-engine")
+    try await FakeLLM.with(rules: Self.rules) { server in
+      let (started, cancelled) = (Counter(), Counter())
+      let engine = try engine(server, folder: folder, slow: (started, cancelled))
+      let stream = engine.events.subscribe()
+      let chat = try engine.send("SLOW one")
+      let events = await collect(stream, until: chat) { event in
+        if event["type"] == "call" { Task { await engine.stop(chat) } }
+      }
+      #expect(events.last?["stopped"] == true && events.last?["error"] == "stopped", "\(events.last!)")
+      #expect(cancelled.count == started.count, "the tool went on after the stop")
+      #expect(engine.runningChats.isEmpty)
+      // A stopped approval is refused and goes away.
+      let second = try engine.send("GUARDED now", to: chat)
+      let more = await collect(stream, until: second) { event in
+        if event["type"] == "approval" { Task { await engine.stop(second) } }
+      }
+      #expect(more.contains { $0["type"] == "approval-done" }, "\(more)")
+      #expect(more.last?["stopped"] == true)
+      await close(engine)
+    }
+  }
+
+  @Test func renameAndDelete() async throws {
+    let folder = TemporaryFolder(prefix: "toolhost-web-engine")
+    try await FakeLLM.with(rules: Self.rules) { server in
+      let engine = try engine(server, folder: folder)
+      let stream = engine.events.subscribe()
+      let chat = try engine.send("hello")
+      _ = await collect(stream, until: chat)
+      let renamed = try engine.rename(chat, to: "  My chat ")
+      #expect(renamed["title"] == "My chat")
+      #expect(try engine.chats(matching: "My ch").chats.count == 1)
+      #expect(throws: WebChatEngine.Failure.self) { try engine.rename(chat, to: " ") }
+      try await engine.delete(chat)
+      #expect(try engine.chats().chats.isEmpty)
+      do throws(WebChatEngine.Failure) {
+        _ = try engine.chat(chat)
+        Issue.record("a deleted chat is still there")
+      } catch { #expect(error.status == 404) }
+      await close(engine)
+    }
+  }
+}

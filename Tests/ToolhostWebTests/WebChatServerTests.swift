@@ -1,0 +1,147 @@
+/// The chat page's HTTP server in process (``WebChatServer``) on 127.0.0.1: the link, the headers of every answer,
+/// refusals before anything runs, the size limit, and a turn through the API and the event stream.
+import Foundation
+import Synchronization
+import Testing
+import ToolhostChat
+import ToolhostCore
+import ToolhostHistory
+import ToolhostJSON
+import ToolhostOpenAI
+import ToolhostSession
+import ToolhostTestSupport
+import ToolhostWeb
+
+@Suite(
+  "chat page: the server",
+  .enabled(
+    if: TestEnvironment.hasFakeLLM,
+    "fakellm 0.3.5 is not installed for \(TestEnvironment.python): \(TestEnvironment.pipCommand)"))
+struct WebChatServerTests {
+  /// A running server and what it needs.
+  struct Running {
+    let task: Task<Void, any Error>
+    let port: Int
+    let url: String
+    let server: WebChatServer
+
+    static func start(_ fake: FakeLLM, folder: TemporaryFolder) async throws -> Running {
+      let model = try OpenAIModel(configuration: OpenAIConfiguration(baseURL: fake.baseURL, model: "fake", apiKey: "t"))
+      var rules = UserConfiguration(path: folder.file("config.json"))
+      rules.toolRules = [.init(pattern: "*", value: .auto)]
+      let engine = WebChatEngine(
+        configuration: .init(
+          model: model, tools: try ToolRegistry([WebChatEngineTests.Climate()]), rules: rules, setup: ChatSetup(),
+          history: try ChatHistory.open(at: folder.file("history.sqlite")),
+          newChat: .init(command: "chat", model: "fake")))
+      let server = WebChatServer(engine: engine, options: .init(maxBodyBytes: 4096))
+      let listening = OneShotBox()
+      let task = Task { try await server.run { listening.set($0) } }
+      for _ in 0..<500 {
+        if let l = listening.value { return Running(task: task, port: l.port, url: l.url, server: server) }
+        try await Task.sleep(for: .milliseconds(10))
+      }
+      task.cancel()
+      throw TestFailure("the server did not start")
+    }
+
+    func stop() async {
+      task.cancel()
+      _ = await task.result
+      try? await (server.engine.configuration.model as? OpenAIModel)?.shutdown()
+    }
+
+    /// One request on a new connection; the whole answer (head and body) once the server closes it.
+    func request(_ method: String, _ path: String, body: String? = nil, headers: [String: String] = [:]) async throws
+      -> (status: Int, head: String, body: String)
+    {
+      let connection = try RawConnection(port: port)
+      var lines = ["\(method) \(path) HTTP/1.1", "Connection: close"]
+      if headers["Host"] == nil { lines.append("Host: 127.0.0.1:\(port)") }
+      for (name, value) in headers { lines.append("\(name): \(value)") }
+      if let body { lines.append("Content-Length: \(body.utf8.count)") }
+      try connection.send(lines.joined(separator: "\r\n") + "\r\n\r\n" + (body ?? ""))
+      let bytes = await connection.readToEnd(within: 30) ?? []
+      let text = String(decoding: bytes, as: UTF8.self)
+      let parts = text.components(separatedBy: "\r\n\r\n")
+      let status = Int(parts[0].split(separator: " ").dropFirst().first ?? "") ?? 0
+      return (status, parts[0], parts.dropFirst().joined(separator: "\r\n\r\n"))
+    }
+  }
+
+  /// Holds the listening address once the server reports it.
+  final class OneShotBox: Sendable {
+    private let box = Mutex<WebChatServer.Listening?>(nil)
+    func set(_ value: WebChatServer.Listening) { box.withLock { $0 = value } }
+    var value: WebChatServer.Listening? { box.withLock { $0 } }
+  }
+
+  @Test func theLinkLetsInOnceAndEveryAnswerCarriesTheCSP() async throws {
+    let folder = TemporaryFolder(prefix: "toolhost-web-server")
+    try await FakeLLM.with(rules: WebChatEngineTests.rules) { fake in
+      let running = try await Running.start(fake, folder: folder)
+      #expect(running.url.hasPrefix("http://127.0.0.1:\(running.port)/?token="))
+      let path = String(running.url.dropFirst("http://127.0.0.1:\(running.port)".count))
+      let entered = try await running.request("GET", path)
+      #expect(entered.status == 303, "\(entered.head)")
+      let cookie = try #require(
+        entered.head.split(separator: "\r\n").first { $0.lowercased().hasPrefix("set-cookie:") }?
+          .dropFirst("set-cookie: ".count).split(separator: ";").first.map(String.init))
+      #expect(try await running.request("GET", path).status == 401, "the link worked twice")
+      let page = try await running.request("GET", "/", headers: ["Cookie": cookie])
+      #expect(page.status == 200 && page.body.contains("<title>toolhost chat</title>"), "\(page.head)")
+      #expect(page.head.contains("Content-Security-Policy: default-src 'none'; script-src 'self'"), "\(page.head)")
+      #expect(page.head.contains("x-content-type-options: nosniff"))
+      for asset in ["/app.js", "/app.css"] {
+        #expect(try await running.request("GET", asset, headers: ["Cookie": cookie]).status == 200)
+        #expect(try await running.request("GET", asset).status == 401)
+      }
+      // Nothing without the cookie, the event stream included; a foreign Host or Origin is refused.
+      #expect(try await running.request("GET", "/api/events").status == 401)
+      #expect(try await running.request("GET", "/api/state").status == 401)
+      let rebound = try await running.request("GET", "/api/state", headers: ["Cookie": cookie, "Host": "evil.example"])
+      #expect(rebound.status == 421 || rebound.status == 400, "\(rebound.head)")
+      let foreign = try await running.request(
+        "POST", "/api/chats/new/messages", body: #"{"text":"hi"}"#, headers: ["Cookie": cookie, "Origin": "http://evil.example"])
+      #expect(foreign.status == 403 && foreign.body.contains("other pages"), "\(foreign.body)")
+      #expect(try running.server.engine.chats().chats.isEmpty, "a refused request made a chat")
+      await running.stop()
+    }
+  }
+
+  @Test func aTurnThroughTheAPIAndTheEventStream() async throws {
+    let folder = TemporaryFolder(prefix: "toolhost-web-server")
+    try await FakeLLM.with(rules: WebChatEngineTests.rules) { fake in
+      let running = try await Running.start(fake, folder: folder)
+      let bearer = ["Authorization": "Bearer \(running.server.access.sessionSecret)"]
+      let events = try RawConnection(port: running.port)
+      try events.send(
+        "GET /api/events HTTP/1.1\r\nHost: 127.0.0.1:\(running.port)\r\nCookie: toolhost-web-\(running.port)="
+          + "\(running.server.access.sessionSecret)\r\n\r\n")
+      let opened = await events.read(until: ": connected", within: 30)
+      #expect(opened.contains("text/event-stream"), "\(opened)")
+      let sent = try await running.request(
+        "POST", "/api/chats/new/messages", body: #"{"text":"WEATHER in Oslo","nonce":"x1"}"#, headers: bearer)
+      #expect(sent.status == 202 && sent.body == #"{"chat":1}"#, "\(sent)")
+      let stream = await events.read(until: #""type":"done""#, within: 60)
+      #expect(stream.contains(#""type":"turn","chat":1,"prompt":"WEATHER in Oslo""#), "\(stream)")
+      #expect(stream.contains(#""nonce":"x1""#) && stream.contains(#""status":"ok""#), "\(stream)")
+      #expect(stream.contains(#""type":"done""#) && stream.contains("Oslo is 16 °C."), "\(stream)")
+      let state = try await running.request("GET", "/api/state", headers: bearer)
+      let json = try JSONValue.parse(state.body)
+      #expect(json["chats"]?[0]?["id"] == 1 && json["tools"]?[0]?["name"] == "climate", "\(state.body)")
+      // Too big a request, a body that is not JSON, an unknown chat and a bad answer are refused with what to do.
+      let big = try await running.request(
+        "POST", "/api/chats/1/messages", body: #"{"text":""# + String(repeating: "a", count: 5000) + #""}"#,
+        headers: bearer)
+      #expect(big.status == 413 && big.body.contains("over 4096 bytes"), "\(big)")
+      #expect(try await running.request("POST", "/api/chats/1/messages", body: "nope", headers: bearer).status == 400)
+      let unknown = try await running.request("GET", "/api/chats/42", headers: bearer)
+      #expect(unknown.status == 404 && unknown.body.contains("no chat has the id 42"), "\(unknown)")
+      let approval = try await running.request("POST", "/api/approvals/a9", body: #"{"answer":"once"}"#, headers: bearer)
+      #expect(approval.status == 404, "\(approval)")
+      events.hangUp()
+      await running.stop()
+    }
+  }
+}
