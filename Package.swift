@@ -284,7 +284,7 @@ let package = Package(
       name: "ToolhostWebTests",
       dependencies: [
         "ToolhostCore", "ToolhostWeb", "ToolhostHistory", "ToolhostChat", "ToolhostSession", "ToolhostOpenAI",
-        "ToolhostJSON", "ToolhostTestSupport",
+        "ToolhostLocal", "ToolhostJSON", "ToolhostTestSupport",
       ], swiftSettings: upcomingFeatures),
     .testTarget(
       name: "ToolhostHistoryTests",
@@ -315,8 +315,8 @@ if Context.environment["TOOLHOST_BENCHMARKS"] != nil {
       name: "ToolhostBench",
       dependencies: [
         "ToolhostJSON", "ToolhostSchema", "ToolhostSystem", "ToolhostTools", "ToolhostPlugins", "ToolhostSession",
-        "ToolhostOpenAI", "ToolhostMCP", "ToolhostMCPHTTP", "ToolhostLocal", "ToolhostEval", "CToolhostSupport",
-        "CBenchBaseline", .product(name: "AsyncHTTPClient", package: "async-http-client"),
+        "ToolhostOpenAI", "ToolhostMCP", "ToolhostMCPHTTP", "ToolhostLocal", "ToolhostEval", "ToolhostHistory",
+        "CToolhostSupport", "CBenchBaseline", .product(name: "AsyncHTTPClient", package: "async-http-client"),
         .product(name: "NIOCore", package: "swift-nio"),
         .product(name: "NIOHTTP1", package: "swift-nio"),
       ], swiftSettings: upcomingFeatures

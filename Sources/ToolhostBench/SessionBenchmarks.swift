@@ -156,7 +156,7 @@ private func measure(configuration: OpenAIConfiguration, registry: ToolRegistry,
 
 /// fakellm on a free port, through the tests' launcher script (which clears the inherited signal mask and exits
 /// with its parent).
-private final class BenchFakeLLM {
+final class BenchFakeLLM {
   let process: Process
   let port: Int
   let directory: URL
@@ -178,6 +178,22 @@ private final class BenchFakeLLM {
     try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
     let rules = """
       rules:
+        - name: title
+          when: {messages_contain: "You write titles"}
+          respond: {content: "A benchmark chat title"}
+        - name: web-first
+          when: {messages_contain: "bench-web", turn: 1}
+          respond:
+            tool_calls:
+              - {name: tinyWeb, arguments: {city: Boston}}
+        - name: web-next
+          when: {messages_contain: "bench-web", previous_message_contains: "bench done"}
+          respond:
+            tool_calls:
+              - {name: tinyWeb, arguments: {city: Boston}}
+        - name: web-answer
+          when: {messages_contain: "bench-web"}
+          respond: {content: "bench done"}
         - name: plain
           when: {messages_contain: "bench-plain"}
           respond: {content: "ok"}

@@ -2,12 +2,13 @@ import Foundation
 
 // toolhost-bench [suite ...]: runs the named suites (default: all) and prints one table.
 // Suites: json, discovery, validation, runner, persistent, session (run by default), serve (tools/call through
-// `toolhost serve --mcp` over stdio and HTTP; needs the release toolhost binary beside this one), and local,
+// `toolhost serve --mcp` over stdio and HTTP; needs the release toolhost binary beside this one), web (a turn through
+// `toolhost chat --web` against the terminal chat, and the page's first paint with 1,000 chats in Chromium), and local,
 // toolcalls, ask (the local model's speed, tool-call accuracy and the end-to-end `toolhost ask` eval: minutes each,
 // and they need scripts/install-local-model), and answers (issue 30: every call a question needs, nothing invented,
 // answers grounded in the results; the questions of Benchmarks/answers.json).
 let defaults = ["json", "discovery", "validation", "runner", "persistent", "session"]
-let all = defaults + ["serve", "local", "toolcalls", "ask", "answers"]
+let all = defaults + ["serve", "web", "local", "toolcalls", "ask", "answers"]
 var wanted = Array(CommandLine.arguments.dropFirst())
 if wanted.isEmpty { wanted = defaults }
 if let bad = wanted.first(where: { !all.contains($0) }) {
@@ -26,6 +27,7 @@ for suite in wanted {
     case "persistent": rows += try await persistentBenchmarks()
     case "session": rows += try await sessionBenchmarks()
     case "serve": rows += try await serveBenchmarks()
+    case "web": rows += try await webBenchmarks()
     case "local": rows += try await localBenchmarks()
     case "toolcalls": rows += try await toolCallBenchmarks()
     case "ask": rows += try await askEvalBenchmarks()

@@ -32,7 +32,9 @@ struct ChatPreparation {
   /// The model.
   let chosen: ChosenModel
 
-  init(options: ChatOptions) async throws {
+  /// Prepares from `options`; with `preferLocalModel`, the local model when it is installed and nothing names a
+  /// model (`chat --web`, which works offline first).
+  init(options: ChatOptions, preferLocalModel: Bool = false) async throws {
     // A closed stdout then fails writes (ignored) instead of killing toolhost with its plugins still running.
     signal(SIGPIPE, SIG_IGN)
     let printer = options.output.printer
@@ -90,7 +92,8 @@ struct ChatPreparation {
     self.console = console
     if console.showsProgress { setup.onToolProgress = { tool, progress in console.progress(tool, progress) } }
     self.setup = setup
-    do { chosen = try options.modelChoice.makeModel { event in console.show(event) } } catch {
+    let choice = preferLocalModel ? options.modelChoice.preferringLocal() : options.modelChoice
+    do { chosen = try choice.makeModel { event in console.show(event) } } catch {
       throw Self.usageError(error, printer: printer)
     }
     if catalog.hasErrors && !options.json {

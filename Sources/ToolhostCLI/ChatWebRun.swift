@@ -38,7 +38,7 @@ struct WebOptions: ParsableArguments {
 enum ChatWebRun {
   static func run(options: ChatOptions, web: WebOptions) async throws {
     let printer = options.output.printer
-    let prepared = try await ChatPreparation(options: options)
+    let prepared = try await ChatPreparation(options: options, preferLocalModel: true)
     var setup = prepared.setup
     // Progress goes to the page's calls, not to a terminal status line.
     setup.onToolProgress = nil

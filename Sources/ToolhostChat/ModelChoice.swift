@@ -42,6 +42,18 @@ public struct ModelChoice: Sendable {
     case openAI(OpenAIConfiguration)
   }
 
+  /// This choice, or the local model in its place when nothing names a model (no name, no base URL, no
+  /// `$TOOLHOST_MODEL`, `$TOOLHOST_BASE_URL` or `$OPENAI_BASE_URL`) and `toolhost model install` has set one up: what
+  /// a program that works offline first (the chat page) runs by default.
+  public func preferringLocal(environment: [String: String] = ProcessInfo.processInfo.environment) -> ModelChoice {
+    let named = [name, baseURL, environment["TOOLHOST_MODEL"], environment["TOOLHOST_BASE_URL"],
+      environment["OPENAI_BASE_URL"]].contains { !($0 ?? "").isEmpty }
+    guard !named, (try? LocalModelInstallation.locate(environment: environment)) != nil else { return self }
+    var local = self
+    local.name = "local"
+    return local
+  }
+
   /// The settings of the chosen model, read from `environment` where this choice leaves them open. Starts nothing.
   ///
   /// - Throws: ``ChatSetupError/baseURLForLocalModel`` for a local model given a base URL;

@@ -97,7 +97,10 @@ public final class WebChatEngine: Sendable {
     let id: Int64
     let session: LanguageModelSession
     let keeper: ChatKeeper
+    /// The answer running now, until its `done` event.
     let running = Mutex<Task<Void, Never>?>(nil)
+    /// The last turn's task, which goes on after `done` to keep the turn in the history; the next turn waits for it.
+    let kept = Mutex<Task<Void, Never>?>(nil)
     init(id: Int64, session: LanguageModelSession, keeper: ChatKeeper) {
       self.id = id
       self.session = session
@@ -153,9 +156,12 @@ public final class WebChatEngine: Sendable {
     return (found.prefix(limit).map { WebJSON.summary($0, running: running.contains($0.id)) }, found.count > limit)
   }
 
-  /// One chat, whole.
-  public func chat(_ id: Int64) throws(Failure) -> JSONValue {
-    WebJSON.chat(try stored(id), running: runningChats.contains(id))
+  /// One chat, whole: with its last turn once that is kept (a turn is kept just after its `done` event).
+  public func chat(_ id: Int64) async throws(Failure) -> JSONValue {
+    if let conversation = state.withLock({ $0.conversations[id] }), !conversation.isRunning {
+      await conversation.kept.withLock({ $0 })?.value
+    }
+    return WebJSON.chat(try stored(id), running: runningChats.contains(id))
   }
 
   /// The ids of the chats answering now.
@@ -196,8 +202,10 @@ public final class WebChatEngine: Sendable {
     let chat = conversation.id
     let started: Bool = conversation.running.withLock { running in
       if running != nil { return false }
-      running = Task { [self, requestOptions] in
+      let previous = conversation.kept.withLock { $0 }
+      let task = Task { [self, requestOptions] in
         let options = requestOptions
+        await previous?.value
         await WebChatEngine.$chat.withValue(chat) {
           var event: JSONObject = [
             "type": "turn", "chat": .integer(chat), "prompt": .string(prompt), "tool": tool.map(JSONValue.string) ?? .null,
@@ -218,6 +226,14 @@ public final class WebChatEngine: Sendable {
           let stopped = failure is CancellationError || Task.isCancelled
             || (failure as? ToolCallError)?.failure == .cancelled
           let message = failure.map { stopped ? "stopped" : describe($0) }
+          cancelApprovals(of: chat)
+          // The answer is done for the page now, as the terminal shows it before keeping it; the turn is kept
+          // after, and the chat's next turn waits for that.
+          conversation.running.withLock { $0 = nil }
+          events.send([
+            "type": "done", "chat": .integer(chat), "response": response.map(JSONValue.string) ?? .null,
+            "error": message.map(JSONValue.string) ?? .null, "stopped": .bool(stopped),
+          ])
           if let problem = conversation.keeper.record(conversation.session.transcript, prompt: prompt, error: message) {
             events.send(Self.note(chat, "\(problem.description); the rest of this chat is not kept"))
           }
@@ -226,15 +242,11 @@ public final class WebChatEngine: Sendable {
               prompt: prompt, onTitled: { _ in events.send(["type": "chats"]) },
               onFailure: { error in events.send(Self.note(chat, "\(error.description); the chat keeps its first words as its title")) })
           }
-          cancelApprovals(of: chat)
-          conversation.running.withLock { $0 = nil }
-          events.send([
-            "type": "done", "chat": .integer(chat), "response": response.map(JSONValue.string) ?? .null,
-            "error": message.map(JSONValue.string) ?? .null, "stopped": .bool(stopped),
-          ])
           events.send(["type": "chats"])
         }
       }
+      running = task
+      conversation.kept.withLock { $0 = task }
       return true
     }
     guard started else {
@@ -274,7 +286,9 @@ public final class WebChatEngine: Sendable {
   public func delete(_ id: Int64) async throws(Failure) {
     _ = try stored(id)
     await stop(id)
-    state.withLock { _ = $0.conversations.removeValue(forKey: id) }
+    // A turn still being kept is kept first, so nothing is written to the chat once it is gone.
+    let conversation = state.withLock { $0.conversations.removeValue(forKey: id) }
+    await conversation?.kept.withLock({ $0 })?.value
     do { try configuration.history.delete(id) } catch { throw Failure(status: 500, description: error.description) }
     events.send(["type": "chats"])
   }
@@ -291,6 +305,7 @@ public final class WebChatEngine: Sendable {
   public func finish() async {
     let all = state.withLock { Array($0.conversations.values) }
     for conversation in all { await stop(conversation.id) }
+    for conversation in all { await conversation.kept.withLock({ $0 })?.value }
     for conversation in all { await conversation.keeper.finish() }
   }
 

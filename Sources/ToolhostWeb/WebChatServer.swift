@@ -95,6 +95,16 @@ public final class WebChatServer: Sendable {
       },
       logger: Logger(label: "toolhost.web", factory: { _ in SwiftLogNoOpLogHandler() }))
     defer { engine.events.finishAll() }
+    // Every open event stream hears from the server now and then, so that a proxy or the browser keeps it open.
+    let interval = options.pingInterval
+    let events = engine.events
+    let pings = Task {
+      while !Task.isCancelled {
+        try? await Task.sleep(for: interval)
+        events.send(["type": "ping"])
+      }
+    }
+    defer { pings.cancel() }
     do { try await app.run() } catch {
       await engine.finish()
       throw error
@@ -136,7 +146,7 @@ public final class WebChatServer: Sendable {
     }
     router.get("/api/chats/:id") { request, context in
       if let refusal = self.refusal(request) { return refusal }
-      return Self.json(try self.engine.chat(try Self.chatID(context)))
+      return Self.json(try await self.engine.chat(try Self.chatID(context)))
     }
     router.patch("/api/chats/:id") { request, context in
       if let refusal = self.refusal(request) { return refusal }
@@ -226,30 +236,14 @@ public final class WebChatServer: Sendable {
     return id
   }
 
-  /// The event stream: every event of the engine from now on, and a ping comment now and then.
+  /// The event stream: `{"type": "hello"}`, then every event of the engine from now on (and the server's pings).
   private func eventStream() -> Response {
-    let events = engine.events.subscribe()
-    let (stream, continuation) = AsyncStream<ByteBuffer>.makeStream(bufferingPolicy: .unbounded)
-    let forward = Task {
-      continuation.yield(ByteBuffer(string: ": connected\n\n"))
-      for await event in events { continuation.yield(ByteBuffer(string: "data: \(event.serialized())\n\n")) }
-      continuation.finish()
-    }
-    let interval = options.pingInterval
-    let ping = Task {
-      while !Task.isCancelled {
-        try? await Task.sleep(for: interval)
-        continuation.yield(ByteBuffer(string: ": ping\n\n"))
-      }
-    }
-    continuation.onTermination = { _ in
-      forward.cancel()
-      ping.cancel()
-    }
+    let events = engine.events.subscribe(greeting: ["type": "hello"])
     var fields = Self.commonHeaders
     fields[.contentType] = "text/event-stream"
     fields[.cacheControl] = "no-cache, no-store"
-    return Response(status: .ok, headers: fields, body: ResponseBody(asyncSequence: stream))
+    let body = events.map { event in ByteBuffer(string: "data: \(event.serialized())\n\n") }
+    return Response(status: .ok, headers: fields, body: ResponseBody(asyncSequence: body))
   }
 
   // MARK: Answers

@@ -16,11 +16,12 @@ public final class WebEventHub: Sendable {
     self.maximumPending = maximumPending
   }
 
-  /// A new stream of every event sent from now on; it ends when the hub ends it (too far behind, or
-  /// ``finishAll()``), or when its consumer stops iterating.
-  public func subscribe() -> AsyncStream<JSONValue> {
+  /// A new stream of every event sent from now on, after `greeting` when one is given; it ends when the hub ends it
+  /// (too far behind, or ``finishAll()``), or when its consumer stops iterating.
+  public func subscribe(greeting: JSONValue? = nil) -> AsyncStream<JSONValue> {
     let id = nextID.add(1, ordering: .relaxed).newValue
     let (stream, continuation) = AsyncStream<JSONValue>.makeStream(bufferingPolicy: .bufferingOldest(maximumPending))
+    if let greeting { continuation.yield(greeting) }
     continuation.onTermination = { [weak self] _ in
       _ = self?.subscribers.withLock { $0.removeValue(forKey: id) }
     }

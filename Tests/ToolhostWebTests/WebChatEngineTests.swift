@@ -166,7 +166,7 @@ struct WebChatEngineTests {
       #expect(result["call"]?["output"]?["value"]?["averageHigh"] == .real(16), "\(result)")
       #expect(events.last?["response"] == "Oslo is 16 °C." && events.last?["error"] == .null, "\(events.last!)")
       // Kept in the history, whole, and listed first.
-      let stored = try engine.chat(chat)
+      let stored = try await engine.chat(chat)
       #expect(stored["turns"]?[0]?["prompt"] == "WEATHER in Oslo?")
       #expect(stored["turns"]?[0]?["rounds"]?[0]?["calls"]?[0]?["status"] == "ok", "\(stored)")
       #expect(stored["turns"]?[0]?["response"] == "Oslo is 16 °C.")
@@ -176,7 +176,7 @@ struct WebChatEngineTests {
       #expect(again == chat)
       #expect(throws: WebChatEngine.Failure.self) { try engine.send("More", to: chat) }
       _ = await collect(stream, until: chat)
-      #expect(try engine.chat(chat)["turns"]?.arrayValue?.count == 2)
+      #expect(try await engine.chat(chat)["turns"]?.arrayValue?.count == 2)
       await close(engine)
     }
   }
@@ -225,6 +225,28 @@ struct WebChatEngineTests {
     }
   }
 
+  /// "Always" holds in every chat (one approver for all) and is written to the configuration file.
+  @Test func alwaysHoldsInEveryChat() async throws {
+    let folder = TemporaryFolder(prefix: "toolhost-web-engine")
+    try await FakeLLM.with(rules: Self.rules) { server in
+      let runs = Counter()
+      let engine = try engine(server, folder: folder, runs: runs)
+      let stream = engine.events.subscribe()
+      let first = try engine.send("GUARDED once")
+      _ = await collect(stream, until: first) { event in
+        if let id = event["approval"]?["id"]?.stringValue { _ = engine.answer(approval: id, with: .always) }
+      }
+      let second = try engine.send("GUARDED again")
+      let events = await collect(stream, until: second)
+      #expect(!events.contains { $0["type"] == "approval" }, "asked again after always: \(events)")
+      #expect(runs.count == 2)
+      let config = try String(contentsOfFile: folder.file("config.json"), encoding: .utf8)
+      #expect(config.contains("guarded"), "\(config)")
+      #expect(engine.toolsJSON.first { $0["name"] == "guarded" }?["approval"] == "auto")
+      await close(engine)
+    }
+  }
+
   @Test func stopEndsTheRunningToolAndAWaitingApproval() async throws {
     let folder = TemporaryFolder(prefix: "toolhost-web-engine")
     try await FakeLLM.with(rules: Self.rules) { server in
@@ -263,7 +285,7 @@ struct WebChatEngineTests {
       try await engine.delete(chat)
       #expect(try engine.chats().chats.isEmpty)
       do throws(WebChatEngine.Failure) {
-        _ = try engine.chat(chat)
+        _ = try await engine.chat(chat)
         Issue.record("a deleted chat is still there")
       } catch { #expect(error.status == 404) }
       await close(engine)

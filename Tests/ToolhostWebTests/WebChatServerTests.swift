@@ -118,7 +118,7 @@ struct WebChatServerTests {
       try events.send(
         "GET /api/events HTTP/1.1\r\nHost: 127.0.0.1:\(running.port)\r\nCookie: toolhost-web-\(running.port)="
           + "\(running.server.access.sessionSecret)\r\n\r\n")
-      let opened = await events.read(until: ": connected", within: 30)
+      let opened = await events.read(until: #""type":"hello""#, within: 30)
       #expect(opened.contains("text/event-stream"), "\(opened)")
       let sent = try await running.request(
         "POST", "/api/chats/new/messages", body: #"{"text":"WEATHER in Oslo","nonce":"x1"}"#, headers: bearer)

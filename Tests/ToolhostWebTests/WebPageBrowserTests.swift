@@ -6,6 +6,7 @@ import Foundation
 import Synchronization
 import Testing
 import ToolhostJSON
+import ToolhostLocal
 import ToolhostTestSupport
 
 #if canImport(Glibc)
@@ -21,6 +22,10 @@ enum BrowserDriver {
   static let hasSelenium = TestEnvironment.pythonSucceeds(
     "import importlib.metadata as m, selenium; assert m.version('selenium') == '4.51.0'")
   static var ready: Bool { chromium != nil && chromedriver != nil && hasSelenium }
+  /// Whether the local model is set up in this checkout (CI sets it up: there the test must run, not skip).
+  static let hasLocalModel =
+    (try? LocalModelInstallation.locate(searchingFrom: [TestPackage.root.path])) != nil
+    || ProcessInfo.processInfo.environment["CI"] == "true"
   static let missing = "needs chromium, chromium-driver and selenium 4.51.0 (scripts/install-deps --test)"
 }
 
@@ -29,13 +34,15 @@ final class WebChatProcess: Sendable {
   let process: Process
   let folder: URL
 
-  init(arguments: [String], environment: [String: String], folder: URL) throws {
+  /// Starts `toolhost chat --web --no-open ARGUMENTS` in `workingDirectory` (default `folder`), its output in
+  /// `folder`.
+  init(arguments: [String], environment: [String: String], folder: URL, workingDirectory: URL? = nil) throws {
     _ = Subprocess.ignoreSIGPIPE
     let process = Process()
     process.executableURL = URL(fileURLWithPath: try TestPackage.requireToolhostBinary())
     process.arguments = ["chat", "--web", "--no-open"] + arguments
     process.environment = environment
-    process.currentDirectoryURL = folder
+    process.currentDirectoryURL = workingDirectory ?? folder
     _ = FileManager.default.createFile(atPath: folder.appendingPathComponent("web.out").path, contents: nil)
     _ = FileManager.default.createFile(atPath: folder.appendingPathComponent("web.err").path, contents: nil)
     process.standardInput = FileHandle.nullDevice
@@ -87,6 +94,21 @@ struct WebPageBrowserTests {
   /// The title of every chat; then turn 1 by the prompt's word, turn 2 by the tool's result.
   static let rules = #"""
     rules:
+      - name: title-weather
+        when: {previous_message_contains: "You write titles", messages_contain: "WEATHER"}
+        respond: {content: "Oslo weather in May"}
+      - name: title-picked
+        when: {previous_message_contains: "You write titles", messages_contain: "PICKED"}
+        respond: {content: "Oslo with a picked tool"}
+      - name: title-append
+        when: {previous_message_contains: "You write titles", messages_contain: "APPEND"}
+        respond: {content: "A note to keep"}
+      - name: title-hostile
+        when: {previous_message_contains: "You write titles", messages_contain: "HOSTILE"}
+        respond: {content: "Hostile tool output"}
+      - name: title-show
+        when: {previous_message_contains: "You write titles", messages_contain: "SHOW"}
+        respond: {content: "An example tool's result"}
       - name: title
         when: {messages_contain: "You write titles"}
         respond: {content: "Made by the model"}
@@ -115,6 +137,34 @@ struct WebPageBrowserTests {
         respond:
           tool_calls:
             - {name: slowTool, arguments: {}}
+      - name: bread
+        when: {turn: 1, messages_contain: "SHOW BREAD"}
+        respond:
+          tool_calls:
+            - {name: searchBreadDatabase, arguments: {searchTerm: rye, limit: 2}}
+      - name: stats
+        when: {turn: 1, messages_contain: "SHOW STATS"}
+        respond:
+          tool_calls:
+            - {name: describeData, arguments: {datasets: [{name: March, values: [3, 5, 8, 13]}, {name: April, values: [2, 4, 6]}]}}
+      - name: todo
+        when: {turn: 1, messages_contain: "SHOW TODO"}
+        respond:
+          tool_calls:
+            - {name: todoList, arguments: {}}
+      - name: units
+        when: {turn: 1, messages_contain: "SHOW UNITS"}
+        respond:
+          tool_calls:
+            - {name: convertUnits, arguments: {value: 5, from: mi, to: km}}
+      - name: time
+        when: {turn: 1, messages_contain: "SHOW TIME"}
+        respond:
+          tool_calls:
+            - {name: get_current_time, arguments: {timezone: Europe/Oslo}}
+      - name: shown
+        when: {turn: 2, messages_contain: "SHOW"}
+        respond: {content: "Here is what the tool found."}
       - name: high
         when: {turn: 2, tool_result_contains: "averageHigh"}
         respond: {content: "In May, Oslo averages a high of 16 °C."}
@@ -131,13 +181,13 @@ struct WebPageBrowserTests {
         respond: {content: "Plain answer."}
     """#
 
-  /// The plugins folder: weather (linked), appender (asks), slowTool (sleeps a minute, its pid in `slow.pid`) and
+  /// The plugins folder: weather, bread, stats, todo, units and time-mcp (linked from plugins/), appender (asks), slowTool (sleeps a minute, its pid in `slow.pid`) and
   /// hostileTool (markup, bidi and control characters).
   static func plugins(in scratch: TemporaryFolder) throws -> String {
     try ExamplePlugins.build()
     let tools = scratch.url.appendingPathComponent("tools")
     try FileManager.default.createDirectory(at: tools, withIntermediateDirectories: true)
-    try ExamplePlugins.link(["weather"], into: tools)
+    try ExamplePlugins.link(["weather", "bread", "stats", "todo", "units", "time-mcp"], into: tools)
     func manifest(_ tool: String, output: String, timeout: Int = 10, readOnly: Bool) -> String {
       var entry: JSONObject = [
         "name": .string(tool), "description": "A tool of the chat page's tests.",
@@ -195,7 +245,9 @@ struct WebPageBrowserTests {
         _ = await web.interrupt()
         return
       }
-      let steps = ["open", "weather", "picker", "button", "approve", "deny", "hostile", "stop", "chats", "narrow", "network"]
+      let steps = [
+        "open", "weather", "picker", "button", "approve", "deny", "hostile", "stop", "tools", "chats", "narrow", "network",
+      ]
       let shots = scratch.file("shots")
       let (lines, output) = try await Self.browse(url, steps: steps, shots: shots)
       let done = lines.filter { $0["ok"] == true }.compactMap { $0["step"]?.stringValue }
@@ -224,6 +276,32 @@ struct WebPageBrowserTests {
       #expect(left.isEmpty, "processes left: \(left)")
       Self.keepScreenshots(from: shots)
     }
+  }
+
+  /// The page with the local model, the default when it is installed: the weather question is answered with
+  /// getWeather's result drawn as fields with °C, offline.
+  @Test(.enabled(if: BrowserDriver.hasLocalModel, "the local model is not set up: scripts/install-local-model"))
+  func thePageWithTheLocalModel() async throws {
+    let scratch = TemporaryFolder(prefix: "toolhost-web-local")
+    let tools = try Self.plugins(in: scratch)
+    var environment = Subprocess.cleanEnvironment(home: scratch.path)
+    if let dir = ProcessInfo.processInfo.environment["TOOLHOST_LOCAL_DIR"] { environment["TOOLHOST_LOCAL_DIR"] = dir }
+    let web = try WebChatProcess(
+      arguments: ["--plugins", tools], environment: environment, folder: scratch.url,
+      workingDirectory: TestPackage.root)
+    guard let url = await web.address(within: 300) else {
+      Issue.record("no address printed:\n\(web.stdout)\n\(web.stderr)")
+      _ = await web.interrupt()
+      return
+    }
+    let (lines, output) = try await Self.browse(url, steps: ["open", "local", "network"], shots: scratch.file("shots"))
+    let done = lines.filter { $0["ok"] == true }.compactMap { $0["step"]?.stringValue }
+    #expect(done == ["open", "local", "network"], "\(output.stdoutText)\n\(output.stderrText.suffix(2000))\n\(web.stderr)")
+    #expect(lines.first?["model"]?.stringValue?.contains("local") ?? false, "not the local model: \(lines.first ?? nil)")
+    Self.keepScreenshots(from: scratch.file("shots"))
+    #expect(await web.interrupt() != nil, "toolhost chat --web did not end on Ctrl-C")
+    let left = ProcessProbe.processes { $0.contains(scratch.path) }
+    #expect(left.isEmpty, "processes left: \(left)")
   }
 
   /// Copies the screenshots to docs/screenshots when TOOLHOST_WEB_SCREENSHOTS names that folder (for a person to

@@ -11,13 +11,16 @@ DIR/<name>.png. The steps (the fakellm rules of the Swift test decide what the m
   open       load the printed address (the one-time link) and wait for the page and its chat list
   weather    ask "WEATHER in Oslo in May?": the answer streams in, getWeather's result is drawn as fields with °C,
              the raw result opens with one click, the call graph shows the round
+  local      (the local model) "What is the weather usually like in Lisbon in April?": getWeather's result drawn
   picker     pick getWeather with "@get" and Enter, send: the prompt shows the picked tool
   button     pick a tool with the @ button and the mouse (the list filters as you type)
   approve    "APPEND hello": the page asks; "Allow once" runs the call
   deny       "APPEND again": "Deny" refuses it
   hostile    "HOSTILE": a tool result and an answer full of markup, bidi and control characters render as text
   stop       "SLOW": the call runs; Esc stops it; the turn says Stopped. (the Swift test checks the process is gone)
+  tools      bread, stats, units, time (MCP) and todo: each result drawn from its structure
   chats      the sidebar lists the chats; opening the first one shows its result drawn again; rename, search, delete
+  paint      (the benchmark) load the page 7 times: when the chat list was drawn and the first contentful paint
   narrow     a phone-sized window: the sidebar folds behind its button
   network    every request the browser made went to the page's own address (127.0.0.1:PORT)
 """
@@ -118,7 +121,7 @@ def step_open(p):
     p.wait(lambda d: d.find_element(By.ID, "model-name").text.strip() != "", 10, "the model's name")
     # The link is used: the address bar no longer holds the token.
     assert "token=" not in p.d.current_url, p.d.current_url
-    return {"title": p.d.title, "chats": len(p.all("#chats li.chat"))}
+    return {"title": p.d.title, "chats": len(p.all("#chats li.chat")), "model": p.text("#model-name")}
 
 
 def step_weather(p):
@@ -152,6 +155,40 @@ def step_weather(p):
     p.d.execute_script("arguments[0].scrollIntoView({block: 'end'})", p.css(LAST + " .call-graph"))
     p.shot("call-graph")
     return {"answer": answer, "averageHigh": high_text, "duration": duration, "graph": rounds}
+
+
+def step_local(p):
+    """The local model: a weather question gets getWeather's result, drawn with °C (up to 5 minutes on 2 cores)."""
+    before = len(p.turns())
+    p.send("What is the weather usually like in Lisbon in April?")
+    p.last_turn_done(before, 300)
+    call = LAST + " section.call.ok[data-tool='getWeather']"
+    p.css(call, 5)
+    unit = p.text(call + " .result .field[data-key='averageHigh'] .unit")
+    assert unit == "°C", unit
+    answer = p.text(LAST + " .answer")
+    assert answer.strip(), "no answer"
+    p.shot("local-model")
+    return {"averageHigh": p.text(call + " .result .field[data-key='averageHigh']"), "answer": answer[:200]}
+
+
+def step_paint(p):
+    """Loads the page 7 times: when its chat list was drawn and its first contentful paint, from the start of the
+    navigation (ms, medians), and how many chats it listed."""
+    drawn, contentful = [], []
+    for _ in range(7):
+        p.d.get(p.base + "/")
+        p.wait(lambda d: d.execute_script("return performance.getEntriesByName('chats-drawn').length") > 0, 20,
+               "the chat list")
+        p.wait(lambda d: d.execute_script(
+            "return performance.getEntriesByType('paint').some(e => e.name === 'first-contentful-paint')"), 20,
+            "the first paint")
+        drawn.append(p.d.execute_script("return performance.getEntriesByName('chats-drawn')[0].startTime"))
+        contentful.append(p.d.execute_script(
+            "return performance.getEntriesByType('paint').find(e => e.name === 'first-contentful-paint').startTime"))
+    drawn.sort()
+    contentful.sort()
+    return {"chatsDrawnMs": drawn[3], "contentfulMs": contentful[3], "chats": len(p.all("#chats li.chat"))}
 
 
 def step_picker(p):
@@ -257,12 +294,41 @@ def chat_ids(p):
     return p.fresh(lambda: [e.get_attribute("data-id") for e in p.all("#chats li.chat")])
 
 
+def step_tools(p):
+    """Each example tool's result drawn from its structure: recipes as cards or a table, statistics per data set,
+    a conversion with its units, the time server's object as fields, the to-do list's text as text."""
+    shown = {}
+    for word, tool, selector, shot in [
+        ("BREAD", "searchBreadDatabase", ".result .cards .card, .result table.records", "recipes"),
+        ("STATS", "describeData", ".result .cards .card, .result table.records", "statistics"),
+        ("UNITS", "convertUnits", ".result .field[data-key='value'] .unit", None),
+        ("TIME", "get_current_time", ".result .field[data-key='timezone']", None),
+        ("TODO", "todoList", ".result pre.text-result", None),
+    ]:
+        p.new_chat()
+        before = len(p.turns())
+        p.send(f"SHOW {word} please")
+        p.last_turn_done(before, 60)
+        call = LAST + f" section.call[data-tool='{tool}']"
+        p.wait(lambda d: "ok" in p.classes(call), 20, f"{tool} to be ok")
+        p.css(call + " .result", 5)
+        found = p.fresh(lambda: [e.text for s in selector.split(", ") for e in p.all(call + " " + s)])
+        assert found, f"{tool}'s result is not drawn as {selector}: {p.text(call + ' .result')[:300]!r}"
+        shown[tool] = found[0][:80]
+        if shot:
+            p.d.execute_script("arguments[0].scrollIntoView({block: 'start'})", p.css(LAST))
+            p.shot(shot)
+    units = shown["convertUnits"]
+    assert units == "km", units
+    return {"shown": shown}
+
+
 def step_chats(p):
     p.d.get(p.base + "/")
     p.css("#chats li.chat")
     p.wait(lambda d: len(chat_ids(p)) >= 4, 10, "the chat list")
     titles = p.fresh(lambda: [e.text for e in p.all("#chats li.chat .chat-title")])
-    assert "Made by the model" in titles, f"no title made by the model: {titles}"
+    assert "Oslo weather in May" in titles, f"no title made by the model: {titles}"
     ids = chat_ids(p)
     p.shot("chats")
     # The oldest chat is the weather one: open it and see its result drawn again.
