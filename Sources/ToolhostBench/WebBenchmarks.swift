@@ -46,7 +46,8 @@ func webBenchmarks() async throws -> [BenchRow] {
 
   let terminal = try TerminalChat(binary: binary, arguments: ["chat", "--json"] + common, environment: environment)
   defer { terminal.stop() }
-  let page = try await PageChat(binary: binary, arguments: ["chat", "--web", "--no-open"] + common, environment: environment)
+  let page = try await PageChat(
+    binary: binary, arguments: ["chat", "--web", "--no-open"] + common, environment: environment)
   defer { page.stop() }
   var terminalTimes: [Double] = []
   var pageTimes: [Double] = []
@@ -229,9 +230,6 @@ private final class PageChat: Sendable {
     let response = try await client.execute(request, timeout: .seconds(30))
     guard response.status.code == 202 else { throw BenchError("the page refused the message: \(response.status)") }
     let answer = try await response.body.collect(upTo: 4096)
-    if ProcessInfo.processInfo.environment["BENCH_DEBUG"] != nil {
-      FileHandle.standardError.write(Data("post \((now() - start) * 1000) ms\n".utf8))
-    }
     if let id = (try? JSONValue.parse(Array(buffer: answer)))?["chat"]?.integerValue {
       self.chat.withLock { $0 = id }
     }
@@ -310,8 +308,11 @@ private func firstPaint(url: String, shots: String) throws -> (drawn: Double, co
     let drawn = paint["chatsDrawnMs"]?.doubleValue, let contentful = paint["contentfulMs"]?.doubleValue
   else {
     throw BenchError(
-      "the browser could not measure the page (needs chromium, chromium-driver, selenium): \(lines.joined(separator: "\n"))")
+      "the browser could not measure the page (needs chromium, chromium-driver, selenium): \(lines.joined(separator: "\n"))"
+    )
   }
-  guard paint["chats"]?.integerValue == 1000 else { throw BenchError("the page listed \(paint["chats"] ?? .null) chats") }
+  guard paint["chats"]?.integerValue == 1000 else {
+    throw BenchError("the page listed \(paint["chats"] ?? .null) chats")
+  }
   return (drawn, contentful)
 }

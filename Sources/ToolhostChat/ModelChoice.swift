@@ -46,8 +46,10 @@ public struct ModelChoice: Sendable {
   /// `$TOOLHOST_MODEL`, `$TOOLHOST_BASE_URL` or `$OPENAI_BASE_URL`) and `toolhost model install` has set one up: what
   /// a program that works offline first (the chat page) runs by default.
   public func preferringLocal(environment: [String: String] = ProcessInfo.processInfo.environment) -> ModelChoice {
-    let named = [name, baseURL, environment["TOOLHOST_MODEL"], environment["TOOLHOST_BASE_URL"],
-      environment["OPENAI_BASE_URL"]].contains { !($0 ?? "").isEmpty }
+    let named = [
+      name, baseURL, environment["TOOLHOST_MODEL"], environment["TOOLHOST_BASE_URL"],
+      environment["OPENAI_BASE_URL"],
+    ].contains { !($0 ?? "").isEmpty }
     guard !named, (try? LocalModelInstallation.locate(environment: environment)) != nil else { return self }
     var local = self
     local.name = "local"

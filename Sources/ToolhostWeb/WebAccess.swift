@@ -29,8 +29,9 @@ public final class WebAccess: Sendable {
   private let linkUsed = Atomic<Bool>(false)
 
   /// Makes the access rules of a server bound to `host`, with fresh random tokens unless given.
-  public init(host: String, linkToken: String = WebAccess.randomToken(), sessionSecret: String = WebAccess.randomToken())
-  {
+  public init(
+    host: String, linkToken: String = WebAccess.randomToken(), sessionSecret: String = WebAccess.randomToken()
+  ) {
     self.linkToken = linkToken
     self.sessionSecret = sessionSecret
     var names: Set<String> = ["127.0.0.1", "localhost", "[::1]"]

@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 public import ToolhostChat
 public import ToolhostHistory
 public import ToolhostJSON
@@ -6,7 +7,6 @@ public import ToolhostPlugins
 public import ToolhostSession
 import ToolhostSystem
 public import ToolhostTools
-import Synchronization
 
 /// The chats of the chat page, without HTTP: the history's chats, a session for each chat being talked to, the
 /// running answers, the approvals waiting for the user, and the events that tell the page (``events``).
@@ -128,7 +128,9 @@ public final class WebChatEngine: Sendable {
     }
     approver = ToolApprover(
       configuration: configuration.rules, assumeYes: configuration.setup.assumeYes, ask: ask,
-      onNote: { [events] note in events.send(["type": "note", "chat": WebChatEngine.chat.map(JSONValue.integer) ?? .null, "text": .string(note)]) },
+      onNote: { [events] note in
+        events.send(["type": "note", "chat": WebChatEngine.chat.map(JSONValue.integer) ?? .null, "text": .string(note)])
+      },
       unattendedHint: nil)
     box.withLock { $0 = self }
   }
@@ -150,8 +152,9 @@ public final class WebChatEngine: Sendable {
   public func chats(matching text: String? = nil, limit: Int = 1000) throws(Failure) -> (chats: [JSONValue], more: Bool)
   {
     let found: [ChatSummary]
-    do { found = try configuration.history.chats(matching: text?.isEmpty == false ? text : nil, limit: limit + 1) }
-    catch { throw Failure(status: 500, description: error.description) }
+    do {
+      found = try configuration.history.chats(matching: text?.isEmpty == false ? text : nil, limit: limit + 1)
+    } catch { throw Failure(status: 500, description: error.description) }
     let running = runningChats
     return (found.prefix(limit).map { WebJSON.summary($0, running: running.contains($0.id)) }, found.count > limit)
   }
@@ -189,7 +192,9 @@ public final class WebChatEngine: Sendable {
   {
     let prompt = text.trimmingCharacters(in: .whitespacesAndNewlines)
     guard !prompt.isEmpty else { throw Failure(status: 400, description: "the message is empty") }
-    if let tool, configuration.tools.tool(named: tool) == nil || !toolsJSON.contains(where: { $0["name"]?.stringValue == tool }) {
+    if let tool,
+      configuration.tools.tool(named: tool) == nil || !toolsJSON.contains(where: { $0["name"]?.stringValue == tool })
+    {
       throw Failure(status: 400, description: "no tool named \(tool) is offered here (the tool picker lists them)")
     }
     let conversation = try self.conversation(id)
@@ -208,7 +213,8 @@ public final class WebChatEngine: Sendable {
         await previous?.value
         await WebChatEngine.$chat.withValue(chat) {
           var event: JSONObject = [
-            "type": "turn", "chat": .integer(chat), "prompt": .string(prompt), "tool": tool.map(JSONValue.string) ?? .null,
+            "type": "turn", "chat": .integer(chat), "prompt": .string(prompt),
+            "tool": tool.map(JSONValue.string) ?? .null,
           ]
           if let nonce { event["nonce"] = .string(nonce) }
           events.send(.object(event))
@@ -223,7 +229,8 @@ public final class WebChatEngine: Sendable {
           } catch {
             failure = error
           }
-          let stopped = failure is CancellationError || Task.isCancelled
+          let stopped =
+            failure is CancellationError || Task.isCancelled
             || (failure as? ToolCallError)?.failure == .cancelled
           let message = failure.map { stopped ? "stopped" : describe($0) }
           cancelApprovals(of: chat)
@@ -240,7 +247,9 @@ public final class WebChatEngine: Sendable {
           if failure == nil {
             conversation.keeper.titleInBackground(
               prompt: prompt, onTitled: { _ in events.send(["type": "chats"]) },
-              onFailure: { error in events.send(Self.note(chat, "\(error.description); the chat keeps its first words as its title")) })
+              onFailure: { error in
+                events.send(Self.note(chat, "\(error.description); the chat keeps its first words as its title"))
+              })
           }
           events.send(["type": "chats"])
         }

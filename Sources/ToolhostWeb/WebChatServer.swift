@@ -83,7 +83,8 @@ public final class WebChatServer: Sendable {
     let host = options.host
     let app = Application(
       router: router(),
-      server: .http1(configuration: HTTP1Channel.Configuration(idleTimeout: .nanoseconds(options.idleTimeout.wholeNanoseconds))),
+      server: .http1(
+        configuration: HTTP1Channel.Configuration(idleTimeout: .nanoseconds(options.idleTimeout.wholeNanoseconds))),
       configuration: .init(
         address: .hostname(host, port: options.port), serverName: nil,
         availableConnectionsDelegate: MaximumAvailableConnections(options.maxConnections)),
@@ -181,7 +182,8 @@ public final class WebChatServer: Sendable {
       if let refusal = self.refusal(request) { return refusal }
       let body = try await self.body(request)
       guard let answer = body["answer"]?.stringValue.flatMap(WebChatEngine.ApprovalAnswer.init(rawValue:)) else {
-        throw WebChatEngine.Failure(status: 400, description: "answer with {\"answer\": \"once\" | \"always\" | \"deny\"}")
+        throw WebChatEngine.Failure(
+          status: 400, description: "answer with {\"answer\": \"once\" | \"always\" | \"deny\"}")
       }
       guard self.engine.answer(approval: context.parameters.get("id") ?? "", with: answer) else {
         throw WebChatEngine.Failure(status: 404, description: "that approval is no longer waiting")
@@ -270,7 +272,8 @@ public final class WebChatServer: Sendable {
   static func json(_ value: JSONValue, status: HTTPResponse.Status = .ok) -> Response {
     var fields = commonHeaders
     fields[.contentType] = "application/json; charset=utf-8"
-    return Response(status: status, headers: fields, body: ResponseBody(byteBuffer: ByteBuffer(string: value.serialized())))
+    return Response(
+      status: status, headers: fields, body: ResponseBody(byteBuffer: ByteBuffer(string: value.serialized())))
   }
 
   /// Answers a ``WebChatEngine/Failure`` (and anything else thrown) as `{"error": ...}` with its status.

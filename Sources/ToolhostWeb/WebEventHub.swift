@@ -1,5 +1,5 @@
-public import ToolhostJSON
 import Synchronization
+public import ToolhostJSON
 
 /// Hands the chat page's events to every open event stream (each browser tab has one).
 ///

@@ -35,7 +35,8 @@ public enum WebJSON {
             "text": round.text.map(JSONValue.string) ?? .null,
             "calls": .array(
               round.calls.map { c in
-                call(c.call, status: c.status?.rawValue ?? (c.output == nil ? "error" : "ok"), durationMs: c.durationMs,
+                call(
+                  c.call, status: c.status?.rawValue ?? (c.output == nil ? "error" : "ok"), durationMs: c.durationMs,
                   output: c.output)
               }),
           ]

@@ -105,13 +105,19 @@ struct WebChatEngineTests {
   }
 
   /// An engine over the four tools against `server`, with a fresh history; `streaming` as given.
-  func engine(_ server: FakeLLM, folder: TemporaryFolder, runs: Counter = Counter(), slow: (Counter, Counter) = (Counter(), Counter()))
+  func engine(
+    _ server: FakeLLM, folder: TemporaryFolder, runs: Counter = Counter(),
+    slow: (Counter, Counter) = (Counter(), Counter())
+  )
     throws -> WebChatEngine
   {
     let model = try OpenAIModel(
       configuration: OpenAIConfiguration(baseURL: server.baseURL, model: "fake", apiKey: "test"))
     var rules = UserConfiguration(path: folder.file("config.json"))
-    rules.toolRules = [.init(pattern: "guarded", value: .ask), .init(pattern: "forbidden", value: .deny), .init(pattern: "*", value: .auto)]
+    rules.toolRules = [
+      .init(pattern: "guarded", value: .ask), .init(pattern: "forbidden", value: .deny),
+      .init(pattern: "*", value: .auto),
+    ]
     let tools = try ToolRegistry([
       Climate(), Guarded(runs: runs), Slow(started: slow.0, cancelled: slow.1), Forbidden(),
     ])
@@ -129,9 +135,10 @@ struct WebChatEngineTests {
   }
 
   /// The events of `stream` until `chat`'s `done` (or `seconds` pass).
-  func collect(_ stream: AsyncStream<JSONValue>, until chat: Int64? = nil, within seconds: Double = 30,
-    onEvent: @escaping @Sendable (JSONValue) -> Void = { _ in }) async -> [JSONValue]
-  {
+  func collect(
+    _ stream: AsyncStream<JSONValue>, until chat: Int64? = nil, within seconds: Double = 30,
+    onEvent: @escaping @Sendable (JSONValue) -> Void = { _ in }
+  ) async -> [JSONValue] {
     let collected = Mutex<[JSONValue]>([])
     let reader = Task {
       for await event in stream {
@@ -158,7 +165,9 @@ struct WebChatEngineTests {
       let events = await collect(stream, until: chat)
       let types = events.compactMap { $0["type"]?.stringValue }
       #expect(types.first == "turn" && events.first?["nonce"] == "n-1", "\(events)")
-      let calls = types.firstIndex(of: "call"), results = types.firstIndex(of: "result"), done = types.lastIndex(of: "done")
+      let calls = types.firstIndex(of: "call")
+      let results = types.firstIndex(of: "result")
+      let done = types.lastIndex(of: "done")
       #expect(calls != nil && results != nil && done != nil && calls! < results! && results! < done!, "\(types)")
       #expect(types.contains("text"), "nothing streamed: \(types)")
       let result = try #require(events.first { $0["type"] == "result" })
@@ -196,7 +205,9 @@ struct WebChatEngineTests {
       #expect(events.first?["tool"] == "climate")
       // Only the picked tool went to the model.
       let offered = try server.requests().first?["tools"] as? [[String: Any]]
-      #expect(offered?.compactMap { ($0["function"] as? [String: Any])?["name"] as? String } == ["climate"], "\(offered ?? [])")
+      #expect(
+        offered?.compactMap { ($0["function"] as? [String: Any])?["name"] as? String } == ["climate"],
+        "\(offered ?? [])")
       await close(engine)
     }
   }

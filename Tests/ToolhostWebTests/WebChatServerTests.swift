@@ -102,7 +102,8 @@ struct WebChatServerTests {
       let rebound = try await running.request("GET", "/api/state", headers: ["Cookie": cookie, "Host": "evil.example"])
       #expect(rebound.status == 421 || rebound.status == 400, "\(rebound.head)")
       let foreign = try await running.request(
-        "POST", "/api/chats/new/messages", body: #"{"text":"hi"}"#, headers: ["Cookie": cookie, "Origin": "http://evil.example"])
+        "POST", "/api/chats/new/messages", body: #"{"text":"hi"}"#,
+        headers: ["Cookie": cookie, "Origin": "http://evil.example"])
       #expect(foreign.status == 403 && foreign.body.contains("other pages"), "\(foreign.body)")
       #expect(try running.server.engine.chats().chats.isEmpty, "a refused request made a chat")
       await running.stop()
@@ -138,7 +139,8 @@ struct WebChatServerTests {
       #expect(try await running.request("POST", "/api/chats/1/messages", body: "nope", headers: bearer).status == 400)
       let unknown = try await running.request("GET", "/api/chats/42", headers: bearer)
       #expect(unknown.status == 404 && unknown.body.contains("no chat has the id 42"), "\(unknown)")
-      let approval = try await running.request("POST", "/api/approvals/a9", body: #"{"answer":"once"}"#, headers: bearer)
+      let approval = try await running.request(
+        "POST", "/api/approvals/a9", body: #"{"answer":"once"}"#, headers: bearer)
       #expect(approval.status == 404, "\(approval)")
       events.hangUp()
       await running.stop()

@@ -60,7 +60,8 @@ final class WebChatProcess: Sendable {
   func address(within seconds: Double = 120) async -> String? {
     let deadline = ContinuousClock.now + .seconds(seconds)
     while ContinuousClock.now < deadline, process.isRunning {
-      if let range = stdout.range(of: #"http://127\.0\.0\.1:[0-9]+/\?token=[0-9a-f]{64}"#, options: .regularExpression) {
+      if let range = stdout.range(of: #"http://127\.0\.0\.1:[0-9]+/\?token=[0-9a-f]{64}"#, options: .regularExpression)
+      {
         return String(stdout[range])
       }
       try? await Task.sleep(for: .milliseconds(50))
@@ -217,7 +218,9 @@ struct WebPageBrowserTests {
   }
 
   /// Runs web_browser.py's `steps` against `url`; each step's JSON line.
-  static func browse(_ url: String, steps: [String], shots: String) async throws -> (lines: [JSONValue], output: Subprocess.Output) {
+  static func browse(_ url: String, steps: [String], shots: String) async throws -> (
+    lines: [JSONValue], output: Subprocess.Output
+  ) {
     let output = try await Subprocess.runWithoutBlocking(
       executable: URL(fileURLWithPath: "/usr/bin/env"),
       arguments: [
@@ -246,7 +249,8 @@ struct WebPageBrowserTests {
         return
       }
       let steps = [
-        "open", "weather", "picker", "button", "approve", "deny", "hostile", "stop", "tools", "chats", "narrow", "network",
+        "open", "weather", "picker", "button", "approve", "deny", "hostile", "stop", "tools", "chats", "narrow",
+        "network",
       ]
       let shots = scratch.file("shots")
       let (lines, output) = try await Self.browse(url, steps: steps, shots: shots)
@@ -265,9 +269,13 @@ struct WebPageBrowserTests {
       // A picked tool is the only one offered for its message.
       let requests = try server.requests()
       let picked = requests.first { request in
-        ((request["messages"] as? [[String: Any]]) ?? []).contains { ($0["content"] as? String)?.contains("PICKED") ?? false }
+        ((request["messages"] as? [[String: Any]]) ?? []).contains {
+          ($0["content"] as? String)?.contains("PICKED") ?? false
+        }
       }
-      let offered = (picked?["tools"] as? [[String: Any]])?.compactMap { ($0["function"] as? [String: Any])?["name"] as? String }
+      let offered = (picked?["tools"] as? [[String: Any]])?.compactMap {
+        ($0["function"] as? [String: Any])?["name"] as? String
+      }
       #expect(offered == ["getWeather"], "\(offered ?? [])")
       // Ctrl-C ends the server and leaves nothing running.
       let status = await web.interrupt()
@@ -296,8 +304,10 @@ struct WebPageBrowserTests {
     }
     let (lines, output) = try await Self.browse(url, steps: ["open", "local", "network"], shots: scratch.file("shots"))
     let done = lines.filter { $0["ok"] == true }.compactMap { $0["step"]?.stringValue }
-    #expect(done == ["open", "local", "network"], "\(output.stdoutText)\n\(output.stderrText.suffix(2000))\n\(web.stderr)")
-    #expect(lines.first?["model"]?.stringValue?.contains("local") ?? false, "not the local model: \(lines.first ?? nil)")
+    #expect(
+      done == ["open", "local", "network"], "\(output.stdoutText)\n\(output.stderrText.suffix(2000))\n\(web.stderr)")
+    #expect(
+      lines.first?["model"]?.stringValue?.contains("local") ?? false, "not the local model: \(lines.first ?? nil)")
     Self.keepScreenshots(from: scratch.file("shots"))
     #expect(await web.interrupt() != nil, "toolhost chat --web did not end on Ctrl-C")
     let left = ProcessProbe.processes { $0.contains(scratch.path) }

@@ -21,7 +21,9 @@ struct WebPageTests {
     for forbidden in ["<script>", "style=", "onclick=", "onload=", "http://", "https://"] {
       #expect(!WebPage.html.contains(forbidden), "index.html holds \(forbidden)")
     }
-    for forbidden in ["innerHTML", "outerHTML", "insertAdjacentHTML", "document.write", "eval(", "new Function", "http://", "https://"] {
+    for forbidden in [
+      "innerHTML", "outerHTML", "insertAdjacentHTML", "document.write", "eval(", "new Function", "http://", "https://",
+    ] {
       #expect(!WebPage.script.contains(forbidden), "app.js holds \(forbidden)")
     }
     for forbidden in ["@import", "url(http", "http://", "https://"] {
