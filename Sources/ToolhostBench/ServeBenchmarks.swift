@@ -12,11 +12,7 @@ import ToolhostTools
 /// MCP connections (one stdio pipe; HTTP with a connection pool), so every call is a full MCP request and reply.
 /// Per configuration: calls/s over the whole batch, and p50/p99 latency of single calls.
 func serveBenchmarks() async throws -> [BenchRow] {
-  let binary = URL(fileURLWithPath: CommandLine.arguments[0]).resolvingSymlinksInPath()
-    .deletingLastPathComponent().appendingPathComponent("toolhost").path
-  guard FileManager.default.isExecutableFile(atPath: binary) else {
-    throw BenchError("needs the toolhost binary beside this one: swift build -c release --product toolhost")
-  }
+  let binary = try toolhostBesideThisBinary()
   let exe = try compileTinyLinePlugin()
   let root = benchDir + "/serve-suite"
   try? FileManager.default.removeItem(atPath: root)
@@ -297,3 +293,13 @@ func measureCalls(
 
 /// The value at fraction `p` of sorted `a`.
 func percentile(_ a: [Double], _ p: Double) -> Double { a[min(a.count - 1, Int(Double(a.count) * p))] }
+
+/// The release `toolhost` built beside this benchmark binary.
+func toolhostBesideThisBinary() throws -> String {
+  let binary = URL(fileURLWithPath: CommandLine.arguments[0]).resolvingSymlinksInPath()
+    .deletingLastPathComponent().appendingPathComponent("toolhost").path
+  guard FileManager.default.isExecutableFile(atPath: binary) else {
+    throw BenchError("needs the toolhost binary beside this one: swift build -c release --product toolhost")
+  }
+  return binary
+}

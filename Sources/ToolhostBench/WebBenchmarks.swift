@@ -18,11 +18,7 @@ import ToolhostSystem
 ///   and reads when the chat list was drawn (the page's `chats-drawn` mark) and the first contentful paint, both
 ///   from the start of the navigation; the median of 7 loads. The goal is 0.5 s.
 func webBenchmarks() async throws -> [BenchRow] {
-  let binary = URL(fileURLWithPath: CommandLine.arguments[0]).resolvingSymlinksInPath()
-    .deletingLastPathComponent().appendingPathComponent("toolhost").path
-  guard FileManager.default.isExecutableFile(atPath: binary) else {
-    throw BenchError("needs the toolhost binary beside this one: swift build -c release --product toolhost")
-  }
+  let binary = try toolhostBesideThisBinary()
   let exe = try compileTinyLinePlugin()
   let root = benchDir + "/web-suite"
   try? FileManager.default.removeItem(atPath: root)
