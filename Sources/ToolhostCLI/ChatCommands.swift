@@ -26,6 +26,13 @@ struct Chat: AsyncParsableCommand {
   func validate() throws {
     if web.web, prompt != nil { throw ValidationError("--web serves a page; leave out --prompt") }
     if web.web, options.save != nil { throw ValidationError("--web keeps its chats in the history; leave out --save") }
+    if web.web, let resume = options.resume, Int64(resume) == nil {
+      throw ValidationError("--web goes on with chats of the history: --resume takes a chat id there, not a file")
+    }
+    if web.web, options.noHistory, options.continueLast || options.resume != nil {
+      throw ValidationError(
+        "--web --no-history keeps no chats, so there is none to go on with: leave out --continue and --resume")
+    }
   }
 
   func run() async throws {

@@ -1,8 +1,10 @@
 import ArgumentParser
 import Foundation
+import Synchronization
 import ToolhostChat
 import ToolhostCommandLine
 import ToolhostHistory
+import ToolhostMCPHTTP
 import ToolhostPlugins
 import ToolhostSession
 import ToolhostWeb
@@ -31,6 +33,11 @@ struct WebOptions: ParsableArguments {
       throw ValidationError("--web-port, --web-host and --no-open go with --web")
     }
     guard (0...65535).contains(port) else { throw ValidationError("--web-port \(port): give a port from 0 to 65535") }
+    if ["0.0.0.0", "::", "[::]", ""].contains(host) {
+      throw ValidationError(
+        "--web-host \(host): give one address of this machine (the page is reached at that address only), or leave "
+          + "it out for 127.0.0.1")
+    }
   }
 }
 
@@ -49,6 +56,7 @@ enum ChatWebRun {
     if prepared.keep, let kept = prepared.history {
       history = kept
     } else {
+      let why = prepared.keep ? "the history cannot be used (the warning above says why)" : "history is off"
       let folder = FileManager.default.temporaryDirectory.appendingPathComponent(
         "toolhost-web-\(getpid())-\(UUID().uuidString.prefix(8))"
       ).path
@@ -60,7 +68,7 @@ enum ChatWebRun {
         printer.warn("Error: \(error.description)")
         throw ExitCode(ExitStatus.toolFailed)
       }
-      printer.warn("toolhost: note: these chats are not kept (history is off); they go when the page stops")
+      printer.warn("toolhost: note: these chats are not kept (\(why)); they go when the page stops")
     }
     defer { if let scratch { try? FileManager.default.removeItem(atPath: scratch) } }
     let console = prepared.console
@@ -68,10 +76,17 @@ enum ChatWebRun {
       configuration: .init(
         model: prepared.chosen.model, tools: prepared.registry, rules: prepared.catalog.trust.configuration,
         setup: setup, history: history, newChat: prepared.newChat(command: "chat", options: options),
-        describeError: { ChatConsole.describe($0).message }))
+        describeError: { ChatConsole.describe($0).message }, keepsHistory: scratch == nil))
     let server = WebChatServer(engine: engine, options: .init(host: web.host, port: web.port))
+    if !MCPHTTPToken.isLoopback(web.host) {
+      printer.warn(
+        "toolhost: warning: \(web.host) is not a loopback address: the page, its link and its cookie go over the "
+          + "network in plain HTTP")
+    }
     let opening = prepared.continued.map { "#chat=\($0.summary.id)" } ?? ""
     let open = !web.noOpen && Self.canOpenBrowser
+    let opened = Mutex<URL?>(nil)
+    defer { if let folder = opened.withLock({ $0 }) { try? FileManager.default.removeItem(at: folder) } }
     do {
       _ = try await InterruptHandler.cancellingOnSignals {
         try await server.run { listening in
@@ -80,12 +95,14 @@ enum ChatWebRun {
             "toolhost chat with \(prepared.chosen.model.displayName), \(engine.toolsJSON.count) tools, on a page; "
               + "Ctrl-C stops it.")
           FileHandle.standardOutput.write(Data("toolhost: open \(url)\n".utf8))
-          if open { Self.openBrowser(url) }
+          if open { opened.withLock { $0 = Self.openBrowser(url) } }
         }
       }
     } catch is CancellationError {
     } catch {
-      printer.warn("Error: the page cannot be served on \(web.host):\(web.port): \(error)")
+      printer.warn(
+        "Error: the page cannot be served on \(web.host):\(web.port): \(error) (give another --web-port, or leave it "
+          + "out for any free one)")
       await prepared.chosen.shutdown()
       await prepared.catalog.shutdown()
       throw ExitCode(ExitStatus.toolFailed)
@@ -106,17 +123,40 @@ enum ChatWebRun {
     #endif
   }
 
-  /// Opens `url` in the desktop's browser; a failure only leaves the address to open by hand.
-  static func openBrowser(_ url: String) {
+  /// Opens `url` in the desktop's browser through a private file that redirects to it, so that the one-time link
+  /// is never on a command line (which every user of the machine can read in /proc); the file is removed a minute
+  /// later, or when the page stops. A failure only leaves the address to open by hand.
+  @discardableResult
+  static func openBrowser(_ url: String) -> URL? {
+    let folder = FileManager.default.temporaryDirectory.appendingPathComponent(
+      "toolhost-open-\(getpid())-\(UUID().uuidString.prefix(8))")
+    let file = folder.appendingPathComponent("open.html")
+    let page = """
+      <!doctype html><meta charset="utf-8"><meta http-equiv="refresh" content="0; url=\(url)">
+      <title>toolhost chat</title><a href="\(url)">toolhost chat</a>
+      """
+    do {
+      try FileManager.default.createDirectory(
+        at: folder, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+      guard
+        FileManager.default.createFile(
+          atPath: file.path, contents: Data(page.utf8), attributes: [.posixPermissions: 0o600])
+      else { return folder }
+    } catch { return nil }
     let process = Process()
     #if os(macOS)
       process.executableURL = URL(fileURLWithPath: "/usr/bin/open")
     #else
       process.executableURL = URL(fileURLWithPath: "/usr/bin/xdg-open")
     #endif
-    process.arguments = [url]
+    process.arguments = [file.absoluteString]
     process.standardOutput = FileHandle.nullDevice
     process.standardError = FileHandle.nullDevice
     try? process.run()
+    Task.detached {
+      try? await Task.sleep(for: .seconds(60))
+      try? FileManager.default.removeItem(at: folder)
+    }
+    return folder
   }
 }

@@ -243,10 +243,16 @@ public final class ChatHistory: Sendable {
   /// Sets a chat's title and where it came from.
   ///
   /// - Throws: ``HistoryError`` when the database cannot be written.
+  ///
+  /// A title the user gave (``TitleSource/user``) stays: a prompt's or a model's title made later does not replace it.
   public func setTitle(_ title: String, source: TitleSource, for chat: Int64) throws(HistoryError) {
     try write { db in
       try db.execute(
-        sql: "UPDATE chat SET title = ?, titleSource = ? WHERE id = ?", arguments: [title, source.rawValue, chat])
+        sql: """
+          UPDATE chat SET title = ?, titleSource = ?
+          WHERE id = ? AND (? = 'user' OR titleSource IS NULL OR titleSource <> 'user')
+          """,
+        arguments: [title, source.rawValue, chat, source.rawValue])
     }
   }
 

@@ -14,8 +14,9 @@ public final class WebAccess: Sendable {
   public enum Verdict: Sendable, Equatable {
     /// Serve it.
     case allow
-    /// The link was used now: redirect to `/` and set this cookie (a whole `Set-Cookie` value).
-    case enter(setCookie: String)
+    /// Redirect to `/`, setting this cookie (a whole `Set-Cookie` value) when the link was used now (`nil` when the
+    /// browser has the cookie already).
+    case enter(setCookie: String?)
     /// Refuse it with this status and message.
     case refuse(status: Int, message: String)
   }
@@ -26,6 +27,8 @@ public final class WebAccess: Sendable {
   public let sessionSecret: String
   /// The host names the page may be reached by (without the port): the loopback names and the bound host.
   public let hostNames: Set<String>
+  /// The host the server is bound to, as a URL names it.
+  public let host: String
   private let linkUsed = Atomic<Bool>(false)
 
   /// Makes the access rules of a server bound to `host`, with fresh random tokens unless given.
@@ -35,7 +38,8 @@ public final class WebAccess: Sendable {
     self.linkToken = linkToken
     self.sessionSecret = sessionSecret
     var names: Set<String> = ["127.0.0.1", "localhost", "[::1]"]
-    names.insert(host.contains(":") && !host.hasPrefix("[") ? "[\(host)]" : host.lowercased())
+    self.host = host.contains(":") && !host.hasPrefix("[") ? "[\(host.lowercased())]" : host.lowercased()
+    names.insert(self.host)
     hostNames = names
   }
 
@@ -57,7 +61,7 @@ public final class WebAccess: Sendable {
     guard hostNames.contains(where: { hostHeader == "\($0):\(port)" }) else {
       return .refuse(
         status: 421,
-        message: "this server answers only at http://127.0.0.1:\(port)/ (the request named the host \"\(hostHeader)\")")
+        message: "this server answers only at http://\(host):\(port)/ (the request named the host \"\(hostHeader)\")")
     }
     let origin = headers["origin"]?.lowercased()
     if let origin, !hostNames.contains(where: { origin == "http://\($0):\(port)" }) {
@@ -70,7 +74,11 @@ public final class WebAccess: Sendable {
       let parts = value.split(separator: " ", maxSplits: 1)
       return parts.count == 2 && parts[0].lowercased() == "bearer" ? String(parts[1]) : nil
     }
+    let cookie = Self.cookies(headers["cookie"] ?? "")[cookieName(port: port)]
+    let hasSession = cookie.map { Self.same($0, sessionSecret) } ?? false
     if let given, path == "/" {
+      // A browser that is in already and opens the link again goes to the page.
+      if hasSession { return .enter(setCookie: nil) }
       guard Self.same(given, linkToken), !linkUsed.exchange(true, ordering: .acquiringAndReleasing) else {
         return .refuse(
           status: 401,
@@ -80,9 +88,7 @@ public final class WebAccess: Sendable {
       return .enter(
         setCookie: "\(cookieName(port: port))=\(sessionSecret); Path=/; HttpOnly; SameSite=Strict")
     }
-    let cookie = Self.cookies(headers["cookie"] ?? "")[cookieName(port: port)]
-    guard cookie.map({ Self.same($0, sessionSecret) }) ?? false || bearer.map({ Self.same($0, sessionSecret) }) ?? false
-    else {
+    guard hasSession || bearer.map({ Self.same($0, sessionSecret) }) ?? false else {
       return .refuse(
         status: 401, message: "this page's session has ended or never began: open the address toolhost printed")
     }

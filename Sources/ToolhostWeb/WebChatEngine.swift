@@ -42,13 +42,17 @@ public final class WebChatEngine: Sendable {
     public var titlesByModel: Bool
     /// What the user is told of an error that ended an answer.
     public var describeError: @Sendable (any Error) -> String
+    /// Whether ``history`` is kept after the page stops (`false` for a scratch history, as with `--no-history`);
+    /// the page says so.
+    public var keepsHistory: Bool
 
     /// Makes a configuration.
     public init(
       model: any LanguageModel, tools: ToolRegistry, rules: UserConfiguration, setup: ChatSetup,
       history: ChatHistory, newChat: ChatHistory.NewChat, titlesByModel: Bool = true,
-      describeError: @escaping @Sendable (any Error) -> String = WebChatEngine.describe
+      describeError: @escaping @Sendable (any Error) -> String = WebChatEngine.describe, keepsHistory: Bool = true
     ) {
+      self.keepsHistory = keepsHistory
       self.model = model
       self.tools = tools
       self.rules = rules
@@ -89,7 +93,6 @@ public final class WebChatEngine: Sendable {
     var conversations: [Int64: Conversation] = [:]
     var approvals: [String: Approval] = [:]
     var nextApproval = 0
-    var closed = false
   }
 
   /// A chat being talked to: its session, its keeper and the answer running in it.
@@ -101,6 +104,9 @@ public final class WebChatEngine: Sendable {
     let running = Mutex<Task<Void, Never>?>(nil)
     /// The last turn's task, which goes on after `done` to keep the turn in the history; the next turn waits for it.
     let kept = Mutex<Task<Void, Never>?>(nil)
+    /// The running turn as the page draws it (prompt, rounds, calls, text so far), until its `done`: the history
+    /// has it only once it is kept.
+    let live = Mutex<JSONObject?>(nil)
     init(id: Int64, session: LanguageModelSession, keeper: ChatKeeper) {
       self.id = id
       self.session = session
@@ -112,6 +118,8 @@ public final class WebChatEngine: Sendable {
   private struct Approval {
     var chat: Int64
     var answer: OneShot<ToolApprover.Answer>
+    /// The `approval` event that asked.
+    var event: JSONValue
   }
 
   /// The chat whose answer the current task runs, for the approver (shared by all chats) to know where to ask.
@@ -121,9 +129,9 @@ public final class WebChatEngine: Sendable {
   public init(configuration: Configuration, events: WebEventHub = WebEventHub()) {
     self.configuration = configuration
     self.events = events
-    let box = Mutex<WebChatEngine?>(nil)
+    let box = WeakEngine()
     let ask: ToolApprover.Ask = { call, tool, decision in
-      guard let engine = box.withLock({ $0 }), let chat = WebChatEngine.chat else { return .no }
+      guard let engine = box.engine, let chat = WebChatEngine.chat else { return .no }
       return await engine.ask(call, tool: tool, decision: decision, chat: chat)
     }
     approver = ToolApprover(
@@ -132,7 +140,17 @@ public final class WebChatEngine: Sendable {
         events.send(["type": "note", "chat": WebChatEngine.chat.map(JSONValue.integer) ?? .null, "text": .string(note)])
       },
       unattendedHint: nil)
-    box.withLock { $0 = self }
+    box.engine = self
+  }
+
+  /// The engine the approver's question goes to, held weakly (the engine holds the approver).
+  private final class WeakEngine: Sendable {
+    private let box = Mutex<Weak>(Weak())
+    private struct Weak { weak var engine: WebChatEngine? }
+    var engine: WebChatEngine? {
+      get { box.withLock { $0.engine } }
+      set { box.withLock { $0.engine = newValue } }
+    }
   }
 
   // MARK: Reading
@@ -161,10 +179,29 @@ public final class WebChatEngine: Sendable {
 
   /// One chat, whole: with its last turn once that is kept (a turn is kept just after its `done` event).
   public func chat(_ id: Int64) async throws(Failure) -> JSONValue {
-    if let conversation = state.withLock({ $0.conversations[id] }), !conversation.isRunning {
-      await conversation.kept.withLock({ $0 })?.value
+    let conversation = state.withLock { $0.conversations[id] }
+    if let conversation, !conversation.isRunning { await conversation.kept.withLock({ $0 })?.value }
+    var chat = WebJSON.chat(try stored(id), running: runningChats.contains(id))
+    // A running turn is not in the history yet: it comes last, as far as it has got.
+    if let live = conversation?.live.withLock({ $0 }), case .object(var whole) = chat,
+      case .array(var turns) = whole["turns"] ?? .array([])
+    {
+      turns.append(.object(live))
+      whole["turns"] = .array(turns)
+      chat = .object(whole)
     }
-    return WebJSON.chat(try stored(id), running: runningChats.contains(id))
+    return chat
+  }
+
+  /// A stream of the page's events: `{"type": "hello"}`, the `approval` events still waiting for an answer (a page
+  /// that opens, or opens its stream again, is asked again), then every event from now on.
+  public func subscribe() -> AsyncStream<JSONValue> {
+    // Under the lock, so that an approval asked meanwhile is in the greeting or comes after it (or both: the page
+    // draws an approval once).
+    state.withLock { s in
+      let waiting = s.approvals.sorted { $0.key < $1.key }.map(\.value.event)
+      return events.subscribe(greeting: [["type": "hello"]] + waiting)
+    }
   }
 
   /// The ids of the chats answering now.
@@ -217,6 +254,12 @@ public final class WebChatEngine: Sendable {
             "tool": tool.map(JSONValue.string) ?? .null,
           ]
           if let nonce { event["nonce"] = .string(nonce) }
+          conversation.live.withLock {
+            $0 = [
+              "prompt": .string(prompt), "tool": tool.map(JSONValue.string) ?? .null, "rounds": [],
+              "response": .null, "error": .null,
+            ]
+          }
           events.send(.object(event))
           var response: String?
           var failure: (any Error)?
@@ -236,6 +279,7 @@ public final class WebChatEngine: Sendable {
           cancelApprovals(of: chat)
           // The answer is done for the page now, as the terminal shows it before keeping it; the turn is kept
           // after, and the chat's next turn waits for that.
+          conversation.live.withLock { $0 = nil }
           conversation.running.withLock { $0 = nil }
           events.send([
             "type": "done", "chat": .integer(chat), "response": response.map(JSONValue.string) ?? .null,
@@ -313,9 +357,15 @@ public final class WebChatEngine: Sendable {
   /// Stops every answer and waits for them; titles still being made get a moment. Later sends still work.
   public func finish() async {
     let all = state.withLock { Array($0.conversations.values) }
-    for conversation in all { await stop(conversation.id) }
-    for conversation in all { await conversation.kept.withLock({ $0 })?.value }
-    for conversation in all { await conversation.keeper.finish() }
+    await withTaskGroup(of: Void.self) { group in
+      for conversation in all {
+        group.addTask {
+          await self.stop(conversation.id)
+          await conversation.kept.withLock({ $0 })?.value
+          await conversation.keeper.finish()
+        }
+      }
+    }
   }
 
   // MARK: Inside
@@ -338,17 +388,49 @@ public final class WebChatEngine: Sendable {
     guard let chat = keeper.chatID else { throw Failure(status: 500, description: "the history made no chat") }
     let session = setup.makeSession(model: configuration.model, tools: configuration.tools, approver: approver)
     let events = self.events
+    let made = Conversation(id: chat, session: session, keeper: keeper)
     _ = session.addObserver { event in
       keeper.observe(event)
+      made.live.withLock { live in if live != nil { Self.follow(event, in: &live!) } }
       if let json = Self.json(event, chat: chat) { events.send(json) }
     }
-    let made = Conversation(id: chat, session: session, keeper: keeper)
     // Two sends to one chat at once both make one; the first kept wins.
     return state.withLock { s in
       if let existing = s.conversations[chat] { return existing }
       s.conversations[chat] = made
       return made
     }
+  }
+
+  /// Brings the running turn `live` (in the page's turn shape) up to date with `event`.
+  static func follow(_ event: SessionEvent, in live: inout JSONObject) {
+    var rounds = live["rounds"]?.arrayValue ?? []
+    func lastRound(_ change: (inout JSONObject) -> Void) {
+      if rounds.isEmpty { rounds.append(["text": .null, "calls": []]) }
+      var round = rounds[rounds.count - 1].objectValue ?? [:]
+      change(&round)
+      rounds[rounds.count - 1] = .object(round)
+    }
+    switch event {
+    case .modelTurnStarted:
+      // Text streamed before a round's calls belongs to that round; a new round begins only after calls.
+      if rounds.isEmpty || !(rounds.last?["calls"]?.arrayValue?.isEmpty ?? true) {
+        rounds.append(["text": .null, "calls": []])
+      }
+    case .textDelta(let text):
+      lastRound { $0["text"] = .string(($0["text"]?.stringValue ?? "") + text) }
+    case .toolCallStarted(let call):
+      lastRound { $0["calls"] = .array(($0["calls"]?.arrayValue ?? []) + [WebJSON.call(call, status: "running")]) }
+    case .toolCallFinished(let record):
+      lastRound { round in
+        round["calls"] = .array(
+          (round["calls"]?.arrayValue ?? []).map { $0["id"]?.stringValue == record.call.id ? WebJSON.call(record) : $0 }
+        )
+      }
+    case .requestStarted, .response:
+      break
+    }
+    live["rounds"] = .array(rounds)
   }
 
   /// A session event as the page's event, if the page shows it.
@@ -368,20 +450,21 @@ public final class WebChatEngine: Sendable {
     -> ToolApprover.Answer
   {
     let answer = OneShot<ToolApprover.Answer>()
+    let origin = (tool as? PluginTool)?.manifest.location
     let id = state.withLock { s -> String in
       s.nextApproval += 1
       let id = "a\(s.nextApproval)"
-      s.approvals[id] = Approval(chat: chat, answer: answer)
+      let event: JSONValue = [
+        "type": "approval", "chat": .integer(chat),
+        "approval": [
+          "id": .string(id), "tool": .string(call.toolName), "arguments": call.arguments,
+          "reason": .string(decision.reason), "origin": origin.map(JSONValue.string) ?? .null,
+        ],
+      ]
+      s.approvals[id] = Approval(chat: chat, answer: answer, event: event)
       return id
     }
-    let origin = (tool as? PluginTool)?.manifest.location
-    events.send([
-      "type": "approval", "chat": .integer(chat),
-      "approval": [
-        "id": .string(id), "tool": .string(call.toolName), "arguments": call.arguments,
-        "reason": .string(decision.reason), "origin": origin.map(JSONValue.string) ?? .null,
-      ],
-    ])
+    if let event = state.withLock({ $0.approvals[id]?.event }) { events.send(event) }
     let given = await answer.waitUnlessCancelled()
     if given == nil, state.withLock({ $0.approvals.removeValue(forKey: id) }) != nil {
       events.send(["type": "approval-done", "chat": .integer(chat), "id": .string(id)])

@@ -136,7 +136,8 @@ public final class WebChatServer: Sendable {
       if let refusal = self.refusal(request) { return refusal }
       let (chats, more) = try self.engine.chats()
       return Self.json([
-        "model": .string(self.engine.configuration.model.displayName), "history": true,
+        "model": .string(self.engine.configuration.model.displayName),
+        "history": .bool(self.engine.configuration.keepsHistory),
         "tools": .array(self.engine.toolsJSON), "chats": .array(chats), "more": .bool(more),
       ])
     }
@@ -212,7 +213,7 @@ public final class WebChatServer: Sendable {
     case .enter(let cookie):
       var fields = Self.commonHeaders
       fields[.location] = "/"
-      fields[.setCookie] = cookie
+      if let cookie { fields[.setCookie] = cookie }
       return Response(status: .seeOther, headers: fields)
     case .refuse(let status, let message):
       return Self.json(["error": .string(message)], status: .init(code: status))
@@ -238,9 +239,10 @@ public final class WebChatServer: Sendable {
     return id
   }
 
-  /// The event stream: `{"type": "hello"}`, then every event of the engine from now on (and the server's pings).
+  /// The event stream: `{"type": "hello"}`, the approvals waiting, then every event of the engine from now on (and
+  /// the server's pings).
   private func eventStream() -> Response {
-    let events = engine.events.subscribe(greeting: ["type": "hello"])
+    let events = engine.subscribe()
     var fields = Self.commonHeaders
     fields[.contentType] = "text/event-stream"
     fields[.cacheControl] = "no-cache, no-store"

@@ -16,21 +16,18 @@ public final class WebEventHub: Sendable {
     self.maximumPending = maximumPending
   }
 
-  /// A new stream of every event sent from now on, after `greeting` when one is given; it ends when the hub ends it
-  /// (too far behind, or ``finishAll()``), or when its consumer stops iterating.
-  public func subscribe(greeting: JSONValue? = nil) -> AsyncStream<JSONValue> {
+  /// A new stream of every event sent from now on, after the `greeting` events; it ends when the hub ends it (too
+  /// far behind, or ``finishAll()``), or when its consumer stops iterating.
+  public func subscribe(greeting: [JSONValue] = []) -> AsyncStream<JSONValue> {
     let id = nextID.add(1, ordering: .relaxed).newValue
     let (stream, continuation) = AsyncStream<JSONValue>.makeStream(bufferingPolicy: .bufferingOldest(maximumPending))
-    if let greeting { continuation.yield(greeting) }
+    for event in greeting { continuation.yield(event) }
     continuation.onTermination = { [weak self] _ in
       _ = self?.subscribers.withLock { $0.removeValue(forKey: id) }
     }
     subscribers.withLock { $0[id] = continuation }
     return stream
   }
-
-  /// How many streams are open.
-  public var subscriberCount: Int { subscribers.withLock { $0.count } }
 
   /// Sends `event` to every open stream.
   public func send(_ event: JSONValue) {

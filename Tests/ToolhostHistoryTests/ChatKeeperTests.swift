@@ -58,6 +58,20 @@ struct ChatKeeperTests {
     #expect(try history.chats().count == 2)
   }
 
+  /// A title the user gave (the chat page's rename) is not replaced by a prompt's or a model's made later.
+  @Test func theUsersTitleStays() throws {
+    let history = try ChatHistory.open(at: path)
+    let id = try history.startChat(.init(command: "chat", model: "m"))
+    try history.setTitle("From the prompt", source: .prompt, for: id)
+    try history.setTitle("Mine", source: .user, for: id)
+    try history.setTitle("From the model", source: .model, for: id)
+    try history.setTitle("From the prompt again", source: .prompt, for: id)
+    #expect(try history.chat(id).summary.title == "Mine")
+    #expect(try history.chat(id).summary.titleSource == .user)
+    try history.setTitle("Mine again", source: .user, for: id)
+    #expect(try history.chat(id).summary.title == "Mine again")
+  }
+
   @Test func aContinuedChatKeepsItsTitleAndASlowTitleIsDroppedAtTheEnd() async throws {
     let history = try ChatHistory.open(at: path)
     let id = try history.startChat(.init(command: "chat", model: "m"))

@@ -266,10 +266,15 @@ struct WebChatEngineTests {
       let stream = engine.events.subscribe()
       let chat = try engine.send("SLOW one")
       let events = await collect(stream, until: chat) { event in
-        if event["type"] == "call" { Task { await engine.stop(chat) } }
+        guard event["type"] == "call" else { return }
+        Task {
+          // Once the tool runs.
+          while started.count == 0 { try? await Task.sleep(for: .milliseconds(5)) }
+          await engine.stop(chat)
+        }
       }
       #expect(events.last?["stopped"] == true && events.last?["error"] == "stopped", "\(events.last!)")
-      #expect(cancelled.count == started.count, "the tool went on after the stop")
+      #expect(started.count == 1 && cancelled.count == 1, "the tool went on after the stop")
       #expect(engine.runningChats.isEmpty)
       // A stopped approval is refused and goes away.
       let second = try engine.send("GUARDED now", to: chat)
@@ -279,6 +284,61 @@ struct WebChatEngineTests {
       #expect(more.contains { $0["type"] == "approval-done" }, "\(more)")
       #expect(more.last?["stopped"] == true)
       await close(engine)
+    }
+  }
+
+  /// A page that opens while a chat answers sees the turn so far and the approval it waits for.
+  @Test func aRunningChatShowsItsTurnAndItsApprovalToANewPage() async throws {
+    let folder = TemporaryFolder(prefix: "toolhost-web-engine")
+    try await FakeLLM.with(rules: Self.rules) { server in
+      let engine = try engine(server, folder: folder)
+      let stream = engine.events.subscribe()
+      let chat = try engine.send("GUARDED while a page opens")
+      let asked = OneShotID()
+      let collecting = Task {
+        await collect(stream, until: chat) { event in
+          if let id = event["approval"]?["id"]?.stringValue { asked.set(id) }
+        }
+      }
+      let id = await asked.wait()
+      let whole = try await engine.chat(chat)
+      let last = whole["turns"]?.arrayValue?.last
+      #expect(whole["running"] == true && last?["prompt"] == "GUARDED while a page opens", "\(whole)")
+      #expect(last?["rounds"]?[0]?["calls"]?[0]?["status"] == "running", "\(whole)")
+      var greeting = engine.subscribe().makeAsyncIterator()
+      #expect(await greeting.next()?["type"] == "hello")
+      #expect(await greeting.next()?["approval"]?["id"] == .string(id))
+      #expect(engine.answer(approval: id, with: .deny))
+      let events = await collecting.value
+      #expect(events.last?["response"] == "It did not run.")
+      // Done: the chat is the history's again, with the turn kept.
+      let after = try await engine.chat(chat)
+      #expect(after["running"] == false && after["turns"]?.arrayValue?.count == 1, "\(after)")
+      await close(engine)
+    }
+  }
+
+  /// The first approval id an event brings, for a test to wait on.
+  final class OneShotID: Sendable {
+    private let state = Mutex<(id: String?, waiting: CheckedContinuation<String, Never>?)>((nil, nil))
+    func set(_ id: String) {
+      let waiting = state.withLock { s -> CheckedContinuation<String, Never>? in
+        guard s.id == nil else { return nil }
+        s.id = id
+        defer { s.waiting = nil }
+        return s.waiting
+      }
+      waiting?.resume(returning: id)
+    }
+    func wait() async -> String {
+      await withCheckedContinuation { continuation in
+        let ready = state.withLock { s -> String? in
+          if let id = s.id { return id }
+          s.waiting = continuation
+          return nil
+        }
+        if let ready { continuation.resume(returning: ready) }
+      }
     }
   }
 

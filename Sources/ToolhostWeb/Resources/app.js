@@ -448,6 +448,7 @@ function connectEvents() {
     try { onEvent(JSON.parse(m.data)); } catch (e) { console.error(e); }
   };
   es.onopen = () => {  // after a reconnect: the state and the open chat again (events may have been missed)
+    if (S.onFirstOpen) { S.onFirstOpen(); S.onFirstOpen = null; }
     clearTimeout(S.lostTimer);
     if (!S.lost) return;
     S.lost = false;
@@ -941,11 +942,14 @@ function bind() {
 }
 async function start() {
   bind();
+  // The event stream first: the server follows this page from then on, so nothing that happens while the state and
+  // the chat load is missed (a snapshot and the events after it overlap at worst). Waits at most 3 s for it.
+  await new Promise((resolve) => { S.onFirstOpen = resolve; connectEvents(); setTimeout(resolve, 3000); });
+  S.onFirstOpen = null;
   const id = hashId();
   if (id != null) openChat(id); else showNewChat(false);
   try { await loadState(); } catch (e) { fail(e); }
   markReady();
-  connectEvents();
 }
 
 start();

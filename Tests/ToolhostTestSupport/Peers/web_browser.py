@@ -14,7 +14,8 @@ DIR/<name>.png. The steps (the fakellm rules of the Swift test decide what the m
   local      (the local model) "What is the weather usually like in Lisbon in April?": getWeather's result drawn
   picker     pick getWeather with "@get" and Enter, send: the prompt shows the picked tool
   button     pick a tool with the @ button and the mouse (the list filters as you type)
-  approve    "APPEND hello": the page asks; "Allow once" runs the call
+  approve    "APPEND hello": the page asks (and asks again after a reload, the turn so far shown); "Allow once"
+             runs the call
   deny       "APPEND again": "Deny" refuses it
   hostile    "HOSTILE": a tool result and an answer full of markup, bidi and control characters render as text
   stop       "SLOW": the call runs; Esc stops it; the turn says Stopped. (the Swift test checks the process is gone)
@@ -235,7 +236,14 @@ def approval_step(p, text, button, expected_status):
     assert "appendNote" in box.text, box.text
     if button == "allow-once":
         p.shot("approval")
-    box.find_element(By.CSS_SELECTOR, "button." + button).click()
+        # A page opened again while the chat waits shows the turn so far and asks again.
+        p.wait(lambda d: "#chat=" in d.current_url, 10, "the new chat's id in the address")
+        p.d.refresh()
+        p.visible("#conversation .approval", 30)
+        assert "APPEND hello" in p.text(LAST + " .prompt"), p.text("#conversation")[:300]
+        assert p.visible("#stop").is_displayed()
+        before = len(p.turns()) - 1
+    p.fresh(lambda: p.visible("#conversation .approval").find_element(By.CSS_SELECTOR, "button." + button).click())
     p.last_turn_done(before)
     call = LAST + " section.call[data-tool='appendNote']"
     p.wait(lambda d: expected_status in p.classes(call), 10, f"the call to be {expected_status}")
