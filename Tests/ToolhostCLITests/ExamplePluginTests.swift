@@ -76,7 +76,7 @@ struct ExamplePluginTests {
 
     let toolKeys: Set<String> = [
       "name", "title", "description", "inputSchema", "outputSchema", "args", "timeout",
-      "annotations",
+      "annotations", "display",
     ]
     let hintKeys: Set<String> = [
       "title", "readOnlyHint", "destructiveHint", "idempotentHint", "openWorldHint",
