@@ -50,14 +50,7 @@ public final class ChatRecorder: Sendable {
   /// (``LanguageModelSession/addObserver(_:)``). Never throws, never blocks on the database.
   public func observe(_ event: SessionEvent) {
     guard case .toolCallFinished(let record) = event else { return }
-    let status: HistoryEntry.Status
-    switch record.result {
-    case .success: status = .ok
-    case .failure(let error):
-      if case .refused = error.failure { status = .refused } else { status = .error }
-    }
-    let ms = (record.duration.seconds * 1000 * 10).rounded() / 10
-    state.withLock { $0.calls[record.output.id] = (ms, status) }
+    state.withLock { $0.calls[record.output.id] = (record.historyDurationMs, record.historyStatus) }
   }
 
   /// Stores the entries of `transcript` not stored yet, then `error` (the message the user was shown) if the
@@ -95,4 +88,19 @@ public final class ChatRecorder: Sendable {
     if case .prompt(let p) = entry { return p.text }
     return nil
   }
+}
+
+extension ToolCallRecord {
+  /// How the call ended, as the history keeps it (and the chat page shows it).
+  public var historyStatus: HistoryEntry.Status {
+    switch result {
+    case .success: return .ok
+    case .failure(let error):
+      if case .refused = error.failure { return .refused }
+      return .error
+    }
+  }
+
+  /// How long it took in milliseconds, to a tenth, as the history keeps it.
+  public var historyDurationMs: Double { (duration.seconds * 1000 * 10).rounded() / 10 }
 }

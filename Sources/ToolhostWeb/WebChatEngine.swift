@@ -137,7 +137,7 @@ public final class WebChatEngine: Sendable {
     approver = ToolApprover(
       configuration: configuration.rules, assumeYes: configuration.setup.assumeYes, ask: ask,
       onNote: { [events] note in
-        events.send(["type": "note", "chat": WebChatEngine.chat.map(JSONValue.integer) ?? .null, "text": .string(note)])
+        events.send(WebChatEngine.note(WebChatEngine.chat, note))
       },
       unattendedHint: nil)
     box.engine = self
@@ -165,6 +165,12 @@ public final class WebChatEngine: Sendable {
     }
   }
 
+  /// Whether the tool named `name` is offered: the session has it and the rules do not deny it.
+  func offers(_ name: String) -> Bool {
+    guard let tool = configuration.tools.tool(named: name) else { return false }
+    return approver.rules.approval(for: tool).mode != .deny
+  }
+
   /// The chats, newest first, at most `limit` of them, with `matching` text only (see
   /// ``ChatHistory/chats(matching:limit:)``); and whether there are more.
   public func chats(matching text: String? = nil, limit: Int = 1000) throws(Failure) -> (chats: [JSONValue], more: Bool)
@@ -181,16 +187,9 @@ public final class WebChatEngine: Sendable {
   public func chat(_ id: Int64) async throws(Failure) -> JSONValue {
     let conversation = state.withLock { $0.conversations[id] }
     if let conversation, !conversation.isRunning { await conversation.kept.withLock({ $0 })?.value }
-    var chat = WebJSON.chat(try stored(id), running: runningChats.contains(id))
     // A running turn is not in the history yet: it comes last, as far as it has got.
-    if let live = conversation?.live.withLock({ $0 }), case .object(var whole) = chat,
-      case .array(var turns) = whole["turns"] ?? .array([])
-    {
-      turns.append(.object(live))
-      whole["turns"] = .array(turns)
-      chat = .object(whole)
-    }
-    return chat
+    return WebJSON.chat(
+      try stored(id), running: conversation?.isRunning ?? false, live: conversation?.live.withLock({ $0 }))
   }
 
   /// A stream of the page's events: `{"type": "hello"}`, the `approval` events still waiting for an answer (a page
@@ -229,9 +228,7 @@ public final class WebChatEngine: Sendable {
   {
     let prompt = text.trimmingCharacters(in: .whitespacesAndNewlines)
     guard !prompt.isEmpty else { throw Failure(status: 400, description: "the message is empty") }
-    if let tool,
-      configuration.tools.tool(named: tool) == nil || !toolsJSON.contains(where: { $0["name"]?.stringValue == tool })
-    {
+    if let tool, !offers(tool) {
       throw Failure(status: 400, description: "no tool named \(tool) is offered here (the tool picker lists them)")
     }
     let conversation = try self.conversation(id)
@@ -348,8 +345,14 @@ public final class WebChatEngine: Sendable {
 
   /// Answers the approval `id`; `false` when it is not waiting (answered already, or its answer was stopped).
   public func answer(approval id: String, with answer: ApprovalAnswer) -> Bool {
+    settle(approval: id, with: answer == .once ? .yes : answer == .always ? .always : .no)
+  }
+
+  /// Ends the approval `id` with `answer` and tells the page; `false` when it was not waiting.
+  @discardableResult
+  private func settle(approval id: String, with answer: ToolApprover.Answer) -> Bool {
     guard let pending = state.withLock({ $0.approvals.removeValue(forKey: id) }) else { return false }
-    pending.answer.complete(answer == .once ? .yes : answer == .always ? .always : .no)
+    pending.answer.complete(answer)
     events.send(["type": "approval-done", "chat": .integer(pending.chat), "id": .string(id)])
     return true
   }
@@ -465,27 +468,22 @@ public final class WebChatEngine: Sendable {
       return id
     }
     if let event = state.withLock({ $0.approvals[id]?.event }) { events.send(event) }
-    let given = await answer.waitUnlessCancelled()
-    if given == nil, state.withLock({ $0.approvals.removeValue(forKey: id) }) != nil {
-      events.send(["type": "approval-done", "chat": .integer(chat), "id": .string(id)])
+    guard let given = await answer.waitUnlessCancelled() else {
+      settle(approval: id, with: .no)
+      return .no
     }
-    return given ?? .no
+    return given
   }
 
   /// Refuses every approval chat `chat` still waits for.
   private func cancelApprovals(of chat: Int64) {
-    let pending = state.withLock { s in
-      let ids = s.approvals.filter { $0.value.chat == chat }.map(\.key)
-      return ids.compactMap { id in s.approvals.removeValue(forKey: id).map { (id, $0) } }
-    }
-    for (id, approval) in pending {
-      approval.answer.complete(.no)
-      events.send(["type": "approval-done", "chat": .integer(chat), "id": .string(id)])
-    }
+    let waiting = state.withLock { $0.approvals.filter { $0.value.chat == chat }.map(\.key) }
+    for id in waiting { settle(approval: id, with: .no) }
   }
 
-  private static func note(_ chat: Int64, _ text: String) -> JSONValue {
-    ["type": "note", "chat": .integer(chat), "text": .string(text)]
+  /// A note for the user, about chat `chat` (or none).
+  private static func note(_ chat: Int64?, _ text: String) -> JSONValue {
+    ["type": "note", "chat": chat.map(JSONValue.integer) ?? .null, "text": .string(text)]
   }
 
   /// What the user is told of an error, without a command line's hints.

@@ -110,7 +110,6 @@ public final class WebChatServer: Sendable {
       await engine.finish()
       throw error
     }
-    engine.events.finishAll()
     await engine.finish()
   }
 
@@ -120,8 +119,7 @@ public final class WebChatServer: Sendable {
     let router = Router(context: BasicRequestContext.self)
     router.addMiddleware { FailureMiddleware() }
     router.get("/") { request, _ in
-      if case .some(let refusal) = self.refusal(request, path: "/") { return refusal }
-      return Self.page(WebPage.html, type: "text/html; charset=utf-8")
+      self.refusal(request, path: "/") ?? Self.page(WebPage.html, type: "text/html; charset=utf-8")
     }
     router.get("/app.js") { request, _ in
       self.refusal(request) ?? Self.page(WebPage.script, type: "text/javascript; charset=utf-8")

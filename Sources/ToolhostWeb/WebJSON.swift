@@ -16,12 +16,13 @@ public enum WebJSON {
     ]
   }
 
-  /// A whole chat: its id, title, whether it is answering, and its turns as the call graph has them.
-  public static func chat(_ stored: StoredChat, running: Bool) -> JSONValue {
-    let graph = CallGraph(stored)
+  /// A whole chat: its id, title, whether it is answering, and its turns as the call graph has them, then the
+  /// running turn `live` (not in the history yet) when there is one.
+  public static func chat(_ stored: StoredChat, running: Bool, live: JSONObject? = nil) -> JSONValue {
+    let turns = CallGraph(stored).turns.map(turn) + (live.map { [.object($0)] } ?? [])
     return [
       "id": .integer(stored.summary.id), "title": .string(stored.summary.displayTitle), "running": .bool(running),
-      "turns": .array(graph.turns.map(turn)),
+      "turns": .array(turns),
     ]
   }
 
@@ -60,14 +61,8 @@ public enum WebJSON {
 
   /// A finished call from the session's record of it.
   public static func call(_ record: ToolCallRecord) -> JSONValue {
-    let status: String
-    switch record.result {
-    case .success: status = "ok"
-    case .failure(let error):
-      if case .refused = error.failure { status = "refused" } else { status = "error" }
-    }
-    let ms = (record.duration.seconds * 1000 * 10).rounded() / 10
-    return call(record.call, status: status, durationMs: ms, output: record.output)
+    call(
+      record.call, status: record.historyStatus.rawValue, durationMs: record.historyDurationMs, output: record.output)
   }
 
   /// A tool the page offers: name, title, description, approval (`auto` or `ask`), output schema and display hints.
