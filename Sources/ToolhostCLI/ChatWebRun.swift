@@ -7,6 +7,7 @@ import ToolhostHistory
 import ToolhostMCPHTTP
 import ToolhostPlugins
 import ToolhostSession
+import ToolhostSystem
 import ToolhostWeb
 
 /// `chat --web`'s own options.
@@ -57,11 +58,10 @@ enum ChatWebRun {
       history = kept
     } else {
       let why = prepared.keep ? "the history cannot be used (the warning above says why)" : "history is off"
+      // ChatHistory.open makes the folder 0700 and checks it, as for the kept history.
       let folder = FileManager.default.temporaryDirectory.appendingPathComponent(
         "toolhost-web-\(getpid())-\(UUID().uuidString.prefix(8))"
       ).path
-      try FileManager.default.createDirectory(
-        atPath: folder, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
       scratch = folder
       do { history = try ChatHistory.open(at: folder + "/history.sqlite") } catch {
         try? FileManager.default.removeItem(atPath: folder)
@@ -136,13 +136,12 @@ enum ChatWebRun {
       <title>toolhost chat</title><a href="\(url)">toolhost chat</a>
       """
     do {
-      try FileManager.default.createDirectory(
-        at: folder, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
-      guard
-        FileManager.default.createFile(
-          atPath: file.path, contents: Data(page.utf8), attributes: [.posixPermissions: 0o600])
-      else { return folder }
-    } catch { return nil }
+      try FileSafety.makePrivateFolder(folder.path)
+      try FileSafety.writeSecretFile(file.path, Array(page.utf8))
+    } catch {
+      try? FileManager.default.removeItem(at: folder)
+      return nil
+    }
     let process = Process()
     #if os(macOS)
       process.executableURL = URL(fileURLWithPath: "/usr/bin/open")
