@@ -47,6 +47,9 @@ public struct GeneratedContent: Sendable, Equatable, CustomDebugStringConvertibl
     self.isComplete = true
   }
 
+  /// `null` content.
+  public static let null = GeneratedContent(kind: .null)
+
   /// The content of a value that can be converted.
   public init(_ value: some ConvertibleToGeneratedContent) {
     self = value.generatedContent
@@ -181,6 +184,42 @@ public struct GeneratedContent: Sendable, Equatable, CustomDebugStringConvertibl
     guard let member = properties[property], member.kind != .null else { return nil }
     do { return try Value(member) } catch let error as GeneratedContentError {
       throw error.inside("/\(property)")
+    }
+  }
+
+  /// The content of an enum's case as `@Generable` writes it: a case without associated values, or an object of one
+  /// property, the case's name, holding them (see ``GenerationSchema/init(type:description:cases:)``).
+  public init(enumCase name: String, values: [(String, any ConvertibleToGeneratedContent)]?) {
+    guard let values else {
+      self.init(kind: .string(name))
+      return
+    }
+    // A nil optional value is left out, as a struct's nil property is, so that the content fits the schema.
+    let present = values.map { ($0.0, $0.1.generatedContent) }.filter { $0.1.kind != .null }
+    let inner: GeneratedContent
+    if present.count == 1, present[0].0.isEmpty {
+      inner = present[0].1
+    } else {
+      inner = GeneratedContent(
+        kind: .structure(
+          properties: Dictionary(present, uniquingKeysWith: { a, _ in a }), orderedKeys: present.map(\.0)))
+    }
+    self.init(kind: .structure(properties: [name: inner], orderedKeys: [name]))
+  }
+
+  /// The case an enum's content names, and its associated values: a string is a case without (`values` is `nil`);
+  /// an object of one property is the case of that name with the property's value.
+  ///
+  /// - Throws: ``GeneratedContentError`` when the content is neither.
+  public func enumCase() throws -> (name: String, values: GeneratedContent?) {
+    switch kind {
+    case .string(let name): return (name, nil)
+    case .structure(let properties, let keys) where properties.count == 1:
+      let name = keys.first ?? properties.keys.first ?? ""
+      return (name, properties[name])
+    default:
+      throw GeneratedContentError(
+        path: "", message: "expected a case's name or an object of one property naming the case, found \(kindName)")
     }
   }
 

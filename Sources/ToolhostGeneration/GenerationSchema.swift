@@ -44,6 +44,33 @@ public struct GenerationSchema: Sendable, CustomDebugStringConvertible {
     }
   }
 
+  /// One case of an enum, for ``GenerationSchema/init(type:description:cases:)``: a name alone, or a name with
+  /// associated values.
+  public struct Case: Sendable {
+    /// The case's name.
+    public var name: String
+    /// The schema of the associated values, or `nil` for a case without.
+    var values: JSONValue?
+
+    /// A case without associated values: generated as its name, a string.
+    public init(name: String) {
+      self.name = name
+      values = nil
+    }
+
+    /// A case with labelled (or several) associated values: generated as `{"name": {"label": …, …}}`.
+    public init(name: String, properties: [Property]) {
+      self.name = name
+      values = .object(GenerationSchema.objectSchema(properties))
+    }
+
+    /// A case with one unlabelled associated value: generated as `{"name": value}`.
+    public init<Value: Generable>(name: String, value: Value.Type) {
+      self.name = name
+      values = Value.generationSchema.jsonSchema
+    }
+  }
+
   /// The JSON Schema.
   public let jsonSchema: JSONValue
   /// The name of the type it describes.
@@ -51,6 +78,14 @@ public struct GenerationSchema: Sendable, CustomDebugStringConvertible {
 
   /// The schema of an object type: its properties, in order; the non-optional ones required, no others allowed.
   public init(type: any Generable.Type, description: String? = nil, properties: [Property]) {
+    var object: JSONObject = ["type": "object", "title": .string(Self.name(of: type))]
+    if let description { object["description"] = .string(description) }
+    for (key, value) in Self.objectSchema(properties) where key != "type" { object[key] = value }
+    self.init(typeName: Self.name(of: type), object)
+  }
+
+  /// An object schema of properties, in order: the non-optional ones required, no others allowed.
+  static func objectSchema(_ properties: [Property]) -> JSONObject {
     var members = JSONObject()
     for p in properties {
       var schema = p.schema
@@ -60,11 +95,35 @@ public struct GenerationSchema: Sendable, CustomDebugStringConvertible {
       }
       members[p.name] = schema
     }
-    var object: JSONObject = ["type": "object", "title": .string(Self.name(of: type))]
+    return [
+      "type": "object", "properties": .object(members),
+      "required": .array(properties.filter { !$0.isOptional }.map { .string($0.name) }),
+      "additionalProperties": false,
+    ]
+  }
+
+  /// The schema of an enum whose cases may have associated values: a case without is its name (a string), a case
+  /// with is an object of one property, the case's name, whose value holds the associated values
+  /// (`{"flight": {"number": "TP123", "seat": 4}}`). Without any associated values, a string of one of the names,
+  /// as for cases given as strings.
+  public init(type: any Generable.Type, description: String? = nil, cases: [Case]) {
+    let names = cases.filter { $0.values == nil }.map(\.name)
+    let withValues = cases.filter { $0.values != nil }
+    guard !withValues.isEmpty else {
+      self.init(type: type, description: description, anyOf: names)
+      return
+    }
+    var choices: [JSONValue] = []
+    if !names.isEmpty { choices.append(["type": "string", "enum": .array(names.map { .string($0) })]) }
+    for choice in withValues {
+      choices.append([
+        "type": "object", "properties": .object([choice.name: choice.values ?? [:]]),
+        "required": [.string(choice.name)], "additionalProperties": false,
+      ])
+    }
+    var object: JSONObject = ["title": .string(Self.name(of: type))]
     if let description { object["description"] = .string(description) }
-    object["properties"] = .object(members)
-    object["required"] = .array(properties.filter { !$0.isOptional }.map { .string($0.name) })
-    object["additionalProperties"] = false
+    object["anyOf"] = .array(choices)
     self.init(typeName: Self.name(of: type), object)
   }
 

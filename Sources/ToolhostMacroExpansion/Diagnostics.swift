@@ -23,14 +23,6 @@ struct GenerationDiagnostic: DiagnosticMessage {
   static let notAStructOrEnum = GenerationDiagnostic(
     "notAStructOrEnum", "@Generable applies to a struct or an enum")
 
-  /// An enum case with associated values.
-  static func caseWithAssociatedValues(_ name: String) -> Self {
-    Self(
-      "caseWithAssociatedValues",
-      "@Generable supports enum cases without associated values; '\(name)' has some: make it a @Generable struct "
-        + "property instead")
-  }
-
   /// A stored property whose type is left to inference.
   static func missingTypeAnnotation(_ property: String) -> Self {
     Self("missingTypeAnnotation", "property '\(property)' needs a type annotation for @Generable to describe it")
@@ -40,25 +32,40 @@ struct GenerationDiagnostic: DiagnosticMessage {
   static let unnamedProperty = GenerationDiagnostic(
     "unnamedProperty", "@Generable describes stored properties declared one name at a time; declare these separately")
 
-  /// A property of a type the schema cannot describe; `part` is the offending type inside it, when it is not the
-  /// property's whole type.
-  static func unsupportedType(_ property: String, type: String, part: String?) -> Self {
+  /// A property (or an enum case's associated value) of a type the schema cannot describe; `subject` names it
+  /// (`property 'when'`), and `part` is the offending type inside it, when it is not its whole type.
+  static func unsupportedType(_ subject: String, type: String, part: String?) -> Self {
     if let part {
       return Self(
         "unsupportedType",
-        "property '\(property)' has type '\(type)', whose '\(part)' @Generable cannot describe; \(describableTypes)")
+        "\(subject) has type '\(type)', whose '\(part)' @Generable cannot describe; \(describableTypes)")
     }
     return Self(
       "unsupportedType",
-      "property '\(property)' has type '\(type)', which @Generable cannot describe; \(describableTypes)")
+      "\(subject) has type '\(type)', which @Generable cannot describe; \(describableTypes)")
   }
 
-  /// An optional inside an array or another optional.
-  static func nestedOptional(_ property: String, type: String) -> Self {
+  /// An optional inside an array or another optional; `subject` names the property or associated value.
+  static func nestedOptional(_ subject: String, type: String) -> Self {
     Self(
       "nestedOptional",
-      "property '\(property)' has type '\(type)': @Generable describes an optional only as a property's own type, not "
+      "\(subject) has type '\(type)': @Generable describes an optional only as a property's own type, not "
         + "inside an array or another optional")
+  }
+
+  /// A property or associated value whose type is the type being derived, or contains it.
+  static func recursiveType(_ subject: String, type: String) -> Self {
+    Self(
+      "recursiveType",
+      "\(subject) has type '\(type)', which contains the type itself: @Generable describes a type by writing its "
+        + "schema out whole, so it cannot describe a recursive one; make the nested part a type of its own")
+  }
+
+  /// Two enum cases of the same name (with different labels), which generated content cannot tell apart.
+  static func duplicateCase(_ name: String) -> Self {
+    Self(
+      "duplicateCase",
+      "@Generable generates an enum case by its name, and '\(name)' names two cases; give one a name of its own")
   }
 
   /// A guide that does not apply to the property's type.

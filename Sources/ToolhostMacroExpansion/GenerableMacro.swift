@@ -2,7 +2,7 @@ public import SwiftSyntax
 import SwiftSyntaxBuilder
 public import SwiftSyntaxMacros
 
-/// `@Generable`: derives `Generable` for a struct (from its stored properties) or an enum (from its cases without
+/// `@Generable`: derives `Generable` for a struct (from its stored properties) or an enum (from its cases and their
 /// associated values): the `generationSchema`, `init(_: GeneratedContent)` and `generatedContent`, in an extension
 /// that declares the conformance; and, as members of a struct, a `PartiallyGenerated` type for streaming.
 ///
@@ -17,12 +17,12 @@ public struct GenerableMacro: ExtensionMacro, MemberMacro {
   ) throws -> [ExtensionDeclSyntax] {
     let members: String
     if let structDecl = declaration.as(StructDeclSyntax.self) {
-      let reading = StructProperties(structDecl.memberBlock.members)
+      let reading = StructProperties(structDecl.memberBlock.members, of: structDecl.name.text)
       guard report(reading.problems, in: context) else { return [] }
       members = structMembers(
         reading.properties, description: node.descriptionArgument, access: declaration.generatedAccess)
     } else if let enumDecl = declaration.as(EnumDeclSyntax.self) {
-      let reading = EnumCases(enumDecl.memberBlock.members)
+      let reading = EnumCases(enumDecl.memberBlock.members, of: enumDecl.name.text)
       guard report(reading.problems, in: context) else { return [] }
       members = reading.members(description: node.descriptionArgument, access: declaration.generatedAccess)
     } else {
@@ -41,7 +41,7 @@ public struct GenerableMacro: ExtensionMacro, MemberMacro {
     conformingTo protocols: [TypeSyntax], in context: some MacroExpansionContext
   ) throws -> [DeclSyntax] {
     guard let structDecl = declaration.as(StructDeclSyntax.self) else { return [] }
-    let reading = StructProperties(structDecl.memberBlock.members)
+    let reading = StructProperties(structDecl.memberBlock.members, of: structDecl.name.text)
     guard reading.problems.isEmpty else { return [] }
     let access = declaration.generatedAccess
     let properties = reading.properties

@@ -45,14 +45,14 @@ struct StructProperties {
   /// What `@Generable` cannot describe.
   private(set) var problems: [DeclarationProblem] = []
 
-  /// Reads the struct's members: stored instance properties, not `let`s with an initial value.
-  init(_ members: MemberBlockItemListSyntax) {
+  /// Reads the members of the struct called `typeName`: stored instance properties, not `let`s with an initial value.
+  init(_ members: MemberBlockItemListSyntax, of typeName: String) {
     for member in members {
-      if let variable = member.decl.as(VariableDeclSyntax.self) { read(variable) }
+      if let variable = member.decl.as(VariableDeclSyntax.self) { read(variable, of: typeName) }
     }
   }
 
-  private mutating func read(_ variable: VariableDeclSyntax) {
+  private mutating func read(_ variable: VariableDeclSyntax, of typeName: String) {
     guard !variable.isTypeOrLazyProperty else { return }
     // `@Guide` on a declaration of several bindings is GuideMacro's error; the bindings get no guides.
     let guides = variable.bindings.count == 1 ? GuideAttribute.all(in: variable.attributes) : []
@@ -67,8 +67,8 @@ struct StructProperties {
         problems.append(DeclarationProblem(node: Syntax(identifier), message: .missingTypeAnnotation(name)))
         continue
       }
-      if let problem = type.generationProblem() {
-        problems.append(Self.diagnose(problem, property: name, type: type))
+      if let problem = type.generationProblem(inside: typeName) {
+        problems.append(Self.diagnose(problem, subject: "property '\(name)'", type: type))
         continue
       }
       properties.append(
@@ -79,17 +79,19 @@ struct StructProperties {
     }
   }
 
-  /// The diagnostic of a type problem, on the part of the type at fault.
-  static func diagnose(_ problem: TypeProblem, property: String, type: TypeSyntax) -> DeclarationProblem {
+  /// The diagnostic of a type problem of `subject` (`property 'city'`), on the part of the type at fault.
+  static func diagnose(_ problem: TypeProblem, subject: String, type: TypeSyntax) -> DeclarationProblem {
     switch problem {
     case .unsupported(let part):
       let whole = part.trimmedDescription == type.withoutParentheses.trimmedDescription
       return DeclarationProblem(
         node: Syntax(part),
         message: .unsupportedType(
-          property, type: type.trimmedDescription, part: whole ? nil : part.trimmedDescription))
+          subject, type: type.trimmedDescription, part: whole ? nil : part.trimmedDescription))
     case .nestedOptional(let part):
-      return DeclarationProblem(node: Syntax(part), message: .nestedOptional(property, type: type.trimmedDescription))
+      return DeclarationProblem(node: Syntax(part), message: .nestedOptional(subject, type: type.trimmedDescription))
+    case .recursive(let part):
+      return DeclarationProblem(node: Syntax(part), message: .recursiveType(subject, type: part.trimmedDescription))
     }
   }
 }

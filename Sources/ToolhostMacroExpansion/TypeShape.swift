@@ -81,6 +81,8 @@ enum TypeProblem {
   case unsupported(TypeSyntax)
   /// An optional that is not the property's own type.
   case nestedOptional(TypeSyntax)
+  /// The type being derived itself (or `Self`), whose schema would contain itself without end.
+  case recursive(TypeSyntax)
 }
 
 extension TypeSyntax {
@@ -92,6 +94,20 @@ extension TypeSyntax {
       return only.type.withoutParentheses
     }
     return self
+  }
+
+  /// The first part of the type that `@Generable` cannot describe inside the type called `typeName`, if any: a part
+  /// without schema, an optional inside an array or an optional, or the type itself (a schema is written out whole,
+  /// so a recursive type has none).
+  func generationProblem(inside typeName: String) -> TypeProblem? {
+    for token in tokens(viewMode: .sourceAccurate)
+    where token.tokenKind == .keyword(.Self) || token.text.withoutBackticks == typeName {
+      // The name as a type of its own (`Tree`, `[Tree]`, `Tree?`), not as the scope of a nested type (`Tree.Kind`).
+      guard let named = token.parent?.as(IdentifierTypeSyntax.self) else { continue }
+      if let member = named.parent?.as(MemberTypeSyntax.self), member.baseType.id == named.id { continue }
+      return .recursive(self)
+    }
+    return generationProblem()
   }
 
   /// The first part of the type that `@Generable` cannot describe, if any; `isPropertyType` allows one optional.
