@@ -169,7 +169,7 @@ final class ChatRun: Sendable {
     // A local model loads, and reads the instructions and tool descriptions, while the user types the first prompt
     // (a failed start is reported by that prompt).
     let session = self.session
-    Task { await session.prewarm() }
+    session.prewarm()
     let interactive = isatty(0) != 0
     if interactive && !console.json {
       console.note(
@@ -224,7 +224,7 @@ final class ChatRun: Sendable {
     }
     console.note("toolhost: a new conversation\(kept)")
     let session = self.session
-    Task { await session.prewarm() }
+    session.prewarm()
   }
 
   /// After a new chat's first answer, asks the chat's model for a title in the background (the answer is shown).

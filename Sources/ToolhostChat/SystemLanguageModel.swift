@@ -1,5 +1,6 @@
 public import Foundation
 import Synchronization
+public import ToolhostGeneration
 import ToolhostLocal
 import ToolhostOpenAI
 public import ToolhostSession
@@ -168,10 +169,32 @@ extension LanguageModelSession {
   ///
   /// Does not throw: a tool whose schema does not compile, or a default model that is not set up, makes the first
   /// request throw (a ``ToolCallError`` or a ``LanguageModelError`` saying what to do).
+  @_disfavoredOverload  // as FoundationModels' is: `instructions: nil` means the `Instructions?` form
   public convenience init(
     model: SystemLanguageModel = .default, tools: [any Tool] = [], instructions: String? = nil
   ) {
     self.init(model: model as any LanguageModel, deferringErrorsOf: tools, instructions: instructions)
+  }
+
+  /// A session with the default model and ``Instructions`` (FoundationModels' form). Does not throw, as the form with
+  /// a `String` does not.
+  public convenience init(model: SystemLanguageModel = .default, tools: [any Tool] = [], instructions: Instructions?) {
+    self.init(model: model as any LanguageModel, deferringErrorsOf: tools, instructions: instructions?.text)
+  }
+
+  /// A session with the default model and instructions written with ``InstructionsBuilder``:
+  ///
+  /// ```swift
+  /// let session = LanguageModelSession(tools: [GetWeather()]) {
+  ///   "Answer from the tools' results."
+  /// }
+  /// ```
+  /// - Throws: what `instructions` throws.
+  public convenience init(
+    model: SystemLanguageModel = .default, tools: [any Tool] = [],
+    @InstructionsBuilder instructions: () throws -> Instructions
+  ) rethrows {
+    self.init(model: model as any LanguageModel, deferringErrorsOf: tools, instructions: try instructions().text)
   }
 
   /// A session with the default model that continues a transcript.

@@ -8,8 +8,9 @@ public protocol ConvertibleFromGeneratedContent: SendableMetatype {
   init(_ content: GeneratedContent) throws
 }
 
-/// A type that can be turned into generated content (FoundationModels' protocol of the same name).
-public protocol ConvertibleToGeneratedContent {
+/// A type that can be turned into generated content (FoundationModels' protocol of the same name). Such a value is
+/// also a prompt part, a part of instructions and a tool's output: as JSON, or as text when its content is a string.
+public protocol ConvertibleToGeneratedContent: InstructionsRepresentable, PromptRepresentable {
   /// The value as generated content.
   var generatedContent: GeneratedContent { get }
 }

@@ -76,7 +76,7 @@ public struct LocalModelConfiguration: Sendable {
 /// let configuration = try LocalModelConfiguration.named("local")  // after scripts/install-local-model
 /// let answer = try await LocalModel.withModel(configuration) { model in
 ///   let session = try LanguageModelSession(model: model, tools: catalog.tools)
-///   Task { await session.prewarm() }  // start the server while the user types
+///   session.prewarm()  // start the server while the user types
 ///   return try await session.respond(to: "Find me a recipe for rye bread.").content
 /// }
 /// ```

@@ -1,4 +1,5 @@
 import Synchronization
+public import ToolhostGeneration
 public import ToolhostTools
 
 // Dynamic profiles (FoundationModels 27): a session's instructions, tools, tool-calling mode and sampling worked out
@@ -14,15 +15,8 @@ public protocol DynamicInstructions {
   @DynamicInstructionsBuilder var body: Body { get }
 }
 
-/// Text for the model's instructions, as a part of ``DynamicInstructions``.
-public struct Instructions: DynamicInstructions, Sendable {
-  /// The text.
-  public var text: String
-
-  /// Instructions of this text.
-  public init(_ text: String) { self.text = text }
-
-  /// No further parts.
+extension Instructions: DynamicInstructions {
+  /// No further parts: instructions are a leaf of ``DynamicInstructions``.
   public var body: Never { fatalError("Instructions is a leaf") }
 }
 

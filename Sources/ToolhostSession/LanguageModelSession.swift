@@ -114,6 +114,7 @@ public final class LanguageModelSession: Sendable {
   /// Makes a session with tools.
   ///
   /// - Throws: ``ToolCallError`` when a tool's parameters schema does not compile.
+  @_disfavoredOverload  // as FoundationModels' is: `instructions: nil` means the `Instructions?` form
   public convenience init(
     model: any LanguageModel, tools: [any Tool] = [], instructions: String? = nil,
     policy: SessionPolicy = SessionPolicy()
@@ -301,6 +302,23 @@ public final class LanguageModelSession: Sendable {
     }
   }
 
+  /// Answers a prompt with generated content following a schema, as a stream: a snapshot each time more of the
+  /// content has arrived (for a shape known only at run time).
+  ///
+  /// The stream throws what ``respond(to:schema:includeSchemaInPrompt:options:)`` throws.
+  public func streamResponse(
+    to prompt: String, schema: GenerationSchema, includeSchemaInPrompt: Bool = true,
+    options: GenerationOptions = GenerationOptions()
+  ) -> ResponseStream<GeneratedContent> {
+    let format = ResponseFormatRequest(schema, includeSchemaInPrompt: includeSchemaInPrompt) { _ in }
+    return stream(prompt: prompt, format: format, options: options) { raw in
+      guard let content = raw.content else { return nil }
+      return ResponseStream<GeneratedContent>.Snapshot(content: content, rawContent: content, event: raw.event)
+    } response: {
+      try $0.response(as: GeneratedContent.self)
+    }
+  }
+
   private func stream<Content: Generable>(
     prompt: String, format: ResponseFormatRequest?, options: GenerationOptions,
     snapshot: @escaping @Sendable (RawSnapshot) -> ResponseStream<Content>.Snapshot?,
@@ -365,18 +383,18 @@ public final class LanguageModelSession: Sendable {
     sink(event, content, partial)
   }
 
-  /// Has the model get ready for this session's next request, in the background of whatever the caller does
-  /// meanwhile (`chat` calls it while the user types the first prompt): a local model starts and reads the
-  /// instructions and tool descriptions, so the first answer comes sooner.
+  /// Has the model get ready for this session's next request and returns when it is: a local model starts and
+  /// reads the instructions and tool descriptions, so the first answer comes sooner. ``prewarm(promptPrefix:)`` does
+  /// the same in the background and returns at once.
   ///
   /// Does not throw and never changes the transcript; a model that cannot get ready reports why on the next request.
   ///
   /// ```swift
   /// let session = try LanguageModelSession(model: model, tools: [weather], instructions: "Be brief.")
-  /// Task { await session.prewarm() }
+  /// await session.warmUp()
   /// let answer = try await session.respond(to: readLine() ?? "")
   /// ```
-  public func prewarm() async {
+  public func warmUp() async {
     var transcript = self.transcript
     transcript.append(.prompt(Transcript.Prompt(text: "")))
     let tools = Self.definitions(of: self.tools)

@@ -26,9 +26,10 @@ public import ToolhostSchema
 public protocol Tool<Arguments, Output>: Sendable {
   /// The arguments: a `@Generable` type, a `Decodable` one, or `JSONValue` for the argument object as it is.
   associatedtype Arguments = JSONValue
-  /// What the tool returns: a `String`, `[String]`, ``GeneratedContent``, a `JSONValue`, a ``ToolOutput`` or another
-  /// ``ToolOutputConvertible``.
-  associatedtype Output: ToolOutputConvertible = ToolOutput
+  /// What the tool returns: a `String`, `[String]`, ``GeneratedContent``, a `@Generable` value, a ``Prompt``, an
+  /// array of them, a `JSONValue`, a ``ToolOutput`` or another ``ToolOutputConvertible`` (FoundationModels' constraint,
+  /// ``PromptRepresentable``, with toolhost's outputs besides).
+  associatedtype Output: PromptRepresentable = ToolOutput
 
   /// The tool's name: 1–64 characters of `[A-Za-z0-9_.-]`. Default: the type's name.
   var name: String { get }
@@ -48,6 +49,10 @@ public protocol Tool<Arguments, Output>: Sendable {
   ///
   /// - Throws: whatever the tool fails with; hosts wrap it in a ``ToolCallError``. Plugins throw ``ToolFailure``.
   func call(arguments: Arguments) async throws -> Output
+
+  /// Converts a call's arguments, runs ``call(arguments:)`` and converts its output; what a ``ToolRegistry`` runs.
+  /// The default is the one to keep: a wrapper such as ``AnyTool`` forwards it to the tool it wraps.
+  func invoke(_ arguments: JSONValue) async throws -> ToolOutput
 }
 
 extension Tool {
@@ -67,7 +72,7 @@ extension Tool {
   /// - Throws: ``ToolFailure/invalidArguments(_:)`` when the arguments do not convert (naming where and why), or what
   ///   ``call(arguments:)`` throws.
   public func invoke(_ arguments: JSONValue) async throws -> ToolOutput {
-    try await call(arguments: try Self.convert(arguments)).toolOutput
+    ToolOutput(of: try await call(arguments: try Self.convert(arguments)))
   }
 
   /// Whether ``Arguments`` can be made from a call's arguments: `JSONValue`, a `@Generable` type or a `Decodable` one.
@@ -173,10 +178,53 @@ public struct ToolOutput: Sendable, Hashable, Codable {
   }
 }
 
-/// A type a tool can return.
-public protocol ToolOutputConvertible: Sendable {
+/// A type a tool can return that says itself what a model and a person are shown (a ``ToolOutput``'s value and text).
+/// Any other ``PromptRepresentable`` is converted by ``ToolOutput/init(_:)``.
+public protocol ToolOutputConvertible: PromptRepresentable, Sendable {
   /// The value as a ``ToolOutput``.
   var toolOutput: ToolOutput { get }
+}
+
+extension ToolOutputConvertible {
+  /// The output as a prompt part: the structured value when there is one, else the text.
+  public var promptRepresentation: Prompt {
+    let output = toolOutput
+    if let value = output.value { return GeneratedContent(json: value).promptRepresentation }
+    return Prompt(parts: [.text(output.text ?? "")])
+  }
+}
+
+extension ToolOutput {
+  /// The output of a tool's returned value: its own ``ToolOutputConvertible/toolOutput`` when it has one; for a
+  /// `@Generable` value (or an array of them) its content, structured (a string as text); else the output of its
+  /// prompt (see ``init(_:)``).
+  public init(of value: some PromptRepresentable) {
+    if let convertible = value as? any ToolOutputConvertible {
+      self = convertible.toolOutput
+    } else if let content = value as? any ConvertibleToGeneratedContent {
+      self = content.generatedContent.toolOutput
+    } else {
+      self.init(value.promptRepresentation)
+    }
+  }
+
+  /// The output of a prompt: one structured part is the value; several structured parts are an array; text alone
+  /// is the text; text and structures together are text, the structures written as JSON.
+  public init(_ prompt: Prompt) {
+    var structures: [JSONValue] = []
+    var hasText = false
+    for part in prompt.parts {
+      switch part {
+      case .structure(let content): structures.append(content.jsonValue)
+      case .text: hasText = true
+      }
+    }
+    switch (hasText, structures.count) {
+    case (false, 1): self.init(value: structures[0])
+    case (false, 2...): self.init(value: .array(structures))
+    default: self.init(text: prompt.text)
+    }
+  }
 }
 
 extension ToolOutput: ToolOutputConvertible {

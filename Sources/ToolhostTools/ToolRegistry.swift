@@ -33,14 +33,16 @@ public struct ToolRegistry: Sendable {
     self.tools = tools
   }
 
-  /// Makes a registry; the first tool of a name wins.
+  /// Makes a registry; the first tool of a name wins. An ``AnyTool`` is unwrapped: ``tools`` holds the tool it wraps.
   ///
   /// - Throws: ``ToolCallError`` wrapping a ``SchemaError`` when a tool's parameters schema does not compile, or a
   ///   ``ToolDefinitionError`` when its `Arguments` cannot be made from a call's arguments.
   public init(_ tools: [any Tool]) throws(ToolCallError) {
     var entries: [String: Entry] = [:]
     var kept: [any Tool] = []
-    for tool in tools where entries[tool.name] == nil {
+    for wrapped in tools where entries[wrapped.name] == nil {
+      // An AnyTool is kept as the tool it wraps, so that approvals, trust and where a tool comes from see that tool.
+      let tool = (wrapped as? AnyTool)?.base ?? wrapped
       guard Self.argumentsAreConvertible(tool) else {
         throw ToolCallError(tool: tool, underlyingError: ToolDefinitionError.argumentsNotConvertible(tool: tool))
       }

@@ -56,6 +56,29 @@ struct Pantry: Tool {
   }
 }
 
+@Generable(description: "A food's energy")
+struct NutritionFacts {
+  @Guide(description: "The food")
+  var food: String
+  @Guide(description: "Kilocalories in 100 g", .minimum(0))
+  var kcalPer100g: Int
+}
+
+struct NutritionFactsTool: Tool {
+  let name = "nutritionFacts"
+  let description = "The energy in 100 g of a food."
+
+  @Generable
+  struct Arguments {
+    @Guide(description: "The food")
+    var food: String
+  }
+
+  func call(arguments: Arguments) async throws -> NutritionFacts {
+    NutritionFacts(food: arguments.food, kcalPer100g: arguments.food == "pumpkin" ? 26 : 61)
+  }
+}
+
 @Generable(description: "A meal suggestion")
 struct Meal {
   @Guide(description: "The dish")
@@ -84,6 +107,11 @@ struct FoundationModelsSourceTests {
       - name: answer
         when: {tool_result_contains: "kcalPer100g"}
         respond: {content: "Pumpkin soup or pumpkin pie; pumpkin has 26 kcal per 100 g."}
+      - name: facts
+        when: {messages_contain: "calories has each"}
+        respond:
+          tool_calls:
+            - {name: nutritionFacts, arguments: {food: pumpkin}}
       - name: calls
         when: {messages_contain: "pumpkin"}
         respond:
@@ -165,6 +193,56 @@ struct FoundationModelsSourceTests {
       await model.shutdown()
       let again = LanguageModelSession(model: model, instructions: "Suggest meals.")
       #expect(try await again.respond(to: "Suggest one pumpkin meal", generating: Meal.self).content.calories == 180)
+      await model.shutdown()
+    }
+  }
+
+  @Test func builtInstructionsAndPromptsAndAGenerableToolOutput() async throws {
+    try await FakeLLM.with(rules: Self.rules) { server in
+      let model = model(server)
+      let brief = true
+      let foods = ["leek", "pumpkin"]
+      let session = LanguageModelSession(model: model, tools: [NutritionFactsTool()]) {
+        "Suggest meals. Use the tools for facts."
+        if brief {
+          "Answer in one sentence."
+        }
+      }
+      session.prewarm()
+
+      // A prompt written with the builder, answered with a tool whose output is a @Generable value.
+      let response = try await session.respond(options: GenerationOptions(toolCallingMode: .allowed)) {
+        "How many calories has each of these?"
+        foods
+      }
+      #expect(response.content.contains("26 kcal"), "server log:\n\(server.log)")
+
+      // Guided generation from a built prompt.
+      let meal = try await session.respond(generating: Meal.self) {
+        "Suggest one"
+        Prompt("pumpkin meal")
+      }.content
+      #expect(meal.dish == "pumpkin soup")
+
+      var instructionsText = ""
+      var prompts: [String] = []
+      var outputs: [GeneratedContent] = []
+      for entry in session.transcript {
+        switch entry {
+        case .instructions(let instructions):
+          for case .text(let text) in instructions.segments { instructionsText += text.content }
+        case .prompt(let prompt):
+          for case .text(let text) in prompt.segments { prompts.append(text.content) }
+        case .toolOutput(let output):
+          for case .structure(let structure) in output.segments { outputs.append(structure.content) }
+        case .toolCalls, .response, .reasoning:
+          break
+        }
+      }
+      #expect(instructionsText == "Suggest meals. Use the tools for facts.\nAnswer in one sentence.")
+      #expect(prompts.first == "How many calories has each of these?\nleek\npumpkin")
+      let facts = try NutritionFacts(try #require(outputs.first))
+      #expect(facts.food == "pumpkin" && facts.kcalPer100g == 26)
       await model.shutdown()
     }
   }

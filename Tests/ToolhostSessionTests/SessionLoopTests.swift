@@ -28,7 +28,7 @@ struct SessionLoopTests {
   @Test func prewarmHandsTheModelTheSessionsPrefix() async throws {
     let model = ScriptedModel(turns: [ModelTurn(text: "Hi.")])
     let session = try LanguageModelSession(model: model, tools: [AddTool()], instructions: "Be brief.")
-    await session.prewarm()
+    await session.warmUp()
     let request = try #require(model.prewarms.first)
     #expect(request.tools.map(\.name) == ["add"])
     #expect(request.toolChoice == .auto)
@@ -40,7 +40,7 @@ struct SessionLoopTests {
       let displayName = "plain"
       func turn(for request: ModelRequest) async throws -> ModelTurn { ModelTurn(text: "") }
     }
-    await (try LanguageModelSession(model: Plain())).prewarm()
+    await (try LanguageModelSession(model: Plain())).warmUp()
   }
 
   @Test func parallelCallsRunAtOnceAndOutputsKeepTheModelsOrder() async throws {
