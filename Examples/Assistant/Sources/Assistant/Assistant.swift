@@ -1,5 +1,6 @@
-// A small command-line assistant written the FoundationModels way: tools with @Generable arguments, a session with
-// the default model, guided generation of a Swift type, and the transcript read back. With toolhost, the same code
+// A small command-line assistant written the FoundationModels way: tools with @Generable arguments and outputs, a
+// session with the default model and built instructions, guided generation of a Swift type, and the transcript read
+// back. With toolhost, the same code
 // also offers the plugins of the folders given with --plugins (each one the user chose, so trusted by naming it).
 //
 //   swift run Assistant --plugins ../../plugins "What is the weather like in Lisbon in April?"
@@ -8,7 +9,15 @@
 import Foundation
 import Toolhost
 
-/// Facts about a few cities, from a table in the program: an in-process tool returning structured content.
+/// What the cityFacts tool answers: a @Generable value, which reaches the model as JSON.
+@Generable(description: "Facts about a city")
+struct CityFact {
+  var city: String
+  var country: String
+  var population: Int
+}
+
+/// Facts about a few cities, from a table in the program: an in-process tool returning a @Generable value.
 struct CityFacts: Tool {
   let name = "cityFacts"
   let description = "The country and the number of inhabitants (population) of a city."
@@ -24,13 +33,11 @@ struct CityFacts: Tool {
     "nairobi": ("Kenya", 4_397_000), "lima": ("Peru", 10_004_000), "osaka": ("Japan", 2_752_000),
   ]
 
-  func call(arguments: Arguments) async throws -> GeneratedContent {
+  func call(arguments: Arguments) async throws -> CityFact {
     guard let fact = Self.table[arguments.city.lowercased()] else {
       throw UnknownCity(city: arguments.city)
     }
-    return GeneratedContent(properties: [
-      "city": arguments.city, "country": fact.country, "population": fact.population,
-    ])
+    return CityFact(city: arguments.city, country: fact.country, population: fact.population)
   }
 }
 
@@ -117,8 +124,10 @@ struct Assistant {
     } catch {
       return report("\(error)")
     }
-    let session = LanguageModelSession(
-      tools: tools, instructions: "You are a travel assistant. Use the tools for facts and answer in one sentence.")
+    let session = LanguageModelSession(tools: tools) {
+      "You are a travel assistant. Use the tools for facts and answer in one sentence."
+      if plan { "Plan from what the user asks for." }
+    }
 
     do {
       if plan {
