@@ -195,16 +195,15 @@ public struct GeneratedContent: Sendable, Equatable, CustomDebugStringConvertibl
       return
     }
     // A nil optional value is left out, as a struct's nil property is, so that the content fits the schema.
-    let present = values.map { ($0.0, $0.1.generatedContent) }.filter { $0.1.kind != .null }
-    let inner: GeneratedContent
-    if present.count == 1, present[0].0.isEmpty {
-      inner = present[0].1
-    } else {
-      inner = GeneratedContent(
-        kind: .structure(
-          properties: Dictionary(present, uniquingKeysWith: { a, _ in a }), orderedKeys: present.map(\.0)))
+    let present: [(String, any ConvertibleToGeneratedContent)] = values.compactMap { key, value in
+      let content = value.generatedContent
+      return content.kind == .null ? nil : (key, content)
     }
-    self.init(kind: .structure(properties: [name: inner], orderedKeys: [name]))
+    let inner =
+      present.count == 1 && present[0].0.isEmpty
+      ? present[0].1.generatedContent
+      : GeneratedContent(properties: present, uniquingKeysWith: { first, _ in first })
+    self.init(properties: [name: inner])
   }
 
   /// The case an enum's content names, and its associated values: a string is a case without (`values` is `nil`);

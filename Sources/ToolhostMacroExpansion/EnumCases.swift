@@ -9,13 +9,11 @@ struct AssociatedValue {
   /// The declared type, without redundant parentheses.
   let type: TypeSyntax
 
-  /// The type the schema and `GeneratedContent.value(_:forProperty:)` are given: `T?` for every optional form.
-  var valueType: String {
-    if let wrapped = TypeShape(type).wrapped { return "\(wrapped.withoutParentheses.trimmedDescription)?" }
-    return type.trimmedDescription
-  }
+  /// The type the schema and `GeneratedContent.value(_:forProperty:)` are given.
+  var valueType: String { type.generatedValueType }
 
-  var isOptional: Bool { TypeShape(type).wrapped != nil }
+  /// Whether the value is optional (in any of its spellings).
+  var isOptional: Bool { type.isOptional }
 }
 
 /// A case of a `@Generable` enum.

@@ -12,16 +12,13 @@ struct GenerableProperty {
   let guides: [ExprSyntax]
 
   /// Whether the property is optional (in any of its spellings).
-  var isOptional: Bool { TypeShape(type).wrapped != nil }
+  var isOptional: Bool { type.isOptional }
 
   /// The name in the schema and in generated content: without backticks.
   var key: String { name.text.withoutBackticks }
 
-  /// The type the schema and `GeneratedContent.value(_:forProperty:)` are given: `T?` for every optional form.
-  var valueType: String {
-    if let wrapped = TypeShape(type).wrapped { return "\(wrapped.withoutParentheses.trimmedDescription)?" }
-    return type.trimmedDescription
-  }
+  /// The type the schema and `GeneratedContent.value(_:forProperty:)` are given.
+  var valueType: String { type.generatedValueType }
 
   /// The property's type in `PartiallyGenerated`: the (unwrapped) type's partial type, optional.
   var partialType: String {

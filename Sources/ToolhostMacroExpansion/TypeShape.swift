@@ -86,6 +86,16 @@ enum TypeProblem {
 }
 
 extension TypeSyntax {
+  /// Whether the type is optional, in any of its spellings (`T?`, `T!`, `Optional<T>`).
+  var isOptional: Bool { TypeShape(self).wrapped != nil }
+
+  /// The type as generated code names it for the schema and `GeneratedContent.value(_:forProperty:)`: `T?` for
+  /// every optional spelling, else as written.
+  var generatedValueType: String {
+    if let wrapped = TypeShape(self).wrapped { return "\(wrapped.withoutParentheses.trimmedDescription)?" }
+    return trimmedDescription
+  }
+
   /// The type without redundant parentheses: `(String)` is `String`.
   var withoutParentheses: TypeSyntax {
     if let tuple = self.as(TupleTypeSyntax.self), tuple.elements.count == 1, let only = tuple.elements.first,
