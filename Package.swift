@@ -50,6 +50,8 @@ let package = Package(
     // Foundation), which toolhost does not use.
     .package(url: "https://github.com/apple/swift-nio", from: "2.101.2"),
     .package(url: "https://github.com/apple/swift-http-types", from: "1.8.0"),
+    // The HTTP parts the chat page's connection gate reads (already built for Hummingbird).
+    .package(url: "https://github.com/apple/swift-nio-extras", from: "1.35.2"),
     .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
     .package(url: "https://github.com/hummingbird-project/hummingbird", from: "2.28.1", traits: []),
     // The chat history's SQLite database (on Debian's libsqlite3).
@@ -179,6 +181,7 @@ let package = Package(
         .product(name: "Hummingbird", package: "hummingbird"),
         .product(name: "HummingbirdCore", package: "hummingbird"),
         .product(name: "NIOCore", package: "swift-nio"),
+        .product(name: "NIOHTTPTypes", package: "swift-nio-extras"),
         .product(name: "HTTPTypes", package: "swift-http-types"),
         .product(name: "Logging", package: "swift-log"),
       ], exclude: ["Resources"], swiftSettings: upcomingFeatures),

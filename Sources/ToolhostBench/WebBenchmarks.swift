@@ -144,12 +144,14 @@ private final class TerminalChat: Sendable {
   }
 }
 
-/// `toolhost chat --web`, entered with its printed link (its cookie kept), its event stream open.
+/// `toolhost chat --web`, entered with its printed link (traded for the session secret, as the page does), its event
+/// stream open.
 private final class PageChat: Sendable {
   let process: Process
   let url: String
   let base: String
-  let cookie: String
+  /// `Bearer SECRET`.
+  let authorization: String
   let client: HTTPClient
   /// The times `done` events arrived, in order.
   private let dones = Arrivals()
@@ -158,7 +160,7 @@ private final class PageChat: Sendable {
   private let chat = Mutex<Int64?>(nil)
   private let reader: Task<Void, Never>?
 
-  /// Starts the page's server; with `enter`, uses the link (the cookie) and opens the event stream.
+  /// Starts the page's server; with `enter`, trades the link for the secret and opens the event stream.
   init(binary: String, arguments: [String], environment: [String: String], enter: Bool = true) async throws {
     let process = Process()
     process.executableURL = URL(fileURLWithPath: binary)
@@ -171,31 +173,39 @@ private final class PageChat: Sendable {
     try process.run()
     self.process = process
     var said = ""
-    while !said.contains("?token=") || !said.contains("\n") {
+    while !said.contains("#token=") || !said.contains("\n") {
       let chunk = stdout.fileHandleForReading.availableData
       if chunk.isEmpty { throw BenchError("toolhost chat --web ended: \(said)") }
       said += String(decoding: chunk, as: UTF8.self)
     }
-    guard let found = said.range(of: #"http://127\.0\.0\.1:[0-9]+/\?token=[0-9a-f]+"#, options: .regularExpression)
+    guard let found = said.range(of: #"http://127\.0\.0\.1:[0-9]+/#token=[0-9a-f]+"#, options: .regularExpression)
     else { throw BenchError("toolhost chat --web printed no address: \(said)") }
     url = String(said[found])
-    base = String(url[..<(url.range(of: "/?token=")?.lowerBound ?? url.endIndex)])
+    let marker = url.range(of: "/#token=")
+    base = String(url[..<(marker?.lowerBound ?? url.endIndex)])
+    let link = marker.map { String(url[$0.upperBound...]) } ?? ""
     var configuration = HTTPClient.Configuration()
     configuration.redirectConfiguration = .disallow
     client = HTTPClient(eventLoopGroupProvider: .singleton, configuration: configuration)
     let dones = self.dones
     guard enter else {
-      cookie = ""
+      authorization = ""
       reader = nil
       return
     }
-    let entered = try await client.execute(HTTPClientRequest(url: url), timeout: .seconds(10))
-    guard let setCookie = entered.headers.first(name: "set-cookie")?.split(separator: ";").first else {
-      throw BenchError("the link gave no cookie (status \(entered.status))")
+    var trade = HTTPClientRequest(url: base + "/api/session")
+    trade.method = .POST
+    trade.headers.add(name: "origin", value: base)
+    trade.headers.add(name: "content-type", value: "application/json")
+    trade.body = .bytes(ByteBuffer(string: JSONValue.object(["link": .string(link)]).serialized()))
+    let entered = try await client.execute(trade, timeout: .seconds(10))
+    let answer = try await entered.body.collect(upTo: 4096)
+    guard let secret = (try? JSONValue.parse(Array(buffer: answer)))?["secret"]?.stringValue else {
+      throw BenchError("the link gave no session secret (status \(entered.status))")
     }
-    cookie = String(setCookie)
+    authorization = "Bearer " + secret
     var events = HTTPClientRequest(url: base + "/api/events")
-    events.headers.add(name: "cookie", value: cookie)
+    events.headers.add(name: "authorization", value: authorization)
     let response = try await client.execute(events, timeout: .hours(1))
     reader = Task {
       var text = ""
@@ -218,7 +228,7 @@ private final class PageChat: Sendable {
     let chat = self.chat.withLock { $0 }.map(String.init) ?? "new"
     var request = HTTPClientRequest(url: base + "/api/chats/\(chat)/messages")
     request.method = .POST
-    request.headers.add(name: "cookie", value: cookie)
+    request.headers.add(name: "authorization", value: authorization)
     request.headers.add(name: "origin", value: base)
     request.headers.add(name: "content-type", value: "application/json")
     request.body = .bytes(ByteBuffer(string: JSONValue.object(["text": .string(text)]).serialized()))

@@ -34,7 +34,7 @@ struct WebOptions: ParsableArguments {
       throw ValidationError("--web-port, --web-host and --no-open go with --web")
     }
     guard (0...65535).contains(port) else { throw ValidationError("--web-port \(port): give a port from 0 to 65535") }
-    if ["0.0.0.0", "::", "[::]", ""].contains(host) {
+    if host.isEmpty || MCPHTTPToken.isUnspecified(host) {
       throw ValidationError(
         "--web-host \(host): give one address of this machine (the page is reached at that address only), or leave "
           + "it out for 127.0.0.1")
@@ -80,10 +80,11 @@ enum ChatWebRun {
     let server = WebChatServer(engine: engine, options: .init(host: web.host, port: web.port))
     if !MCPHTTPToken.isLoopback(web.host) {
       printer.warn(
-        "toolhost: warning: \(web.host) is not a loopback address: the page, its link and its cookie go over the "
-          + "network in plain HTTP")
+        "toolhost: warning: \(web.host) is not a loopback address: the page's secret and everything the page "
+          + "shows go over the network in plain HTTP")
     }
-    let opening = prepared.continued.map { "#chat=\($0.summary.id)" } ?? ""
+    // The fragment carries the link's token, and the chat to open after it.
+    let opening = prepared.continued.map { "&chat=\($0.summary.id)" } ?? ""
     let open = !web.noOpen && Self.canOpenBrowser
     let opened = Mutex<URL?>(nil)
     defer { if let folder = opened.withLock({ $0 }) { try? FileManager.default.removeItem(at: folder) } }
@@ -111,29 +112,41 @@ enum ChatWebRun {
     await prepared.catalog.shutdown()
   }
 
-  /// Whether there is a desktop to open a browser on (and no CI run).
+  /// Whether there is a browser to open (and no CI run): the one `$BROWSER` names, or the desktop's.
   static var canOpenBrowser: Bool {
     let environment = ProcessInfo.processInfo.environment
+    guard environment["CI"] == nil else { return false }
+    if browserCommand(environment) != nil { return true }
     #if os(macOS)
-      return environment["CI"] == nil
+      return true
     #else
-      return environment["CI"] == nil
-        && (environment["DISPLAY"] != nil || environment["WAYLAND_DISPLAY"] != nil)
+      return (environment["DISPLAY"] != nil || environment["WAYLAND_DISPLAY"] != nil)
         && FileManager.default.isExecutableFile(atPath: "/usr/bin/xdg-open")
     #endif
   }
 
-  /// Opens `url` in the desktop's browser through a private file that redirects to it, so that the one-time link
-  /// is never on a command line (which every user of the machine can read in /proc); the file is removed a minute
-  /// later, or when the page stops. A failure only leaves the address to open by hand.
+  /// The browser `$BROWSER` names, as xdg-open and Python's webbrowser read it: the first of its `:`-separated
+  /// commands, split at spaces, `%s` standing for the address (else the address goes last).
+  static func browserCommand(_ environment: [String: String]) -> [String]? {
+    guard let first = environment["BROWSER"]?.split(separator: ":").first else { return nil }
+    let words = first.split(separator: " ").map(String.init)
+    return words.isEmpty ? nil : words
+  }
+
+  /// Opens `url` in `$BROWSER` or the desktop's browser through a private file that redirects to it, so that the
+  /// one-time link is never on a command line (which every user of the machine can read in /proc); the file is
+  /// removed a minute later, or when the page stops. The page answers such a navigation from a local file (which
+  /// browsers send as cross-site): it holds no secret, and its link's token is in the fragment, which the page reads.
+  /// A failure only leaves the address to open by hand.
   @discardableResult
   static func openBrowser(_ url: String) -> URL? {
     let folder = FileManager.default.temporaryDirectory.appendingPathComponent(
       "toolhost-open-\(getpid())-\(UUID().uuidString.prefix(8))")
     let file = folder.appendingPathComponent("open.html")
+    let attribute = url.replacingOccurrences(of: "&", with: "&amp;").replacingOccurrences(of: "\"", with: "&quot;")
     let page = """
-      <!doctype html><meta charset="utf-8"><meta http-equiv="refresh" content="0; url=\(url)">
-      <title>toolhost chat</title><a href="\(url)">toolhost chat</a>
+      <!doctype html><meta charset="utf-8"><meta http-equiv="refresh" content="0; url=\(attribute)">
+      <title>toolhost chat</title><a href="\(attribute)">toolhost chat</a>
       """
     do {
       try FileSafety.makePrivateFolder(folder.path)
@@ -143,12 +156,19 @@ enum ChatWebRun {
       return nil
     }
     let process = Process()
-    #if os(macOS)
-      process.executableURL = URL(fileURLWithPath: "/usr/bin/open")
-    #else
-      process.executableURL = URL(fileURLWithPath: "/usr/bin/xdg-open")
-    #endif
-    process.arguments = [file.absoluteString]
+    if let command = browserCommand(ProcessInfo.processInfo.environment) {
+      process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+      let address = file.absoluteString
+      process.arguments =
+        command.contains("%s") ? command.map { $0.replacingOccurrences(of: "%s", with: address) } : command + [address]
+    } else {
+      #if os(macOS)
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/open")
+      #else
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/xdg-open")
+      #endif
+      process.arguments = [file.absoluteString]
+    }
     process.standardOutput = FileHandle.nullDevice
     process.standardError = FileHandle.nullDevice
     try? process.run()

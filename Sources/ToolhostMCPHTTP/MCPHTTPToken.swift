@@ -122,4 +122,34 @@ public enum MCPHTTPToken {
     if bytes[0..<15].allSatisfy({ $0 == 0 }) && bytes[15] == 1 { return true }
     return bytes[0..<10].allSatisfy { $0 == 0 } && bytes[10] == 0xFF && bytes[11] == 0xFF && bytes[12] == 127
   }
+
+  /// Whether `host` is a numeric address that means "every address of this machine" when bound (`0.0.0.0`, `::`),
+  /// in any of the forms the system's resolver reads as one: `0`, `0x0`, `0.0`, `::0`, `[::]`.
+  public static func isUnspecified(_ host: String) -> Bool {
+    var name = host
+    if name.hasPrefix("["), name.hasSuffix("]") { name = String(name.dropFirst().dropLast()) }
+    var hints = addrinfo()
+    hints.ai_flags = AI_NUMERICHOST
+    var found: UnsafeMutablePointer<addrinfo>?
+    guard getaddrinfo(name, nil, &hints, &found) == 0, let first = found else { return false }
+    defer { freeaddrinfo(first) }
+    var entry: UnsafeMutablePointer<addrinfo>? = first
+    while let current = entry {
+      if let address = current.pointee.ai_addr {
+        switch Int32(address.pointee.sa_family) {
+        case AF_INET:
+          let zero = address.withMemoryRebound(to: sockaddr_in.self, capacity: 1) { $0.pointee.sin_addr.s_addr == 0 }
+          if zero { return true }
+        case AF_INET6:
+          let zero = address.withMemoryRebound(to: sockaddr_in6.self, capacity: 1) { pointer in
+            withUnsafeBytes(of: pointer.pointee.sin6_addr) { $0.allSatisfy { $0 == 0 } }
+          }
+          if zero { return true }
+        default: break
+        }
+      }
+      entry = current.pointee.ai_next
+    }
+    return false
+  }
 }

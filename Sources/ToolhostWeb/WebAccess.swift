@@ -3,40 +3,58 @@ import Synchronization
 
 /// Who may use the chat page's server, decided for each request before anything else happens.
 ///
-/// - The address printed for the user carries a one-time **link token**: the first request with it is answered with
-///   a redirect to the page and an HttpOnly, SameSite=Strict cookie holding the **session secret**; the link then
-///   works no more.
-/// - Every other request needs that cookie, or `Authorization: Bearer SECRET` (a program that is not a browser).
-/// - The `Host` must name the server as it was bound (DNS rebinding gets nothing), an `Origin` must be the page's
-///   own, and a request that changes something needs one of them to be there: the page's `Origin`, or the bearer.
+/// - The address printed for the user carries a one-time **link token** in its fragment (`/#token=…`), which the
+///   browser never sends to a server. The page trades it, once and within ``linkLifetime`` of the server's start,
+///   for the **session secret** (`POST /api/session`) and keeps that in its session storage.
+/// - Every API request needs `Authorization: Bearer SECRET`. No cookie is ever set: cookies are scoped by host, not
+///   port, so every other server on 127.0.0.1 that the browser visits would receive one. A page of another origin
+///   cannot send the header without a CORS preflight, which this server never grants.
+/// - The page itself (`/`, its script and style) holds no secret and is served to anyone who names the server's host,
+///   so a browser opened through a local file (a cross-site navigation) reaches it.
+/// - The `Host` must name the server as it was bound (DNS rebinding gets nothing), and an `Origin` must be the
+///   page's own.
+///
+/// ```swift
+/// let access = WebAccess(host: "127.0.0.1")
+/// print("open http://127.0.0.1:\(port)/#token=\(access.linkToken)")
+/// ```
 public final class WebAccess: Sendable {
   /// What to do with a request.
   public enum Verdict: Sendable, Equatable {
     /// Serve it.
     case allow
-    /// Redirect to `/`, setting this cookie (a whole `Set-Cookie` value) when the link was used now (`nil` when the
-    /// browser has the cookie already).
-    case enter(setCookie: String?)
     /// Refuse it with this status and message.
     case refuse(status: Int, message: String)
   }
 
+  /// The paths served without the secret: the page, its script, its style and its icon.
+  public static let publicPaths: Set<String> = ["/", "/app.js", "/app.css", "/favicon.ico"]
+  /// The path where the page trades the link token for the session secret.
+  public static let sessionPath = "/api/session"
+
   /// The one-time token of the printed address.
   public let linkToken: String
-  /// The secret the cookie (or the bearer) carries.
+  /// The secret every API request carries as a bearer token.
   public let sessionSecret: String
+  /// How long after ``init(host:linkToken:sessionSecret:linkLifetime:issuedAt:)`` the link can be used.
+  public let linkLifetime: Duration
   /// The host names the page may be reached by (without the port): the loopback names and the bound host.
   public let hostNames: Set<String>
   /// The host the server is bound to, as a URL names it.
   public let host: String
+  private let issued: ContinuousClock.Instant
   private let linkUsed = Atomic<Bool>(false)
 
-  /// Makes the access rules of a server bound to `host`, with fresh random tokens unless given.
+  /// Makes the access rules of a server bound to `host`, with fresh random tokens unless given; the link works once,
+  /// for `linkLifetime` from `issuedAt`.
   public init(
-    host: String, linkToken: String = WebAccess.randomToken(), sessionSecret: String = WebAccess.randomToken()
+    host: String, linkToken: String = WebAccess.randomToken(), sessionSecret: String = WebAccess.randomToken(),
+    linkLifetime: Duration = .seconds(300), issuedAt: ContinuousClock.Instant = .now
   ) {
     self.linkToken = linkToken
     self.sessionSecret = sessionSecret
+    self.linkLifetime = linkLifetime
+    self.issued = issuedAt
     var names: Set<String> = ["127.0.0.1", "localhost", "[::1]"]
     self.host = host.contains(":") && !host.hasPrefix("[") ? "[\(host.lowercased())]" : host.lowercased()
     names.insert(self.host)
@@ -49,14 +67,8 @@ public final class WebAccess: Sendable {
     return (0..<32).map { _ in String(format: "%02x", UInt8.random(in: 0...255, using: &generator)) }.joined()
   }
 
-  /// The cookie's name: one per port, since browsers share cookies between the ports of a host.
-  public func cookieName(port: Int) -> String { "toolhost-web-\(port)" }
-
-  /// Decides a request: its method, path, the `token` of its query (if any), its headers (lowercased names) and the
-  /// port the server listens on.
-  public func check(method: String, path: String, linkToken given: String?, headers: [String: String], port: Int)
-    -> Verdict
-  {
+  /// Decides a request: its method, path, headers (lowercased names) and the port the server listens on.
+  public func check(method: String, path: String, headers: [String: String], port: Int) -> Verdict {
     let hostHeader = headers["host"]?.lowercased() ?? ""
     guard hostNames.contains(where: { hostHeader == "\($0):\(port)" }) else {
       return .refuse(
@@ -67,46 +79,70 @@ public final class WebAccess: Sendable {
     if let origin, !hostNames.contains(where: { origin == "http://\($0):\(port)" }) {
       return .refuse(status: 403, message: "requests from other pages are refused (origin \(origin))")
     }
-    if headers["sec-fetch-site"] == "cross-site" {
+    let isPublic = ["GET", "HEAD"].contains(method) && Self.publicPaths.contains(path)
+    // A page of another site may link to the page (a browser opened through a local file navigates "cross-site"),
+    // but not use what is behind it.
+    if headers["sec-fetch-site"] == "cross-site", !isPublic {
       return .refuse(status: 403, message: "requests from other sites are refused")
     }
-    let bearer = headers["authorization"].flatMap { value -> String? in
-      let parts = value.split(separator: " ", maxSplits: 1)
-      return parts.count == 2 && parts[0].lowercased() == "bearer" ? String(parts[1]) : nil
-    }
-    let cookie = Self.cookies(headers["cookie"] ?? "")[cookieName(port: port)]
-    let hasSession = cookie.map { Self.same($0, sessionSecret) } ?? false
-    if let given, path == "/" {
-      // A browser that is in already and opens the link again goes to the page.
-      if hasSession { return .enter(setCookie: nil) }
-      guard Self.same(given, linkToken), !linkUsed.exchange(true, ordering: .acquiringAndReleasing) else {
-        return .refuse(
-          status: 401,
-          message: "this address works once and was used already (or is not this server's): run toolhost chat --web "
-            + "again for a new one")
+    if isPublic { return .allow }
+    if path == Self.sessionPath {
+      // Only the page's own script trades the link: a POST from its origin.
+      guard method == "POST", origin != nil else {
+        return .refuse(status: 403, message: "the link is traded for a session by the page itself")
       }
-      return .enter(
-        setCookie: "\(cookieName(port: port))=\(sessionSecret); Path=/; HttpOnly; SameSite=Strict")
+      return .allow
     }
-    guard hasSession || bearer.map({ Self.same($0, sessionSecret) }) ?? false else {
+    guard isAuthorized(headers) else {
       return .refuse(
         status: 401, message: "this page's session has ended or never began: open the address toolhost printed")
-    }
-    if !["GET", "HEAD"].contains(method), origin == nil, bearer == nil {
-      return .refuse(status: 403, message: "a request that changes something needs the page's Origin header")
     }
     return .allow
   }
 
-  /// The cookies of a `Cookie` header.
-  static func cookies(_ header: String) -> [String: String] {
-    var out: [String: String] = [:]
-    for part in header.split(separator: ";") {
-      let pair = part.split(separator: "=", maxSplits: 1)
-      guard pair.count == 2 else { continue }
-      out[pair[0].trimmingCharacters(in: .whitespaces)] = pair[1].trimmingCharacters(in: .whitespaces)
+  /// Whether `headers` (lowercased names) carry the session secret as a bearer token.
+  public func isAuthorized(_ headers: [String: String]) -> Bool {
+    guard let value = headers["authorization"] else { return false }
+    let parts = value.split(separator: " ", maxSplits: 1)
+    return parts.count == 2 && parts[0].lowercased() == "bearer" && Self.same(String(parts[1]), sessionSecret)
+  }
+
+  /// Trades the printed link's token for the session secret: once, and only within ``linkLifetime``.
+  ///
+  /// - Returns: the session secret, or the refusal (status and message) to answer with.
+  public func redeem(link given: String, now: ContinuousClock.Instant = .now) -> Result<String, Refusal> {
+    guard Self.same(given, linkToken) else {
+      return .failure(Refusal(status: 401, message: "this address is not this server's: open the one toolhost printed"))
     }
-    return out
+    guard now - issued <= linkLifetime else {
+      return .failure(
+        Refusal(
+          status: 401,
+          message: "this address worked for \(lifetimeText) after toolhost "
+            + "printed it and has expired: stop toolhost chat --web (Ctrl-C) and run it again for a new one"))
+    }
+    guard !linkUsed.exchange(true, ordering: .acquiringAndReleasing) else {
+      return .failure(
+        Refusal(
+          status: 401,
+          message: "this address works once and was used already: a page that has it open can duplicate its tab; "
+            + "else run toolhost chat --web again for a new one"))
+    }
+    return .success(sessionSecret)
+  }
+
+  /// ``linkLifetime`` for people: "5 minutes", "90 seconds".
+  var lifetimeText: String {
+    let seconds = linkLifetime.components.seconds
+    return seconds % 60 == 0 && seconds >= 120 ? "\(seconds / 60) minutes" : "\(seconds) seconds"
+  }
+
+  /// Why a request was refused: the HTTP status and a message for the user.
+  public struct Refusal: Error, Sendable, Equatable {
+    /// The HTTP status.
+    public var status: Int
+    /// What went wrong and what to do.
+    public var message: String
   }
 
   /// Compares two secrets in time that does not depend on where they differ.

@@ -31,11 +31,19 @@ public final class WebChatServer: Sendable {
     public var pingInterval: Duration
     /// The most connections open at once (more wait to be accepted).
     public var maxConnections: Int
+    /// The most connections open at once that have not shown the session secret; a new one closes the oldest idle
+    /// one, so that they never fill ``maxConnections``.
+    public var maxWaitingConnections: Int
+    /// How long a connection may stay open without showing the session secret.
+    public var proofTimeout: Duration
+    /// How long the printed address can be used, from the server's start.
+    public var linkLifetime: Duration
 
     /// Makes options.
     public init(
       host: String = "127.0.0.1", port: Int = 0, maxBodyBytes: Int = 64 * 1024, idleTimeout: Duration = .seconds(60),
-      pingInterval: Duration = .seconds(15), maxConnections: Int = 64
+      pingInterval: Duration = .seconds(15), maxConnections: Int = 64, maxWaitingConnections: Int = 16,
+      proofTimeout: Duration = .seconds(5), linkLifetime: Duration = .seconds(300)
     ) {
       self.host = host
       self.port = port
@@ -43,6 +51,9 @@ public final class WebChatServer: Sendable {
       self.idleTimeout = idleTimeout
       self.pingInterval = pingInterval
       self.maxConnections = maxConnections
+      self.maxWaitingConnections = maxWaitingConnections
+      self.proofTimeout = proofTimeout
+      self.linkLifetime = linkLifetime
     }
   }
 
@@ -50,7 +61,8 @@ public final class WebChatServer: Sendable {
   public struct Listening: Sendable {
     /// The bound port.
     public var port: Int
-    /// The address to open, with the one-time link token.
+    /// The address to open, with the one-time link token in its fragment (`/#token=…`), which no browser sends to a
+    /// server.
     public var url: String
   }
 
@@ -67,11 +79,20 @@ public final class WebChatServer: Sendable {
     "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; "
     + "base-uri 'none'; form-action 'none'; frame-ancestors 'none'"
 
-  /// Makes a server for `engine`'s chats.
+  private let gate: WebConnectionGate
+
+  /// Makes a server for `engine`'s chats; its link works for ``Options/linkLifetime`` from now unless `access` says
+  /// otherwise.
   public init(engine: WebChatEngine, options: Options = Options(), access: WebAccess? = nil) {
     self.engine = engine
     self.options = options
-    self.access = access ?? WebAccess(host: options.host)
+    let access = access ?? WebAccess(host: options.host, linkLifetime: options.linkLifetime)
+    self.access = access
+    gate = WebConnectionGate(
+      limits: .init(maxWaiting: options.maxWaitingConnections, proofTimeout: options.proofTimeout),
+      authorizes: { fields in
+        fields[.authorization].map { access.isAuthorized(["authorization": $0]) } ?? false
+      })
   }
 
   /// Listens and answers until the calling task is cancelled; then stops every answer (their tools end) and closes
@@ -81,10 +102,13 @@ public final class WebChatServer: Sendable {
   /// - Throws: why the address cannot be bound.
   public func run(onListening: @escaping @Sendable (Listening) -> Void = { _ in }) async throws {
     let host = options.host
+    let gate = self.gate
     let app = Application(
       router: router(),
       server: .http1(
-        configuration: HTTP1Channel.Configuration(idleTimeout: .nanoseconds(options.idleTimeout.wholeNanoseconds))),
+        configuration: HTTP1Channel.Configuration(
+          additionalChannelHandlers: [gate.handler()],
+          idleTimeout: .nanoseconds(options.idleTimeout.wholeNanoseconds))),
       configuration: .init(
         address: .hostname(host, port: options.port), serverName: nil,
         availableConnectionsDelegate: MaximumAvailableConnections(options.maxConnections)),
@@ -92,7 +116,7 @@ public final class WebChatServer: Sendable {
         let port = channel.localAddress?.port ?? options.port
         boundPort.store(port, ordering: .releasing)
         let shown = host.contains(":") ? "[\(host)]" : host
-        onListening(Listening(port: port, url: "http://\(shown):\(port)/?token=\(access.linkToken)"))
+        onListening(Listening(port: port, url: "http://\(shown):\(port)/#token=\(access.linkToken)"))
       },
       logger: Logger(label: "toolhost.web", factory: { _ in SwiftLogNoOpLogHandler() }))
     defer { engine.events.finishAll() }
@@ -119,7 +143,7 @@ public final class WebChatServer: Sendable {
     let router = Router(context: BasicRequestContext.self)
     router.addMiddleware { FailureMiddleware() }
     router.get("/") { request, _ in
-      self.refusal(request, path: "/") ?? Self.page(WebPage.html, type: "text/html; charset=utf-8")
+      self.refusal(request) ?? Self.page(WebPage.html, type: "text/html; charset=utf-8")
     }
     router.get("/app.js") { request, _ in
       self.refusal(request) ?? Self.page(WebPage.script, type: "text/javascript; charset=utf-8")
@@ -129,6 +153,18 @@ public final class WebChatServer: Sendable {
     }
     router.get("/favicon.ico") { request, _ in
       self.refusal(request) ?? Response(status: .noContent, headers: Self.commonHeaders)
+    }
+    router.post(RouterPath(WebAccess.sessionPath)) { request, _ in
+      if let refusal = self.refusal(request) { return refusal }
+      let body = try await self.body(request)
+      guard let link = body["link"]?.stringValue else {
+        throw WebChatEngine.Failure(status: 400, description: "give the address's token as {\"link\": \"...\"}")
+      }
+      switch self.access.redeem(link: link) {
+      case .success(let secret): return Self.json(["secret": .string(secret)])
+      case .failure(let refusal):
+        return Self.json(["error": .string(refusal.message)], status: .init(code: refusal.status))
+      }
     }
     router.get("/api/state") { request, _ in
       if let refusal = self.refusal(request) { return refusal }
@@ -196,23 +232,17 @@ public final class WebChatServer: Sendable {
     return router
   }
 
-  /// The refusal of `request` by ``access``, or the redirect that lets the printed address in; `nil` to serve it.
-  private func refusal(_ request: Request, path: String? = nil) -> Response? {
+  /// The refusal of `request` by ``access``; `nil` to serve it.
+  private func refusal(_ request: Request) -> Response? {
     var headers: [String: String] = [:]
     for field in request.headers { headers[field.name.canonicalName] = field.value }
     if let authority = request.head.authority { headers["host"] = authority }
-    let token = path == "/" ? request.uri.queryParameters.get("token") : nil
     switch access.check(
-      method: request.method.rawValue, path: path ?? request.uri.path, linkToken: token, headers: headers,
+      method: request.method.rawValue, path: request.uri.path, headers: headers,
       port: boundPort.load(ordering: .acquiring))
     {
     case .allow:
       return nil
-    case .enter(let cookie):
-      var fields = Self.commonHeaders
-      fields[.location] = "/"
-      if let cookie { fields[.setCookie] = cookie }
-      return Response(status: .seeOther, headers: fields)
     case .refuse(let status, let message):
       return Self.json(["error": .string(message)], status: .init(code: status))
     }

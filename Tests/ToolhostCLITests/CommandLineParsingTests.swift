@@ -238,6 +238,13 @@ struct CommandLineParsingTests {
     #expect(unknownFlag.message.contains("--colour"), "\(unknownFlag.message)")
   }
 
+  /// The page is never bound to every address, however that is spelled (`0` is 0.0.0.0 to the resolver).
+  @Test(arguments: ["0", "0.0.0.0", "0x0", "0.0", "::", "[::]", "::0", ""])
+  func chatWebRefusesEveryAddress(host: String) throws {
+    let refused = try #require(refusal(["chat", "--web", "--web-host", host]))
+    #expect(refused.message.contains("give one address of this machine"), "\(host): \(refused.message)")
+  }
+
   /// `call`'s own options after the tool's name are read as the tool's flags; when that leaves no such tool, the
   /// error says which and gives the command line with them first.
   @Test func callsOwnOptionsAfterTheToolsNameAreNamedWithTheFix() {

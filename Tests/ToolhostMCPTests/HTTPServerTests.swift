@@ -200,6 +200,13 @@ struct HTTPServerTests {
     for host in ["0.0.0.0", "::", "10.0.0.1", "128.0.0.1", "example.com", "::2", "localhost.example.com"] {
       #expect(!MCPHTTPToken.isLoopback(host), "\(host)")
     }
+    // Every spelling of "all addresses" the resolver reads (chat --web refuses them).
+    for host in ["0", "0.0.0.0", "0x0", "0.0", "::", "[::]", "::0", "0:0:0:0:0:0:0:0"] {
+      #expect(MCPHTTPToken.isUnspecified(host), "\(host)")
+    }
+    for host in ["127.0.0.1", "::1", "[::1]", "localhost", "192.168.1.2", "1", "example.org", ""] {
+      #expect(!MCPHTTPToken.isUnspecified(host), "\(host)")
+    }
   }
 
   /// A generated token is 32 random bytes in hex; its file is 0600 in a 0700 folder, and is removed only while it

@@ -34,13 +34,16 @@ final class WebChatProcess: Sendable {
   let process: Process
   let folder: URL
 
-  /// Starts `toolhost chat --web --no-open ARGUMENTS` in `workingDirectory` (default `folder`), its output in
-  /// `folder`.
-  init(arguments: [String], environment: [String: String], folder: URL, workingDirectory: URL? = nil) throws {
+  /// Starts `toolhost chat --web --no-open ARGUMENTS` (without `--no-open` when `opening`) in `workingDirectory`
+  /// (default `folder`), its output in `folder`.
+  init(
+    arguments: [String], environment: [String: String], folder: URL, workingDirectory: URL? = nil,
+    opening: Bool = false
+  ) throws {
     _ = Subprocess.ignoreSIGPIPE
     let process = Process()
     process.executableURL = URL(fileURLWithPath: try TestPackage.requireToolhostBinary())
-    process.arguments = ["chat", "--web", "--no-open"] + arguments
+    process.arguments = ["chat", "--web"] + (opening ? [] : ["--no-open"]) + arguments
     process.environment = environment
     process.currentDirectoryURL = workingDirectory ?? folder
     _ = FileManager.default.createFile(atPath: folder.appendingPathComponent("web.out").path, contents: nil)
@@ -60,8 +63,7 @@ final class WebChatProcess: Sendable {
   func address(within seconds: Double = 120) async -> String? {
     let deadline = ContinuousClock.now + .seconds(seconds)
     while ContinuousClock.now < deadline, process.isRunning {
-      if let range = stdout.range(of: #"http://127\.0\.0\.1:[0-9]+/\?token=[0-9a-f]{64}"#, options: .regularExpression)
-      {
+      if let range = stdout.range(of: #"http://127\.0\.0\.1:[0-9]+/#token=[0-9a-f]{64}"#, options: .regularExpression) {
         return String(stdout[range])
       }
       try? await Task.sleep(for: .milliseconds(50))
@@ -250,7 +252,7 @@ struct WebPageBrowserTests {
       }
       let steps = [
         "open", "weather", "picker", "button", "approve", "deny", "hostile", "stop", "tools", "chats", "narrow",
-        "network",
+        "network", "neighbour",
       ]
       let shots = scratch.file("shots")
       let (lines, output) = try await Self.browse(url, steps: steps, shots: shots)
@@ -283,6 +285,47 @@ struct WebPageBrowserTests {
       let left = ProcessProbe.processes { $0.contains(scratch.path) }
       #expect(left.isEmpty, "processes left: \(left)")
       Self.keepScreenshots(from: shots)
+    }
+  }
+
+  /// The page opened as a user starts it: toolhost opens the browser `$BROWSER` names with a private local file that
+  /// redirects to the page (the link never on a command line). Chromium sends that navigation as cross-site; the page
+  /// answers it, trades the link from the fragment and works.
+  @Test func theBrowserToolhostOpensReachesThePage() async throws {
+    let scratch = TemporaryFolder(prefix: "toolhost-web-open")
+    let tools = try Self.plugins(in: scratch)
+    let opened = scratch.file("opened.txt")
+    let browser = try scratch.write(
+      "browser", "#!/bin/sh\nprintf '%s\\n' \"$@\" > '\(opened).tmp'\nmv '\(opened).tmp' '\(opened)'\n", mode: 0o755)
+    try await FakeLLM.with(rules: Self.rules) { server in
+      var environment = Subprocess.cleanEnvironment(home: scratch.path)
+      environment["TOOLHOST_API_KEY"] = "test"
+      environment["BROWSER"] = browser
+      let web = try WebChatProcess(
+        arguments: ["--plugins", tools, "--model", "fake", "--base-url", server.baseURL], environment: environment,
+        folder: scratch.url, opening: true)
+      guard await web.address() != nil else {
+        Issue.record("no address printed:\n\(web.stdout)\n\(web.stderr)")
+        _ = await web.interrupt()
+        return
+      }
+      var file: String?
+      for _ in 0..<200 where file == nil {
+        file = (try? String(contentsOfFile: opened, encoding: .utf8))?.trimmingCharacters(in: .whitespacesAndNewlines)
+        if file == nil { try? await Task.sleep(for: .milliseconds(50)) }
+      }
+      guard let file, file.hasPrefix("file://") else {
+        Issue.record("the browser was not opened with a local file: \(file ?? "nothing")\n\(web.stderr)")
+        _ = await web.interrupt()
+        return
+      }
+      #expect(!file.contains("token="), "the link is on the browser's command line: \(file)")
+      let (lines, output) = try await Self.browse(file, steps: ["open", "weather"], shots: scratch.file("shots"))
+      let done = lines.filter { $0["ok"] == true }.compactMap { $0["step"]?.stringValue }
+      #expect(
+        done == ["open", "weather"], "\(output.stdoutText)\n\(output.stderrText.suffix(2000))\ntoolhost:\n\(web.stderr)"
+      )
+      #expect(await web.interrupt() != nil, "toolhost chat --web did not end on Ctrl-C")
     }
   }
 

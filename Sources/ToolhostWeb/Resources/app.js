@@ -5,7 +5,10 @@
 
 // ---------------------------------------------------------------- helpers
 const $ = (id) => document.getElementById(id);
-const SESSION_ENDED = "This page's session has ended: open the address toolhost printed again";
+const SESSION_ENDED = "This page's session has ended or never began: open the address toolhost printed (it works once, in one tab; duplicate the tab for another)";
+// The session secret is kept in this tab's session storage (never in a cookie, which every server on 127.0.0.1 would
+// be sent) and goes with every request as a bearer token.
+const SECRET_KEY = 'toolhost-session';
 const STATUS_TEXT = { running: 'running…', ok: 'ok', error: 'error', refused: 'refused' };
 const hasOwn = (o, k) => o !== null && typeof o === 'object' && Object.prototype.hasOwnProperty.call(o, k);
 const own = (o, k) => (hasOwn(o, k) ? o[k] : undefined);
@@ -97,6 +100,7 @@ const S = {
   edit: null,       // a rename or a delete confirmation in the list: {node, restore}
   openSeq: 0, listSeq: 0, listTimer: 0, searchTimer: 0, listDirty: false,
   stick: true, ended: false, es: null, lost: false, lostTimer: 0,
+  secret: null,     // the session secret, from this tab's session storage
 };
 let markReady;
 S.ready = new Promise((resolve) => { markReady = resolve; });
@@ -104,7 +108,7 @@ S.ready = new Promise((resolve) => { markReady = resolve; });
 // ---------------------------------------------------------------- server
 class ApiError extends Error { constructor(message, status) { super(message); this.status = status; } }
 async function api(method, url, body) {
-  const init = { method, credentials: 'same-origin', headers: { Accept: 'application/json' } };
+  const init = { method, credentials: 'omit', headers: { Accept: 'application/json', Authorization: 'Bearer ' + S.secret } };
   if (body !== undefined) { init.headers['Content-Type'] = 'application/json'; init.body = JSON.stringify(body); }
   let res;
   try { res = await fetch(url, init); } catch (e) { throw new ApiError('toolhost does not answer: is it still running?', 0); }
@@ -120,7 +124,33 @@ async function api(method, url, body) {
 function fail(e) {
   if (!(e && e.status === 401)) showStatus(e && e.message ? e.message : String(e), 'error');  // 401: said already
 }
-function sessionEnded() { S.ended = true; if (S.es) S.es.close(); showStatus(SESSION_ENDED, 'error', true); }
+function sessionEnded(message) {
+  S.ended = true;
+  if (S.es) S.es.abort();
+  showStatus(message || SESSION_ENDED, 'error', true);
+}
+// The printed address's fragment (#token=…, maybe &chat=N) is traded once for the session secret, and taken out of
+// the address at once. Without a token, the secret this tab has already.
+async function enter() {
+  const m = /^#token=([0-9a-f]{1,128})(?:&chat=(\d+))?$/.exec(location.hash);
+  if (m) {
+    history.replaceState(null, '', location.pathname + location.search + (m[2] ? '#chat=' + m[2] : ''));
+    let res = null, answer = null;
+    try {
+      res = await fetch('/api/session', { method: 'POST', credentials: 'omit', cache: 'no-store',
+        headers: { Accept: 'application/json', 'Content-Type': 'application/json' }, body: JSON.stringify({ link: m[1] }) });
+      answer = await res.json();
+    } catch (e) { /* said below */ }
+    if (res && res.ok && answer && typeof answer.secret === 'string') sessionStorage.setItem(SECRET_KEY, answer.secret);
+    else if (!sessionStorage.getItem(SECRET_KEY)) {
+      sessionEnded(answer && typeof answer.error === 'string' ? answer.error : 'toolhost does not answer: is it still running?');
+      return false;
+    }
+  }
+  S.secret = sessionStorage.getItem(SECRET_KEY);
+  if (!S.secret) { sessionEnded(); return false; }
+  return true;
+}
 // #status: the last error or note, with a close button.
 function showStatus(text, kind, force) {
   if (S.ended && !force) return;
@@ -440,29 +470,53 @@ async function openChat(id, reload) {
 }
 
 // ---------------------------------------------------------------- events
-function connectEvents() {
+// The event stream, read with fetch (an EventSource cannot send the bearer token): one JSON event per `data:` line.
+async function connectEvents() {
   if (S.ended) return;
-  const es = new EventSource('/api/events');
-  S.es = es;
-  es.onmessage = (m) => {
-    try { onEvent(JSON.parse(m.data)); } catch (e) { console.error(e); }
-  };
-  es.onopen = () => {  // after a reconnect: the state and the open chat again (events may have been missed)
-    if (S.onFirstOpen) { S.onFirstOpen(); S.onFirstOpen = null; }
-    clearTimeout(S.lostTimer);
-    if (!S.lost) return;
-    S.lost = false;
-    if ($('status').classList.contains('lost')) clearStatus();
-    loadState().catch(fail);
-    if (S.open && S.open.id != null && !S.loading) openChat(S.open.id, true);
-  };
-  es.onerror = () => {
-    if (S.ended) return;
-    if (!S.lost) S.lostTimer = setTimeout(() => { if (S.lost) showStatus('Lost the connection to toolhost; trying again…', 'lost'); }, 3000);
-    S.lost = true;
-    // The browser gave up (an HTTP error): a 401 ends the session, else we connect again.
-    if (es.readyState === EventSource.CLOSED) setTimeout(() => api('GET', '/api/state').then(connectEvents, fail), 3000);
-  };
+  const ctrl = new AbortController();
+  S.es = ctrl;
+  let res = null;
+  try {
+    res = await fetch('/api/events', { credentials: 'omit', cache: 'no-store', signal: ctrl.signal,
+      headers: { Accept: 'text/event-stream', Authorization: 'Bearer ' + S.secret } });
+  } catch (e) { /* not answering: try again below */ }
+  if (res && res.status === 401) { sessionEnded(); return; }
+  if (res && res.ok && res.body) {
+    eventsOpened();
+    const reader = res.body.pipeThrough(new TextDecoderStream()).getReader();
+    let buffer = '';
+    try {
+      for (;;) {
+        const { value, done } = await reader.read();
+        if (done) break;
+        buffer += value;
+        let end;
+        while ((end = buffer.indexOf('\n\n')) >= 0) {
+          const block = buffer.slice(0, end);
+          buffer = buffer.slice(end + 2);
+          const data = block.split('\n').filter((l) => l.startsWith('data:')).map((l) => l.slice(5).replace(/^ /, '')).join('\n');
+          if (!data) continue;
+          try { onEvent(JSON.parse(data)); } catch (e) { console.error(e); }
+        }
+      }
+    } catch (e) { /* the connection broke */ }
+  }
+  if (S.ended || ctrl.signal.aborted) return;
+  eventsLost();
+  setTimeout(connectEvents, res ? 1000 : 3000);
+}
+function eventsOpened() {  // after a reconnect: the state and the open chat again (events may have been missed)
+  if (S.onFirstOpen) { S.onFirstOpen(); S.onFirstOpen = null; }
+  clearTimeout(S.lostTimer);
+  if (!S.lost) return;
+  S.lost = false;
+  if ($('status').classList.contains('lost')) clearStatus();
+  loadState().catch(fail);
+  if (S.open && S.open.id != null && !S.loading) openChat(S.open.id, true);
+}
+function eventsLost() {
+  if (!S.lost) S.lostTimer = setTimeout(() => { if (S.lost) showStatus('Lost the connection to toolhost; trying again…', 'lost'); }, 3000);
+  S.lost = true;
 }
 function onEvent(ev) {
   if (!isObj(ev)) return;
@@ -942,6 +996,7 @@ function bind() {
 }
 async function start() {
   bind();
+  if (!(await enter())) { markReady(); return; }
   // The event stream first: the server follows this page from then on, so nothing that happens while the state and
   // the chat load is missed (a snapshot and the events after it overlap at worst). Waits at most 3 s for it.
   await new Promise((resolve) => { S.onFirstOpen = resolve; connectEvents(); setTimeout(resolve, 3000); });

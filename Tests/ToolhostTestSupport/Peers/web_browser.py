@@ -8,7 +8,8 @@ Each STEP runs in order in one browser window and prints one JSON line {"step": 
 first step that fails prints {"step": NAME, "ok": false, "error": "..."} and the script exits 1. Screenshots go to
 DIR/<name>.png. The steps (the fakellm rules of the Swift test decide what the model does for each prompt's word):
 
-  open       load the printed address (the one-time link) and wait for the page and its chat list
+  open       load the printed address (the one-time link, or the local file toolhost opened the browser with) and
+             wait for the page and its chat list
   weather    ask "WEATHER in Oslo in May?": the answer streams in, getWeather's result is drawn as fields with °C,
              the raw result opens with one click, the call graph shows the round
   local      (the local model) "What is the weather usually like in Lisbon in April?": getWeather's result drawn
@@ -24,6 +25,7 @@ DIR/<name>.png. The steps (the fakellm rules of the Swift test decide what the m
   paint      (the benchmark) load the page 7 times: when the chat list was drawn and the first contentful paint
   narrow     a phone-sized window: the sidebar folds behind its button
   network    every request the browser made went to the page's own address (127.0.0.1:PORT)
+  neighbour  another server on 127.0.0.1 that the browser visits gets no cookie and no secret (after `network`)
 """
 
 import argparse
@@ -120,8 +122,11 @@ def step_open(p):
     p.css("#chats")
     p.wait(lambda d: d.execute_script("return document.readyState") == "complete", 10, "the page to load")
     p.wait(lambda d: d.find_element(By.ID, "model-name").text.strip() != "", 10, "the model's name")
-    # The link is used: the address bar no longer holds the token.
+    # The link is used: the address bar no longer holds the token. (Opened through a local file that redirects, the
+    # page's own address is the one the browser ended at.)
     assert "token=" not in p.d.current_url, p.d.current_url
+    p.base = "{0.scheme}://{0.netloc}".format(urlparse(p.d.current_url))
+    assert p.base.startswith("http://127.0.0.1:"), p.d.current_url
     return {"title": p.d.title, "chats": len(p.all("#chats li.chat")), "model": p.text("#model-name")}
 
 
@@ -392,6 +397,49 @@ def step_network(p):
                 origins.add("{0.scheme}://{0.netloc}".format(urlparse(url)))
     assert origins == {p.base}, f"requests went to {sorted(origins)}"
     return {"origins": sorted(origins)}
+
+
+def step_neighbour(p):
+    """Another server on 127.0.0.1 (a plain Python http.server here, as any other local account could run) that the
+    browser visits, and whose page asks the toolhost page's address with credentials, is sent no secret: no cookie,
+    and neither the session secret nor the link's token in any header. The toolhost tab keeps its session after."""
+    import http.server
+    import threading
+    seen = []
+
+    class Neighbour(http.server.BaseHTTPRequestHandler):
+        def do_GET(self):
+            seen.append(self.path + "\n" + str(self.headers))
+            body = ("<!doctype html><title>neighbour</title><img src='/pixel.png'>"
+                    "<p id=done>neighbour</p>").encode()
+            self.send_response(200)
+            self.send_header("Content-Type", "text/html")
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+        def log_message(self, *args):
+            pass
+
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Neighbour)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        p.d.get(f"http://127.0.0.1:{server.server_port}/")
+        p.css("#done")
+        p.wait(lambda d: len(seen) >= 2, 10, "the neighbour's page and its image")
+    finally:
+        server.shutdown()
+        server.server_close()
+    for request in seen:
+        assert "cookie" not in request.lower(), f"the neighbour was sent a cookie: {request}"
+    link = p.url.split("#token=")[-1].split("&")[0]
+    p.d.back()
+    p.wait(lambda d: d.find_element(By.ID, "model-name").text.strip() != "", 10, "the page again, still in")
+    secret = p.d.execute_script("return sessionStorage.getItem('toolhost-session')")
+    assert secret and len(secret) == 64, f"the page has no session secret: {secret!r}"
+    for request in seen:
+        assert secret not in request and link not in request, f"the neighbour saw a secret: {request}"
+    return {"neighbourRequests": len(seen)}
 
 
 STEPS = {name[5:]: f for name, f in globals().items() if name.startswith("step_")}
