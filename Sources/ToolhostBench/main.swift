@@ -6,9 +6,10 @@ import Foundation
 // `toolhost chat --web` against the terminal chat, and the page's first paint with 1,000 chats in Chromium), and local,
 // toolcalls, ask (the local model's speed, tool-call accuracy and the end-to-end `toolhost ask` eval: minutes each,
 // and they need scripts/install-local-model), and answers (issue 30: every call a question needs, nothing invented,
-// answers grounded in the results; the questions of Benchmarks/answers.json).
+// answers grounded in the results; the questions of Benchmarks/answers.json), and bfcl (issue 49: a seeded sample of
+// the BFCL v4 single-turn categories through `toolhost ask`, scored with BFCL's AST rules; scripts/fetch-bfcl first).
 let defaults = ["json", "discovery", "validation", "runner", "persistent", "session"]
-let all = defaults + ["serve", "web", "local", "toolcalls", "ask", "answers"]
+let all = defaults + ["serve", "web", "local", "toolcalls", "ask", "answers", "bfcl"]
 var wanted = Array(CommandLine.arguments.dropFirst())
 if wanted.isEmpty { wanted = defaults }
 if let bad = wanted.first(where: { !all.contains($0) }) {
@@ -32,6 +33,7 @@ for suite in wanted {
     case "toolcalls": rows += try await toolCallBenchmarks()
     case "ask": rows += try await askEvalBenchmarks()
     case "answers": rows += try await answersEvalBenchmarks()
+    case "bfcl": rows += try await bfclBenchmarks()
     default: break
     }
   } catch {
