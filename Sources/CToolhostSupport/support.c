@@ -6,6 +6,7 @@
 #include <pthread.h>
 #include <unistd.h>
 #if defined(__linux__)
+#include <sys/prctl.h>
 #include <sys/syscall.h>
 #endif
 
@@ -57,4 +58,13 @@ int toolhost_count_open_fds(void) {
   }
   closedir(d);
   return n - 1; /* the directory's own descriptor */
+}
+
+int toolhost_set_not_dumpable(void) {
+#if defined(__linux__)
+  return prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
+#else
+  errno = ENOSYS;
+  return -1;
+#endif
 }

@@ -87,6 +87,13 @@ struct ToolhostCommand: AsyncParsableCommand {
       """,
     version: ToolhostVersion.summary,
     subcommands: [List.self, Describe.self, Doctor.self, Call.self, Batch.self, Trust.self] + extraSubcommands)
+
+  /// Makes toolhost non-dumpable before anything else (``ProcessPrivacy/hideFromSameUser()``): the plugins it runs,
+  /// processes of the same user, cannot read its environment (API keys) or memory through `/proc`.
+  static func main() async {
+    ProcessPrivacy.hideFromSameUser()
+    await main(nil)
+  }
 }
 
 struct List: AsyncParsableCommand {

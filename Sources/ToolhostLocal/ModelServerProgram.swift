@@ -8,11 +8,13 @@ import ToolhostJSON
 /// and llama-cpp-python's other arguments (``settings(_:idle:statePath:lockPath:)``); neither a port nor a key is
 /// on the command line, which every account on the machine can read. The program:
 ///
-/// 1. binds a socket to `127.0.0.1:0` itself, so the kernel picks a port no other process holds (it listens once the
+/// 1. makes itself non-dumpable (``hidden``), so that other processes of the user cannot read its key in
+///    `/proc/PID/environ`;
+/// 2. binds a socket to `127.0.0.1:0` itself, so the kernel picks a port no other process holds (it listens once the
 ///    model is loaded);
-/// 2. writes `{"pid": PID, "port": PORT}` and a newline to its stdout, a pipe only toolhost reads (``report(_:)``
+/// 3. writes `{"pid": PID, "port": PORT}` and a newline to its stdout, a pipe only toolhost reads (``report(_:)``
 ///    reads it), then points its stdout at its stderr, the log;
-/// 3. applies ``LlamaServerPatches`` and runs llama-cpp-python's app with uvicorn on that socket, behind a guard that
+/// 4. applies ``LlamaServerPatches`` and runs llama-cpp-python's app with uvicorn on that socket, behind a guard that
 ///    answers 401 to every HTTP request without `Authorization: Bearer KEY` before the app sees it (FastAPI's
 ///    `/docs` and `/openapi.json` included). The key comes in the environment variable ``keyVariable``, which the
 ///    program removes from its own environment.
@@ -28,7 +30,7 @@ enum ModelServerProgram {
   /// The program of a server of toolhost's own. It reads descriptor 0 with `os.read`, not through `sys.stdin`: a
   /// daemon thread blocked inside the buffered reader makes Python abort (SIGABRT) when the server exits by itself.
   static let own =
-    bind + """
+    hidden + bind + """
       def watch():
           try:
               while os.read(0, 65536):
@@ -44,7 +46,7 @@ enum ModelServerProgram {
   /// The program of a shared server. Its first line is ``SharedModelServer/marker``, which tells it from any other
   /// process with a recycled PID.
   static let shared =
-    "# \(SharedModelServer.marker)\n" + bind + """
+    "# \(SharedModelServer.marker)\n" + hidden + bind + """
       if os.fork() > 0:
           os._exit(0)
       os.setsid()
@@ -64,6 +66,15 @@ enum ModelServerProgram {
         # The port goes to toolhost alone (stdout is its pipe); everything printed afterwards goes to the log.
         os.write(1, (json.dumps({"pid": os.getpid(), "port": sock.getsockname()[1]}) + "\\n").encode())
         os.dup2(2, 1)
+
+    """
+
+  /// Makes the server non-dumpable (Linux's `PR_SET_DUMPABLE` 0, which `execve` reset): other processes of the
+  /// user, the plugins toolhost runs among them, can no longer read its environment (the key) or memory in `/proc`.
+  static let hidden = """
+    import ctypes, sys
+    if sys.platform.startswith("linux"):
+        ctypes.CDLL(None).prctl(4, 0, 0, 0, 0)
 
     """
 

@@ -66,6 +66,11 @@ int toolhost_set_child_subreaper(void);
 /// (SIGKILL when someone else reaped it already), 0 while it runs, -1 with errno on another error.
 int toolhost_wait_exited(pid_t pid, int *status_out, int *signal_out, struct rusage *usage);
 
+/// prctl(PR_SET_DUMPABLE, 0): other processes of the same user can no longer read this process's /proc files that
+/// need ptrace access (environ, mem, fd links) or attach to it, and it leaves no core dump. 0, or -1 with errno
+/// (ENOSYS where there is no such setting).
+int toolhost_set_not_dumpable(void);
+
 /// The git commit toolhost was built from (defined by Package.swift from SwiftPM's git information), or "" when the
 /// build was not made in a git checkout.
 const char *toolhost_build_commit(void);
