@@ -16,7 +16,9 @@ struct PluginsCommand: AsyncParsableCommand {
       discussion: """
         The folder must hold a toolhost.json. It goes to $XDG_CONFIG_HOME/toolhost/plugins/NAME (default \
         ~/.config/toolhost/plugins/NAME), where every toolhost finds it without `trust`: a name already there is \
-        refused, and so is a folder another user could change. Example: toolhost plugins add plugins/weather
+        refused, and so is a folder another user could change (and, for a copy, one holding a FIFO, device or \
+        socket). A link to a folder in a git work tree runs what a later `git pull` brings, unseen. Example: \
+        toolhost plugins add plugins/weather
         """)
     @Flag(help: "Make a symbolic link to the folder instead of a copy (it follows the folder's changes).")
     var link = false
@@ -31,6 +33,7 @@ struct PluginsCommand: AsyncParsableCommand {
         for line in addition.summary { printer.say("  " + line) }
         try addition.perform(link: link)
         printer.say("\(link ? "linked" : "copied") to \(addition.destination); `toolhost list` shows its tools")
+        if link, let note = addition.linkNote { printer.warn("toolhost: " + note) }
       } catch let error as PluginAddition.Failure {
         printer.warn("toolhost: \(error.description)")
         throw ExitCode(ExitStatus.usage)

@@ -266,7 +266,8 @@ public enum FileSafety {
     }
   }
 
-  static func kindName(_ mode: mode_t) -> String {
+  /// What a file of `mode` is, in words ("a FIFO", "a socket").
+  package static func kindName(_ mode: mode_t) -> String {
     switch mode & S_IFMT {
     case S_IFDIR: "a folder"
     case S_IFIFO: "a FIFO"

@@ -75,4 +75,55 @@ import ToolhostTestSupport
     }
     #expect(!FileManager.default.fileExists(atPath: home.file("config/toolhost/plugins")))
   }
+
+  /// `toolhost plugins add` as a user runs it, in `home` (its config folder `config` there), stopped after 20 s: a run that
+  /// had to be stopped fails the test instead of hanging the suite.
+  private func add(_ arguments: [String], home: TemporaryFolder, config: String = "config") async throws
+    -> Subprocess.Output
+  {
+    var environment = Subprocess.cleanEnvironment(home: home.path)
+    environment["XDG_CONFIG_HOME"] = home.file(config)
+    return try await ToolhostProcess.finish(
+      ["plugins", "add"] + arguments, environment: environment, in: home.url, timeout: 20)
+  }
+
+  /// A FIFO in the folder is refused at once, naming it, rather than copied (which read it and waited for ever);
+  /// a link reads nothing in the folder, so it is made.
+  @Test func aFIFOInTheFolderIsRefusedWithoutWaitingOnIt() async throws {
+    let home = TemporaryFolder(prefix: "toolhost-plugins-add")
+    let source = home.plugin("piped", manifest: manifest, script: "#!/bin/sh\n")
+    try home.folder("piped/data")
+    #expect(mkfifo(home.file("piped/data/pipe"), 0o600) == 0)
+    let copy = try await add([source], home: home)
+    #expect(copy.status == 64, "\(copy.allText)")
+    #expect(copy.stderrText.contains("\(source)/data/pipe is a FIFO"), "\(copy.stderrText)")
+    let folder = home.file("config/toolhost/plugins")
+    #expect(((try? FileManager.default.contentsOfDirectory(atPath: folder)) ?? []).isEmpty)
+
+    let link = try await add(["--link", source], home: home)
+    #expect(link.status == 0, "\(link.allText)")
+  }
+
+  /// A link to a folder inside a git work tree says that what a later `git pull` brings runs unpinned; a copy, and
+  /// a link to a folder in no work tree, say nothing of it.
+  @Test func aLinkIntoAGitWorkTreeSaysLaterChangesRunUnpinned() async throws {
+    let home = TemporaryFolder(prefix: "toolhost-plugins-add")
+    try home.folder("checkout/.git")
+    let inTree = home.plugin("checkout/plugins/greeter", manifest: manifest, script: "#!/bin/sh\n")
+    let linked = try await add(["--link", inTree], home: home)
+    #expect(linked.status == 0, "\(linked.allText)")
+    #expect(
+      linked.stderrText.contains("inside the git work tree \(home.file("checkout"))"), "\(linked.stderrText)")
+    #expect(linked.stderrText.contains("git pull"), "\(linked.stderrText)")
+    #expect(linked.stderrText.contains("unpinned"), "\(linked.stderrText)")
+
+    let copied = try await add([inTree], home: home, config: "other-config")
+    #expect(copied.status == 0, "\(copied.allText)")
+    #expect(!copied.stderrText.contains("git"), "\(copied.stderrText)")
+
+    let outside = home.plugin("loose", manifest: manifest, script: "#!/bin/sh\n")
+    let plain = try await add(["--link", outside], home: home)
+    #expect(plain.status == 0, "\(plain.allText)")
+    #expect(!plain.stderrText.contains("git"), "\(plain.stderrText)")
+  }
 }
