@@ -33,7 +33,8 @@ public final class ChatHistory: Sendable {
   }
 
   /// Opens the database at `path` (by default ``defaultPath(environment:)``), making it and its folder when they
-  /// do not exist yet.
+  /// do not exist yet. The folder is the history's own: one of the user's that others may read is made 0700, and
+  /// the file 0600.
   ///
   /// - Parameter lockWait: how long a read or write waits for another process's write to end before it fails.
   /// - Throws: ``HistoryError`` when the folder or file cannot be made, the file is not the user's own regular
@@ -99,10 +100,11 @@ public final class ChatHistory: Sendable {
     self.database = database
   }
 
-  /// Makes the folder (0700) and an empty file (0600) when they are missing; refuses a folder others could read
-  /// or change the file through (``FileSafety/privateFolderProblem(_:user:)``: not the user's own, writable by
-  /// others, a symbolic link, or under a folder others may change) and a file that is not the user's own regular
-  /// file (a symbolic link, which is never followed, another user's file, a FIFO).
+  /// Makes the folder (0700) and an empty file (0600) when they are missing, and an existing folder or file of the
+  /// user's that others may read 0700 or 0600; refuses a folder others could read or change the file through
+  /// (``FileSafety/privateFolderProblem(_:user:)``: not the user's own, writable by others, a symbolic link, or under
+  /// a folder others may change) and a file that is not the user's own regular file (a symbolic link, which is never
+  /// followed, another user's file, a FIFO).
   private static func prepareFile(_ path: String) throws(HistoryError) {
     let named = (path as NSString).deletingLastPathComponent
     let folder = named.isEmpty ? "." : named
@@ -114,6 +116,21 @@ public final class ChatHistory: Sendable {
     }
     if let problem = FileSafety.privateFolderProblem(folder) {
       throw HistoryError(path: path, message: "its folder is not safe: \(problem)")
+    }
+    // A folder made by an older toolhost, by hand or under another umask keeps no looser mode either: the user's own
+    // (checked above; opened without following a link), it becomes 0700 like a new one.
+    let folderDescriptor = Foundation.open(folder, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)
+    if folderDescriptor >= 0 {
+      defer { close(folderDescriptor) }
+      var info = stat()
+      if fstat(folderDescriptor, &info) == 0, info.st_uid == getuid(), info.st_mode & 0o077 != 0,
+        fchmod(folderDescriptor, 0o700) != 0
+      {
+        throw HistoryError(
+          path: path,
+          message: "its folder \(folder) is open to other users (mode \(String(info.st_mode & 0o777, radix: 8))) and "
+            + "cannot be made 0700: \(String(cString: strerror(errno))) (fix: chmod 700 \(folder))")
+      }
     }
     let fd = Foundation.open(path, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0o600)
     guard fd >= 0 else {

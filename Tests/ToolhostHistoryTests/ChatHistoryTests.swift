@@ -56,6 +56,22 @@ struct ChatHistoryTests {
     #expect(info.st_mode & 0o777 == 0o600)
   }
 
+  /// A history folder left 0755 (made by hand, an older toolhost or another umask) is made 0700 like a new one; a
+  /// symbolic link to a folder is refused, and the folder it points to keeps its mode.
+  @Test func anOpenFolderIsMadePrivate() throws {
+    let open = try folder.folder("data/open")
+    chmod(open, 0o755)
+    _ = try ChatHistory.open(at: open + "/history.sqlite")
+    #expect(TemporaryFolder.permissions(open) == 0o700)
+
+    let target = try folder.folder("data/target")
+    chmod(target, 0o755)
+    #expect(symlink(target, folder.file("data/link")) == 0)
+    let error = #expect(throws: HistoryError.self) { try ChatHistory.open(at: folder.file("data/link/history.sqlite")) }
+    #expect(error?.description.contains("symbolic link") == true, "\(String(describing: error))")
+    #expect(TemporaryFolder.permissions(target) == 0o755)
+  }
+
   @Test func aChatIsKeptAndReadBack() throws {
     let history = try ChatHistory.open(at: path)
     let recorder = try ChatRecorder(
