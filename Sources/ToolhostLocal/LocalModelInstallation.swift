@@ -66,7 +66,7 @@ public struct LocalModelInstallation: Sendable, Equatable {
   /// above toolhost's executable (a checkout's `.build/…/toolhost`, for development) that has one; else the
   /// per-user folder (``userDirectory(environment:)``). The current directory is not searched: a cloned repository
   /// could bring a `.toolhost/local-model` whose Python toolhost would run. An installation another user could
-  /// change (StrictModes, see ``FileSafety``) is refused.
+  /// change (StrictModes, see ``FileSafety``), wherever it was found, `$TOOLHOST_LOCAL_DIR`'s included, is refused.
   ///
   /// - Throws: ``LanguageModelError`` of kind `.configuration` naming ``setupCommand`` when there is no finished
   ///   installation.
@@ -83,7 +83,7 @@ public struct LocalModelInstallation: Sendable, Equatable {
             "TOOLHOST_LOCAL_DIR is \(dir), which holds no finished local-model set-up (no \(dir)/ready); "
             + "run `TOOLHOST_LOCAL_DIR=\(dir) \(setupCommand)`, or unset TOOLHOST_LOCAL_DIR")
       }
-      return installation
+      return try installation.checkedOwnership(namedBy: "TOOLHOST_LOCAL_DIR")
     }
     var seen = Set<String>()
     for start in starts {
@@ -107,12 +107,15 @@ public struct LocalModelInstallation: Sendable, Equatable {
         + "\(user.directory), about 10 minutes the first time), or set TOOLHOST_LOCAL_DIR to a folder it set up")
   }
 
-  /// The installation itself, when only its owner (or root) can change it and the Python it runs.
+  /// The installation itself, when only its owner (or root) can change it and the Python it runs; `setting` names
+  /// the environment variable that chose it, for the message.
   ///
   /// - Throws: ``LanguageModelError`` of kind `.configuration` saying what another user could change.
-  func checkedOwnership() throws(LanguageModelError) -> LocalModelInstallation {
-    if let problem = FileSafety.folderProblem(directory) ?? FileSafety.pathProblem(python) {
-      throw LanguageModelError(kind: .configuration, message: "the local model's set-up is refused: \(problem)")
+  func checkedOwnership(namedBy setting: String? = nil) throws(LanguageModelError) -> LocalModelInstallation {
+    let folder = directory.hasPrefix("/") ? directory : FileManager.default.currentDirectoryPath + "/" + directory
+    if let problem = FileSafety.folderProblem(folder) ?? FileSafety.pathProblem(python) {
+      let which = setting.map { "the local model's set-up \($0) names (\(directory))" } ?? "the local model's set-up"
+      throw LanguageModelError(kind: .configuration, message: "\(which) is refused: \(problem)")
     }
     return self
   }

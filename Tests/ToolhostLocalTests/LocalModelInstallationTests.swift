@@ -64,6 +64,36 @@ import ToolhostTestSupport
     }
   }
 
+  /// `$TOOLHOST_LOCAL_DIR` gets the ownership check the other places get: a set-up its group could change, or
+  /// whose Python another user owns, is refused with the path, what is wrong and the fix.
+  @Test func anExplicitFolderOthersCouldChangeIsRefused() throws {
+    let folder = TemporaryFolder(prefix: "toolhost-local-lookup")
+    let explicit = fakeInstallation(folder, "explicit")
+    let environment = ["HOME": folder.file("home"), "TOOLHOST_LOCAL_DIR": explicit]
+    #expect(try LocalModelInstallation.locate(environment: environment, searchingFrom: []).directory == explicit)
+
+    #expect(chmod(explicit, 0o775) == 0)
+    #expect {
+      try LocalModelInstallation.locate(environment: environment, searchingFrom: [])
+    } throws: { error in
+      let message = (error as? LanguageModelError)?.message ?? ""
+      return message.contains("TOOLHOST_LOCAL_DIR") && message.contains("\(explicit) is writable by its group")
+        && message.contains("mode 775") && message.contains("fix: chmod go-w")
+    }
+    #expect(chmod(explicit, 0o755) == 0)
+
+    // Another user's Python in it (the tests run as root, which may give a file away; others skip this part).
+    guard geteuid() == 0 else { return }
+    let python = explicit + "/venv/bin/python"
+    #expect(chown(python, 65534, 65534) == 0, "chown failed: errno \(errno)")
+    #expect {
+      try LocalModelInstallation.locate(environment: environment, searchingFrom: [])
+    } throws: { error in
+      let message = (error as? LanguageModelError)?.message ?? ""
+      return message.contains("\(python) belongs to user") && message.contains("fix: chown")
+    }
+  }
+
   @Test func theEmbeddedInstallerIsTheScript() throws {
     let script = try String(
       contentsOfFile: TestPackage.root.appendingPathComponent("scripts/install-local-model").path, encoding: .utf8)
