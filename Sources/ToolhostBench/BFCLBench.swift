@@ -174,7 +174,9 @@ private func referenceDisagreements(plan: BFCLPlan, results: [BFCLResult]) -> (d
       reference[id] = valid
     }
   }
-  let differ = results.filter { reference[$0.id].map { valid in valid != $0.verdict.valid } ?? true }.map(\.id)
+  let differ = results.filter { result in
+    reference[result.id].map { $0 != result.verdict.valid } ?? true
+  }.map(\.id)
   return (differ, reference.count)
 }
 

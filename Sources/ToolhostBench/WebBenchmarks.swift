@@ -180,10 +180,11 @@ private final class PageChat: Sendable {
     }
     guard let found = said.range(of: #"http://127\.0\.0\.1:[0-9]+/#token=[0-9a-f]+"#, options: .regularExpression)
     else { throw BenchError("toolhost chat --web printed no address: \(said)") }
-    url = String(said[found])
-    let marker = url.range(of: "/#token=")
-    base = String(url[..<(marker?.lowerBound ?? url.endIndex)])
-    let link = marker.map { String(url[$0.upperBound...]) } ?? ""
+    let printed = String(said[found])
+    url = printed
+    let marker = printed.range(of: "/#token=")
+    base = String(printed[..<(marker?.lowerBound ?? printed.endIndex)])
+    let link = marker.map { String(printed[$0.upperBound...]) } ?? ""
     var configuration = HTTPClient.Configuration()
     configuration.redirectConfiguration = .disallow
     client = HTTPClient(eventLoopGroupProvider: .singleton, configuration: configuration)

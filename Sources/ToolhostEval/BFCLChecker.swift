@@ -23,7 +23,8 @@ public enum BFCLChecker {
 
     static let right = Verdict(valid: true)
 
-    init(valid: Bool, errorType: String? = nil, error: String? = nil) {
+    /// Makes a verdict.
+    public init(valid: Bool, errorType: String? = nil, error: String? = nil) {
       self.valid = valid
       self.errorType = errorType
       self.error = error
