@@ -219,8 +219,8 @@ final class ChatConsole: Sendable {
   }
 
   /// Asks on the terminal whether a call may run: yes, no, or always (remembered in config.json for that tool from
-  /// where it comes). Lines typed before the question are thrown away first, so type-ahead never answers it, and
-  /// "always" must be typed as the whole word.
+  /// where it comes); "v" shows the arguments whole and asks again. Lines typed before the question are thrown away
+  /// first, so type-ahead never answers it, and "always" must be typed as the whole word.
   func confirm(_ call: Transcript.ToolCall, _ tool: any Tool, _ decision: ApprovalDecision, reader: LineReader) async
     -> ToolApprover.Answer
   {
@@ -233,7 +233,13 @@ final class ChatConsole: Sendable {
         tool: call.toolName, origin: origin, reason: decision.reason, argumentsJSON: call.argumentsJSON)
       Self.err(paint(question, "33"))
     }
-    let answer = await reader.nextLine()?.trimmingCharacters(in: .whitespaces).lowercased() ?? ""
+    var answer = await reader.nextLine()?.trimmingCharacters(in: .whitespaces).lowercased() ?? ""
+    // "v": the arguments whole, then the question again (as often as asked).
+    while ApprovalPrompt.asksToView(answer) {
+      let whole = ApprovalPrompt.wholeArguments(tool: call.toolName, argumentsJSON: call.argumentsJSON)
+      state.withLock { _ in Self.err(paint(whole, "33")) }
+      answer = await reader.nextLine()?.trimmingCharacters(in: .whitespaces).lowercased() ?? ""
+    }
     switch answer {
     case "y", "yes": return .yes
     case ApprovalPrompt.alwaysWord: return .always

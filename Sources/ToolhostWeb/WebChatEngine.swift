@@ -460,8 +460,9 @@ public final class WebChatEngine: Sendable {
       let event: JSONValue = [
         "type": "approval", "chat": .integer(chat),
         "approval": [
-          "id": .string(id), "tool": .string(call.toolName), "arguments": call.arguments,
-          "reason": .string(decision.reason), "origin": origin.map(JSONValue.string) ?? .null,
+          "id": .string(id), "call": .string(call.id), "tool": .string(call.toolName), "arguments": call.arguments,
+          "shown": WebJSON.shownArguments(call.argumentsJSON), "reason": .string(decision.reason),
+          "origin": origin.map(JSONValue.string) ?? .null,
         ],
       ]
       s.approvals[id] = Approval(chat: chat, answer: answer, event: event)

@@ -65,6 +65,19 @@ public enum WebJSON {
       record.call, status: record.historyStatus.rawValue, durationMs: record.historyDurationMs, output: record.output)
   }
 
+  /// A call's arguments as an approval shows them (``ApprovalArguments``): `[{"name", "shown", "more", "whole"}]`
+  /// in the model's order, or one entry named `arguments` when they are not an object.
+  public static func shownArguments(_ argumentsJSON: String) -> JSONValue {
+    let shown = ApprovalArguments(json: argumentsJSON)
+    return .array(
+      (shown.other.map { [$0] } ?? shown.arguments).map { argument in
+        [
+          "name": .string(argument.name), "shown": .string(argument.shown), "more": .integer(Int64(argument.more)),
+          "whole": .string(argument.whole),
+        ]
+      })
+  }
+
   /// A tool the page offers: name, title, description, approval (`auto` or `ask`), output schema and display hints.
   public static func tool(_ tool: any Tool, approval: ApprovalMode) -> JSONValue {
     let definition = (tool as? PluginTool)?.definition

@@ -69,7 +69,7 @@ public enum WebPage {
     // The session secret is kept in this tab's session storage (never in a cookie, which every server on 127.0.0.1 would
     // be sent) and goes with every request as a bearer token.
     const SECRET_KEY = 'toolhost-session';
-    const STATUS_TEXT = { running: 'running…', ok: 'ok', error: 'error', refused: 'refused' };
+    const STATUS_TEXT = { running: 'running…', waiting: 'waiting for you', ok: 'ok', error: 'error', refused: 'refused' };
     const hasOwn = (o, k) => o !== null && typeof o === 'object' && Object.prototype.hasOwnProperty.call(o, k);
     const own = (o, k) => (hasOwn(o, k) ? o[k] : undefined);
     const isObj = (v) => v !== null && typeof v === 'object' && !Array.isArray(v);
@@ -669,11 +669,25 @@ public enum WebPage {
       if (S.open && same(S.open.id, chat) && !(S.loading && same(S.loading.id, chat))) drawApproval(a);
       markApprovals();
     }
+    // Every argument by name, each value shortened on its own by the server (so a padded one hides no other), and
+    // "Show all" for them whole.
+    function approvalArguments(a) {
+      const shown = Array.isArray(a.shown) ? a.shown.filter(isObj) : [];
+      if (!shown.length) return el('p', { class: 'approval-args' }, 'No arguments.');
+      const more = shown.some((x) => Number(x.more) > 0 || x.whole !== x.shown);
+      return el('div', { class: 'approval-args' },
+        el('dl', { class: 'args-short' }, shown.flatMap((x) => [el('dt', null, String(x.name)),
+          el('dd', null, el('code', null, String(x.shown)),
+            Number(x.more) > 0 ? el('span', { class: 'args-more' }, '… (' + Number(x.more) + ' more characters)') : null)])),
+        more && el('button', { type: 'button', class: 'args-toggle', 'aria-expanded': 'false' }, 'Show all'),
+        more && el('dl', { class: 'args-whole', hidden: true }, shown.flatMap((x) => [el('dt', null, String(x.name)),
+          el('dd', null, el('pre', null, String(x.whole)))])));
+    }
     function approvalBox(a) {
       const button = (cls, answer, label) => el('button', { type: 'button', class: cls, 'data-answer': answer }, label);
       return el('div', { class: 'approval', 'data-approval-id': a.id, role: 'group', 'aria-label': 'Approval needed' },
         el('p', { class: 'approval-question' }, 'Allow ', el('code', { class: 'call-tool' }, a.tool), ' to run?'),
-        el('code', { class: 'call-args' }, compactJSON(a.arguments, 600)),
+        approvalArguments(a),
         a.reason && el('p', { class: 'approval-reason' }, a.reason),
         a.origin && el('p', { class: 'approval-origin' }, 'From: ', a.origin),
         el('div', { class: 'approval-buttons' }, button('allow-once', 'once', 'Allow once'), ' ',
@@ -682,14 +696,26 @@ public enum WebPage {
     function findApproval(id) {
       return [...$('conversation').querySelectorAll('.approval')].find((b) => b.dataset.approvalId === clean(String(id)));
     }
+    // A call waits for the user while its approval is open: its status says so, not "running".
+    function markCallWaiting(id, on) {
+      const entry = id != null && S.open ? S.open.calls.get(String(id)) : null;
+      if (!entry) return;
+      const st = statusOf(entry.call);
+      if (on ? st === 'running' : st === 'waiting') updateCall({ id: entry.call.id, status: on ? 'waiting' : 'running' });
+    }
     function drawApproval(a) {
+      markCallWaiting(a.call, true);
       if (findApproval(a.id)) return;
       const t = S.open.turns[S.open.turns.length - 1], box = approvalBox(a);
       if (t) t.el.art.insertBefore(box, t.el.answer); else $('conversation').appendChild(box);
       stickToBottom();
     }
     function removeApproval(id) {
-      for (const [chat, waiting] of S.approvals) if (waiting.delete(String(id)) && !waiting.size) S.approvals.delete(chat);
+      for (const [chat, waiting] of S.approvals) {
+        const a = waiting.get(String(id));
+        if (a && S.open && same(S.open.id, chat)) markCallWaiting(a.call, false);
+        if (waiting.delete(String(id)) && !waiting.size) S.approvals.delete(chat);
+      }
       const box = findApproval(id), focused = box && box.contains(document.activeElement);
       if (box) box.remove();
       if (focused) $('message').focus();
@@ -981,7 +1007,7 @@ public enum WebPage {
       $('toggle-sidebar').setAttribute('aria-expanded', open ? 'true' : 'false');
       if (open) ($('chats').querySelector('li.current .chat-open') || $('new-chat')).focus();
     }
-    function toggleNext(button) {  // Raw and Call graph: the element right after the button
+    function toggleNext(button) {  // Raw, Call graph and Show all: the element right after the button
       const target = button.nextElementSibling;
       target.hidden = !target.hidden;
       button.setAttribute('aria-expanded', target.hidden ? 'false' : 'true');
@@ -1025,7 +1051,7 @@ public enum WebPage {
       });
       $('conversation').addEventListener('click', (e) => {
         const b = e.target.closest('button');
-        if (b && (b.classList.contains('raw-toggle') || b.classList.contains('graph-toggle'))) toggleNext(b);
+        if (b && (b.classList.contains('raw-toggle') || b.classList.contains('graph-toggle') || b.classList.contains('args-toggle'))) toggleNext(b);
         else if (b && b.dataset.answer && b.closest('.approval')) answerApproval(b.closest('.approval'), b.dataset.answer);
       });
       $('conversation').addEventListener('scroll', () => {
@@ -1243,6 +1269,7 @@ public enum WebPage {
       background: var(--panel);
     }
     section.call.running { border-left-color: var(--accent); }
+    section.call.waiting { border-left-color: var(--warn); }
     section.call.ok { border-left-color: var(--ok); }
     section.call.error, section.call.refused { border-left-color: var(--err); }
     .call-head { display: flex; flex-wrap: wrap; align-items: baseline; gap: 0.2rem 0.6rem; font-size: 0.9rem; }
@@ -1250,6 +1277,7 @@ public enum WebPage {
     .call-args { flex: 1 1 12rem; min-width: 0; color: var(--muted); overflow-wrap: anywhere; }
     .call-status { font-weight: 600; }
     .running > .call-head .call-status { color: var(--accent); }
+    .waiting > .call-head .call-status { color: var(--warn); }
     .ok > .call-head .call-status { color: var(--ok); }
     :is(.error, .refused) > .call-head .call-status { color: var(--err); }
     .call-duration { color: var(--muted); font-variant-numeric: tabular-nums; }
@@ -1310,7 +1338,13 @@ public enum WebPage {
     /* Approvals */
     .approval { margin: 0.6rem 0; padding: 0.6rem 0.8rem; border: 1px solid var(--warn); border-radius: 8px; background: var(--warn-bg); }
     .approval p { margin: 0 0 0.35rem; }
-    .approval .call-args { display: block; margin-bottom: 0.5rem; }
+    .approval-args { margin: 0 0 0.5rem; }
+    .approval-args dl { display: grid; grid-template-columns: max-content 1fr; gap: 0.15rem 0.6rem; margin: 0 0 0.35rem; }
+    .approval-args dt { font-family: var(--mono, monospace); font-weight: 600; overflow-wrap: anywhere; }
+    .approval-args dd { margin: 0; min-width: 0; overflow-wrap: anywhere; }
+    .approval-args dd pre { margin: 0; white-space: pre-wrap; overflow-wrap: anywhere; max-height: 16rem; overflow: auto; }
+    .args-more { color: var(--muted); font-size: 0.9rem; }
+    .args-toggle { margin-bottom: 0.35rem; }
     .approval-origin, .approval-reason { color: var(--muted); font-size: 0.9rem; }
     .allow-once { background: var(--accent); color: var(--accent-fg); border-color: transparent; }
 

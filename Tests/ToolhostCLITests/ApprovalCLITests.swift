@@ -329,7 +329,7 @@ struct ApprovalCLITests {
           try TestPackage.requireToolhostBinary(), "ask", "--plugins", tools ?? fixture.tools, "--base-url",
           server.baseURL, "--model", "cli-model", prompt,
         ]
-        let typed = (after: "or always (run it from now on): ", text: answer)
+        let typed = (after: "always (run it from now on)", text: answer)
         return try await Subprocess.runWithoutBlocking(
           executable: URL(fileURLWithPath: "/usr/bin/env"),
           arguments: typeAhead.map { Terminal.command(command, typeAhead: $0, answer: typed) }
@@ -338,7 +338,9 @@ struct ApprovalCLITests {
         ).finished()
       }
       let declined = try await onTerminal(answer: "n", "Note one")
-      #expect(declined.stdoutText.contains("Run appendNote? [y]es, [n]o, or always"), "\(declined.allText)")
+      #expect(
+        declined.stdoutText.contains("Run appendNote? [y]es, [n]o, always (run it from now on): "),
+        "\(declined.allText)")
       #expect(
         declined.stdoutText.contains("appendNote from \(fixture.tools)/appender asks before it runs"),
         "\(declined.allText)")
@@ -377,7 +379,7 @@ struct ApprovalCLITests {
       let remembered = try await fixture.toolhost(
         ["ask", "--plugins", fixture.tools, "Note five"], server: server)
       #expect(remembered.stdoutText == "The note is saved.\n", "\(remembered.allText)")
-      #expect(!remembered.allText.contains("or always"))
+      #expect(!remembered.allText.contains("always (run it from now on)"))
 
       // A tool of the same name from another plugin folder still asks.
       fixture.removeOutputs()
@@ -388,6 +390,61 @@ struct ApprovalCLITests {
       let other = try await fixture.toolhost(["ask", "--plugins", fixture.path("other"), "Note six"], server: server)
       #expect(other.stdoutText == "The note was not saved.\n", "\(other.allText)")
       #expect(fixture.notesText == nil, "another folder's appendNote ran on the first one's \"always\"")
+    }
+  }
+
+  /// A padded first argument hides neither the path after it nor the tool's name: every argument is shown by name,
+  /// each value cut on its own; "v" shows them whole, then the question comes again and is answered.
+  @Test func aTerminalShowsEveryArgumentAndTheWholeOnView() async throws {
+    let fixture = try ApprovalFixture()
+    defer { fixture.remove() }
+    try fixture.write(
+      "tools/writer/toolhost.json",
+      JSONValue.object([
+        "manifestVersion": 1, "command": "./run", "output": "text",
+        "tools": [
+          [
+            "name": "writeFile", "description": "Writes a file.",
+            "inputSchema": [
+              "type": "object", "properties": ["text": ["type": "string"], "path": ["type": "string"]],
+            ],
+          ]
+        ],
+      ]).serialized())
+    try fixture.write("tools/writer/run", "#!/bin/sh\necho written >> '\(fixture.notes)'\necho written\n", mode: 0o755)
+    let padding = String(repeating: " ", count: 3000) + String(repeating: "x", count: 400)
+    let rules = """
+      rules:
+        - name: write
+          when: {turn: 1}
+          respond:
+            tool_calls:
+              - {name: writeFile, arguments: {text: "\(padding)", path: "~/.bashrc"}}
+        - name: done
+          when: {turn: 2}
+          respond: {content: "Done."}
+      """
+    try await FakeLLM.with(rules: rules) { server in
+      let command = [
+        try TestPackage.requireToolhostBinary(), "ask", "--plugins", fixture.path("tools"), "--base-url",
+        server.baseURL, "--model", "cli-model", "Write it",
+      ]
+      let out = try await Subprocess.runWithoutBlocking(
+        executable: URL(fileURLWithPath: "/usr/bin/env"),
+        arguments: Terminal.command(
+          command,
+          typing: [("or [v]iew the arguments whole: ", "v\n"), ("characters):", ""), ("(run it from now on): ", "n\n")]),
+        environment: fixture.environment, workingDirectory: fixture.work, timeout: 120
+      ).finished()
+      let shown = out.stdoutText
+      #expect(shown.contains("  path: \"~/.bashrc\""), "\(shown)")
+      #expect(shown.contains("  text: \"⟨3000 spaces⟩" + String(repeating: "x", count: 10)), "\(shown)")
+      #expect(shown.contains("more characters)"), "\(shown)")
+      // Viewed whole: the value's every character, then the question again, answered "n".
+      #expect(shown.contains("  text (3402 characters):"), "\(shown)")
+      #expect(shown.contains(String(repeating: "x", count: 400) + "\""), "\(shown)")
+      #expect(shown.components(separatedBy: "Run writeFile? [y]es, [n]o, always").count == 3, "\(shown)")
+      #expect(fixture.notesText == nil, "the tool ran although the user said no")
     }
   }
 

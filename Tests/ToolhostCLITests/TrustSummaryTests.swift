@@ -75,16 +75,41 @@ struct TrustSummaryTests {
       "\(star)")
   }
 
-  @Test func theApprovalPromptCutsLongArgumentsAndAsksByName() {
-    let padded = #"{"path": ""# + String(repeating: " ", count: 5000) + #"x"}"#
+  /// Every argument by name, each value cut on its own: a padded first argument can hide neither the next one nor
+  /// the tool's name (the whole JSON text was cut at 300 characters, in the model's key order).
+  @Test func theApprovalPromptShowsEveryArgumentByName() {
+    let padded =
+      #"{"text": ""# + String(repeating: " ", count: 10_000) + #"x", "note": ""# + String(repeating: "a", count: 500)
+      + #"", "path": "~/.bashrc"}"#
     let text = ApprovalPrompt.text(
       tool: "cleanup", origin: "/p/cleaner", reason: "marked destructive", argumentsJSON: padded)
     #expect(text.hasPrefix("cleanup from /p/cleaner asks before it runs (marked destructive).\n"), "\(text)")
-    #expect(text.contains("… (cut: 5013 characters in all)"), "\(text)")
-    #expect(text.count < 600, "\(text.count) characters")
-    #expect(text.hasSuffix("Run cleanup? [y]es, [n]o, or always (run it from now on): "), "\(text)")
-    let hostile = ApprovalPrompt.text(
-      tool: "cleanup", origin: nil, reason: "r", argumentsJSON: "{\"a\": \"\u{1B}[2J\u{202E}\"}")
-    #expect(hostile.contains("^[[2J<U+202E>") && !hostile.contains("\u{1B}"), "\(hostile)")
+    #expect(text.contains("\n  text: \"⟨10000 spaces⟩x\"\n"), "\(text)")
+    #expect(text.contains("\n  note: \"" + String(repeating: "a", count: 119) + "… (382 more characters)\n"), "\(text)")
+    #expect(text.contains("\n  path: \"~/.bashrc\"\n"), "\(text)")
+    #expect(text.count < 800, "\(text.count) characters")
+    #expect(
+      text.hasSuffix("Run cleanup? [y]es, [n]o, always (run it from now on), or [v]iew the arguments whole: "),
+      "\(text)")
+    // A long name is never cut; nothing shortened means nothing to view.
+    let name = String(repeating: "n", count: 300)
+    let plain = ApprovalPrompt.text(tool: "t", origin: nil, reason: "r", argumentsJSON: "{\"\(name)\": 1}")
+    #expect(plain.contains("  \(name): 1\n") && plain.hasSuffix("Run t? [y]es, [n]o, always (run it from now on): "))
+    #expect(ApprovalPrompt.text(tool: "t", origin: nil, reason: "r", argumentsJSON: "{}").contains("  no arguments\n"))
+    #expect(ApprovalPrompt.text(tool: "t", origin: nil, reason: "r", argumentsJSON: "[1").contains("  arguments: [1\n"))
+    // Control and bidi characters in names and values are shown, never obeyed: raw (not JSON, shown whole) or
+    // escaped in JSON text (a name decoded, a value as JSON writes it).
+    let raw = ApprovalPrompt.text(
+      tool: "cleanup", origin: nil, reason: "r", argumentsJSON: "{\"a\u{1B}\": \"\u{1B}[2J\u{202E}\"}")
+    #expect(raw.contains("a^[\": \"^[[2J<U+202E>\"") && !raw.contains("\u{1B}"), "\(raw)")
+    let escaped = ApprovalPrompt.text(
+      tool: "cleanup", origin: nil, reason: "r", argumentsJSON: #"{"a\u001b\u202e": "x\u202ey"}"#)
+    #expect(escaped.contains("  a^[<U+202E>: \"x<U+202E>y\"\n"), "\(escaped)")
+    #expect(!escaped.unicodeScalars.contains { $0.value == 0x1B || $0.value == 0x202E }, "\(escaped)")
+    // "v" shows them whole, made visible, then asks again.
+    let whole = ApprovalPrompt.wholeArguments(tool: "cleanup", argumentsJSON: padded)
+    #expect(whole.contains("  note (502 characters):\n    \"" + String(repeating: "a", count: 500) + "\""), "\(whole)")
+    #expect(whole.contains("  text (10003 characters):") && whole.hasSuffix("(run it from now on): "), "\(whole)")
+    #expect(ApprovalPrompt.asksToView("v") && ApprovalPrompt.asksToView("view") && !ApprovalPrompt.asksToView("y"))
   }
 }

@@ -94,8 +94,13 @@ final class WebChatProcess: Sendable {
     "fakellm 0.3.5 is not installed for \(TestEnvironment.python): \(TestEnvironment.pipCommand)"),
   .enabled(if: BrowserDriver.ready || ProcessInfo.processInfo.environment["CI"] != nil, "\(BrowserDriver.missing)"))
 struct WebPageBrowserTests {
-  /// The title of every chat; then turn 1 by the prompt's word, turn 2 by the tool's result.
-  static let rules = #"""
+  /// The title of every chat; then turn 1 by the prompt's word, turn 2 by the tool's result. `PADDING` stands for a
+  /// value that pads the first argument of a call with 2,000 spaces and 300 more characters.
+  static var rules: String {
+    rulesText.replacingOccurrences(
+      of: "PADDING", with: String(repeating: " ", count: 2000) + String(repeating: "x", count: 300))
+  }
+  static let rulesText = #"""
     rules:
       - name: title-weather
         when: {previous_message_contains: "You write titles", messages_contain: "WEATHER"}
@@ -130,6 +135,11 @@ struct WebPageBrowserTests {
         respond:
           tool_calls:
             - {name: appendNote, arguments: {text: hello}}
+      - name: padded
+        when: {turn: 1, messages_contain: "PADDED"}
+        respond:
+          tool_calls:
+            - {name: appendNote, arguments: {text: "PADDING", path: "~/.bashrc"}}
       - name: hostile
         when: {turn: 1, messages_contain: "HOSTILE"}
         respond:
@@ -251,8 +261,8 @@ struct WebPageBrowserTests {
         return
       }
       let steps = [
-        "open", "weather", "picker", "button", "approve", "deny", "hostile", "stop", "tools", "chats", "narrow",
-        "network", "neighbour",
+        "open", "weather", "picker", "button", "approve", "deny", "padded", "hostile", "stop", "tools", "chats",
+        "narrow", "network", "neighbour",
       ]
       let shots = scratch.file("shots")
       let (lines, output) = try await Self.browse(url, steps: steps, shots: shots)

@@ -18,6 +18,8 @@ DIR/<name>.png. The steps (the fakellm rules of the Swift test decide what the m
   approve    "APPEND hello": the page asks (and asks again after a reload, the turn so far shown); "Allow once"
              runs the call
   deny       "APPEND again": "Deny" refuses it
+  padded     "PADDED": the approval shows every argument by name, each cut on its own, "Show all" shows them whole, and
+             the call says "waiting for you"; "Deny"
   hostile    "HOSTILE": a tool result and an answer full of markup, bidi and control characters render as text
   stop       "SLOW": the call runs; Esc stops it; the turn says Stopped. (the Swift test checks the process is gone)
   tools      bread, stats, units, time (MCP) and todo: each result drawn from its structure
@@ -262,6 +264,36 @@ def step_approve(p):
 
 def step_deny(p):
     return approval_step(p, "APPEND again", "deny", "refused")
+
+
+def step_padded(p):
+    """An approval of a call whose first argument is padded with 2,000 spaces: every argument is shown by name (the
+    path after the padding too), the long value cut on its own with how much more there is, the call's status says it
+    waits for the user, and "Show all" shows the value whole, as text. Then Deny."""
+    p.new_chat()
+    before = len(p.turns())
+    p.send("PADDED note")
+    box = p.visible("#conversation .approval", 30)
+    names = [e.text for e in box.find_elements(By.CSS_SELECTOR, ".args-short dt")]
+    assert names == ["text", "path"], names
+    short = p.fresh(lambda: p.visible("#conversation .approval .args-short").text)
+    assert '"~/.bashrc"' in short, short
+    assert "⟨2000 spaces⟩" in short and "more characters)" in short, short
+    call = LAST + " section.call[data-tool='appendNote']"
+    p.wait(lambda d: "waiting" in p.classes(call), 10, "the call to wait for the user")
+    status = p.text(call + " .call-status")
+    assert status == "waiting for you", status
+    whole = box.find_element(By.CSS_SELECTOR, ".args-whole")
+    assert not whole.is_displayed(), "the whole arguments show before they are asked for"
+    box.find_element(By.CSS_SELECTOR, "button.args-toggle").click()
+    p.wait(lambda d: whole.is_displayed(), 5, "the whole arguments")
+    text = whole.text
+    assert "x" * 300 in text and "~/.bashrc" in text, text[-400:]
+    p.shot("approval-arguments")
+    box.find_element(By.CSS_SELECTOR, "button.deny").click()
+    p.last_turn_done(before)
+    p.wait(lambda d: "refused" in p.classes(call), 10, "the call to be refused")
+    return {"arguments": names, "status": status}
 
 
 def step_hostile(p):
