@@ -8,8 +8,11 @@ import ToolhostJSON
 /// and llama-cpp-python's other arguments (``settings(_:idle:statePath:lockPath:)``); neither a port nor a key is
 /// on the command line, which every account on the machine can read. The program:
 ///
-/// 1. makes itself non-dumpable (``hidden``), so that other processes of the user cannot read its key in
-///    `/proc/PID/environ`;
+/// 1. a server of toolhost's own makes itself non-dumpable (``hidden``), so that other processes of the user cannot
+///    read its key in `/proc/PID/environ`. A shared server does not: its key is in its state file (0600) for every
+///    toolhost of the user, so hiding its environment would protect nothing, and a toolhost that adopts it (a
+///    subreaper, when the forking process exits) must read its environment to tell it from a plugin's orphan, which
+///    it would otherwise end;
 /// 2. binds a socket to `127.0.0.1:0` itself, so the kernel picks a port no other process holds (it listens once the
 ///    model is loaded);
 /// 3. writes `{"pid": PID, "port": PORT}` and a newline to its stdout, a pipe only toolhost reads (``report(_:)``
@@ -46,7 +49,7 @@ enum ModelServerProgram {
   /// The program of a shared server. Its first line is ``SharedModelServer/marker``, which tells it from any other
   /// process with a recycled PID.
   static let shared =
-    "# \(SharedModelServer.marker)\n" + hidden + bind + """
+    "# \(SharedModelServer.marker)\n" + bind + """
       if os.fork() > 0:
           os._exit(0)
       os.setsid()
