@@ -148,6 +148,17 @@ struct InstallTests {
     try expectRefused(prefix, naming: home.file("prefix/share/man"), "is writable by every user (mode 757)")
     #expect(chmod(home.file("prefix/share/man"), 0o755) == 0)
 
+    // A sticky folder is fine above the prefix, not as the prefix: checked again once the build is done, when every
+    // folder is made (another account could have made one under a sticky folder while the build ran).
+    #expect(chmod(prefix, 0o1777) == 0)
+    let sticky = try run("/bin/sh", [script, "--prefix", prefix], environment: environment, timeout: 600)
+    #expect(sticky.status == 1 && !sticky.timedOut, "\(sticky.stdoutText)\(sticky.stderrText)")
+    #expect(
+      sticky.stderrText.contains("refusing to install into \(prefix): \(prefix) is writable by others (mode 1777)"),
+      "\(sticky.stderrText)")
+    #expect(!FileManager.default.fileExists(atPath: home.file("prefix/bin/toolhost")))
+    #expect(chmod(prefix, 0o755) == 0)
+
     // A folder above the prefix, owned by another user (only root can give a folder away).
     if geteuid() == 0 {
       #expect(chown(home.path, 65534, 65534) == 0, "chown failed: errno \(errno)")
