@@ -39,6 +39,11 @@ struct WebOptions: ParsableArguments {
         "--web-host \(host): give one address of this machine (the page is reached at that address only), or leave "
           + "it out for 127.0.0.1")
     }
+    if !host.isEmpty, !MCPHTTPToken.isNumeric(host) {
+      throw ValidationError(
+        "--web-host \(host): give a numeric address (127.0.0.1, ::1 or another of this machine's): a name may bind one "
+          + "of its addresses while the browser opens another, where another account could be listening")
+    }
   }
 }
 
@@ -160,7 +165,8 @@ enum ChatWebRun {
       process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
       let address = file.absoluteString
       process.arguments =
-        command.contains("%s") ? command.map { $0.replacingOccurrences(of: "%s", with: address) } : command + [address]
+        command.contains { $0.contains("%s") }
+        ? command.map { $0.replacingOccurrences(of: "%s", with: address) } : command + [address]
     } else {
       #if os(macOS)
         process.executableURL = URL(fileURLWithPath: "/usr/bin/open")

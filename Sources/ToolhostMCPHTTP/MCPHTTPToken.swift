@@ -123,8 +123,17 @@ public enum MCPHTTPToken {
     return bytes[0..<10].allSatisfy { $0 == 0 } && bytes[10] == 0xFF && bytes[11] == 0xFF && bytes[12] == 127
   }
 
+  /// Whether `host` is an IP address written as numbers (`127.0.0.1`, `::1`, `[::1]`), not a name.
+  public static func isNumeric(_ host: String) -> Bool {
+    var name = host
+    if name.hasPrefix("["), name.hasSuffix("]") { name = String(name.dropFirst().dropLast()) }
+    var v4 = in_addr()
+    var v6 = in6_addr()
+    return inet_pton(AF_INET, name, &v4) == 1 || inet_pton(AF_INET6, name, &v6) == 1
+  }
+
   /// Whether `host` is a numeric address that means "every address of this machine" when bound (`0.0.0.0`, `::`),
-  /// in any of the forms the system's resolver reads as one: `0`, `0x0`, `0.0`, `::0`, `[::]`.
+  /// in any of the forms the system's resolver reads as one: `0`, `0x0`, `0.0`, `::0`, `[::]`, `::ffff:0.0.0.0`.
   public static func isUnspecified(_ host: String) -> Bool {
     var name = host
     if name.hasPrefix("["), name.hasSuffix("]") { name = String(name.dropFirst().dropLast()) }
@@ -141,8 +150,13 @@ public enum MCPHTTPToken {
           let zero = address.withMemoryRebound(to: sockaddr_in.self, capacity: 1) { $0.pointee.sin_addr.s_addr == 0 }
           if zero { return true }
         case AF_INET6:
+          // `::`, or `::ffff:0.0.0.0` (an IPv4-mapped "every address", which binds every IPv4 address).
           let zero = address.withMemoryRebound(to: sockaddr_in6.self, capacity: 1) { pointer in
-            withUnsafeBytes(of: pointer.pointee.sin6_addr) { $0.allSatisfy { $0 == 0 } }
+            withUnsafeBytes(of: pointer.pointee.sin6_addr) { bytes in
+              bytes.allSatisfy { $0 == 0 }
+                || (bytes[0..<10].allSatisfy { $0 == 0 } && bytes[10] == 0xFF && bytes[11] == 0xFF
+                  && bytes[12..<16].allSatisfy { $0 == 0 })
+            }
           }
           if zero { return true }
         default: break

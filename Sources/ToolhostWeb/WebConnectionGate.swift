@@ -2,14 +2,16 @@ import HTTPTypes
 import NIOCore
 import NIOHTTPTypes
 import Synchronization
+import ToolhostSystem
 
 /// Keeps room on the chat page's server for the page itself: any local account can open connections to it, and
 /// without this, a few dozen idle ones would fill the server's connection cap and lock the page out.
 ///
 /// A connection is **waiting** until a request on it carries the session secret, then **proven**. Waiting connections
 /// are closed ``Limits/proofTimeout`` after they open (once their answer is written, if one is being written), at most
-/// ``Limits/maxWaiting`` stay open (a new one closes the oldest idle one), and one whose request was refused is closed
-/// after the refusal. Proven connections are not counted against ``Limits/maxWaiting``: the page's event stream and
+/// ``Limits/maxWaiting`` stay open (a new one closes the oldest idle one, else the one whose request has waited
+/// longest: a request held open without its body does not keep its place), and one whose request was refused is
+/// closed after the refusal. A new connection is never the one closed, so held requests cannot turn the page away. Proven connections are not counted against ``Limits/maxWaiting``: the page's event stream and
 /// requests keep their place, and a new request of the page's proves its connection in the time it takes to send it.
 final class WebConnectionGate: Sendable {
   /// The bounds on connections that have not shown the secret.
@@ -24,7 +26,8 @@ final class WebConnectionGate: Sendable {
     let channel: any Channel
     let order: UInt64
     var proven = false
-    var busy = false
+    /// Since when a request on it is being answered; nil when none is.
+    var busySince: ContinuousClock.Instant?
   }
 
   private struct State {
@@ -45,35 +48,32 @@ final class WebConnectionGate: Sendable {
   /// The handler of one new connection.
   func handler() -> Handler { Handler(gate: self) }
 
-  /// How many connections are open, proven and waiting.
-  var counts: (proven: Int, waiting: Int) {
-    state.withLock { s in
-      let proven = s.entries.values.count { $0.proven }
-      return (proven, s.entries.count - proven)
-    }
-  }
-
-  /// Records a new connection; returns the connections to close to keep ``Limits/maxWaiting`` (the oldest idle
-  /// waiting one, else the new one).
+  /// Records a new connection; returns the connection to close to keep ``Limits/maxWaiting``: the oldest idle
+  /// waiting one, else the waiting one whose request was begun first; never the new one.
   fileprivate func opened(_ channel: any Channel) -> [any Channel] {
     state.withLock { s in
       s.next += 1
-      s.entries[ObjectIdentifier(channel)] = Entry(channel: channel, order: s.next)
-      let waiting = s.entries.values.filter { !$0.proven }
-      guard waiting.count > limits.maxWaiting else { return [] }
-      let victim = waiting.filter { !$0.busy }.min { $0.order < $1.order }?.channel ?? channel
-      s.entries[ObjectIdentifier(victim)] = nil
-      return [victim]
+      let id = ObjectIdentifier(channel)
+      s.entries[id] = Entry(channel: channel, order: s.next)
+      let others = s.entries.filter { $0.key != id && !$0.value.proven }.map(\.value)
+      guard others.count >= limits.maxWaiting else { return [] }
+      let idle = others.filter { $0.busySince == nil }.min { $0.order < $1.order }
+      let held = others.compactMap { entry in entry.busySince.map { (entry, $0) } }.min { $0.1 < $1.1 }?.0
+      guard let victim = idle ?? held else { return [] }
+      s.entries[ObjectIdentifier(victim.channel)] = nil
+      return [victim.channel]
     }
   }
 
   fileprivate func prove(_ id: ObjectIdentifier) { state.withLock { $0.entries[id]?.proven = true } }
-  fileprivate func setBusy(_ id: ObjectIdentifier, _ busy: Bool) { state.withLock { $0.entries[id]?.busy = busy } }
+  fileprivate func setBusy(_ id: ObjectIdentifier, _ busy: Bool) {
+    state.withLock { $0.entries[id]?.busySince = busy ? .now : nil }
+  }
   fileprivate func closed(_ id: ObjectIdentifier) { _ = state.withLock { $0.entries.removeValue(forKey: id) } }
 
   /// Whether the connection is still waiting for its proof, and busy answering.
   fileprivate func waiting(_ id: ObjectIdentifier) -> (waiting: Bool, busy: Bool) {
-    state.withLock { s in s.entries[id].map { (!$0.proven, $0.busy) } ?? (false, false) }
+    state.withLock { s in s.entries[id].map { (!$0.proven, $0.busySince != nil) } ?? (false, false) }
   }
 
   /// The gate's handler in one connection's pipeline, between the HTTP codec and Hummingbird's request handling.
@@ -101,10 +101,7 @@ final class WebConnectionGate: Sendable {
     /// is writing one).
     private func scheduleProofCheck(channel: any Channel, id: ObjectIdentifier) {
       let gate = self.gate
-      let nanoseconds =
-        gate.limits.proofTimeout.components.seconds * 1_000_000_000
-        + gate.limits.proofTimeout.components.attoseconds / 1_000_000_000
-      channel.eventLoop.scheduleTask(in: .nanoseconds(nanoseconds)) {
+      channel.eventLoop.scheduleTask(in: .nanoseconds(gate.limits.proofTimeout.wholeNanoseconds)) {
         let (waiting, busy) = gate.waiting(id)
         guard waiting else { return }
         if busy {

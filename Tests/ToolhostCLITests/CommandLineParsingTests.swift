@@ -239,10 +239,18 @@ struct CommandLineParsingTests {
   }
 
   /// The page is never bound to every address, however that is spelled (`0` is 0.0.0.0 to the resolver).
-  @Test(arguments: ["0", "0.0.0.0", "0x0", "0.0", "::", "[::]", "::0", ""])
+  @Test(arguments: ["0", "0.0.0.0", "0x0", "0.0", "::", "[::]", "::0", "::ffff:0.0.0.0", ""])
   func chatWebRefusesEveryAddress(host: String) throws {
     let refused = try #require(refusal(["chat", "--web", "--web-host", host]))
     #expect(refused.message.contains("give one address of this machine"), "\(host): \(refused.message)")
+  }
+
+  /// A name may bind one address of several while the browser tries another, where another account could listen.
+  @Test(arguments: ["localhost", "my-host.example"])
+  func chatWebTakesOnlyANumericAddress(host: String) throws {
+    let refused = try #require(refusal(["chat", "--web", "--web-host", host]))
+    #expect(refused.message.contains("give a numeric address"), "\(host): \(refused.message)")
+    _ = try parse(["chat", "--web", "--web-host", "::1"])
   }
 
   /// `call`'s own options after the tool's name are read as the tool's flags; when that leaves no such tool, the

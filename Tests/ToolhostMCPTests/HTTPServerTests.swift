@@ -201,10 +201,10 @@ struct HTTPServerTests {
       #expect(!MCPHTTPToken.isLoopback(host), "\(host)")
     }
     // Every spelling of "all addresses" the resolver reads (chat --web refuses them).
-    for host in ["0", "0.0.0.0", "0x0", "0.0", "::", "[::]", "::0", "0:0:0:0:0:0:0:0"] {
+    for host in ["0", "0.0.0.0", "0x0", "0.0", "::", "[::]", "::0", "0:0:0:0:0:0:0:0", "::ffff:0.0.0.0", "::ffff:0:0"] {
       #expect(MCPHTTPToken.isUnspecified(host), "\(host)")
     }
-    for host in ["127.0.0.1", "::1", "[::1]", "localhost", "192.168.1.2", "1", "example.org", ""] {
+    for host in ["127.0.0.1", "::1", "[::1]", "localhost", "192.168.1.2", "1", "example.org", "", "::ffff:127.0.0.1"] {
       #expect(!MCPHTTPToken.isUnspecified(host), "\(host)")
     }
   }

@@ -150,6 +150,19 @@ struct WebChatServerTests {
       var open = 0
       for stranger in strangers where await stranger.readToEnd(within: 6) == nil { open += 1 }
       #expect(open == 0, "\(open) idle connections are still open")
+      // Requests held open without their bodies (as many as may wait) do not keep their places either: the page's
+      // request is answered, and the held connection opened first is the one closed.
+      let held = try (0..<8).map { _ in
+        let connection = try RawConnection(port: running.port)
+        try connection.send(
+          "POST /api/session HTTP/1.1\r\nHost: 127.0.0.1:\(running.port)\r\nOrigin: http://127.0.0.1:\(running.port)"
+            + "\r\nContent-Type: application/json\r\nContent-Length: 1\r\n\r\n")
+        return connection
+      }
+      try await Task.sleep(for: .milliseconds(300))
+      let past = try await running.request("GET", "/api/state", headers: bearer, within: 10)
+      #expect(past.status == 200, "held requests turned the page away: \(past.head)")
+      #expect(await held[0].readToEnd(within: 3) != nil, "the held connection opened first is still open")
       // A refused request's connection is closed after the refusal, not kept for the next try.
       let refused = try RawConnection(port: running.port)
       try refused.send("GET /api/state HTTP/1.1\r\nHost: 127.0.0.1:\(running.port)\r\n\r\n")

@@ -141,11 +141,10 @@ async function enter() {
         headers: { Accept: 'application/json', 'Content-Type': 'application/json' }, body: JSON.stringify({ link: m[1] }) });
       answer = await res.json();
     } catch (e) { /* said below */ }
+    const why = answer && typeof answer.error === 'string' ? answer.error : 'toolhost does not answer: is it still running?';
     if (res && res.ok && answer && typeof answer.secret === 'string') sessionStorage.setItem(SECRET_KEY, answer.secret);
-    else if (!sessionStorage.getItem(SECRET_KEY)) {
-      sessionEnded(answer && typeof answer.error === 'string' ? answer.error : 'toolhost does not answer: is it still running?');
-      return false;
-    }
+    else if (!sessionStorage.getItem(SECRET_KEY)) { sessionEnded(why); return false; }
+    else showStatus('This tab goes on with its session; the address was not used: ' + why, 'note');
   }
   S.secret = sessionStorage.getItem(SECRET_KEY);
   if (!S.secret) { sessionEnded(); return false; }
@@ -425,6 +424,7 @@ function showNewChat(clearHash) {
 }
 const hashId = () => { const m = /^#chat=(\d+)$/.exec(location.hash); return m ? Number(m[1]) : null; };
 function syncFromHash() {  // back, forward, or an edited address
+  if (location.hash.startsWith('#token=')) { location.reload(); return; }  // a new link pasted in: trade it
   const id = hashId();
   if (id == null) { if (S.open && S.open.id != null) showNewChat(false); return; }
   if (!(S.loading ? same(S.loading.id, id) : S.open && same(S.open.id, id))) openChat(id);
