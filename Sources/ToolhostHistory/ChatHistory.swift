@@ -119,18 +119,11 @@ public final class ChatHistory: Sendable {
     }
     // A folder made by an older toolhost, by hand or under another umask keeps no looser mode either: the user's own
     // (checked above; opened without following a link), it becomes 0700 like a new one.
-    let folderDescriptor = Foundation.open(folder, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)
-    if folderDescriptor >= 0 {
-      defer { close(folderDescriptor) }
-      var info = stat()
-      if fstat(folderDescriptor, &info) == 0, info.st_uid == getuid(), info.st_mode & 0o077 != 0,
-        fchmod(folderDescriptor, 0o700) != 0
-      {
-        throw HistoryError(
-          path: path,
-          message: "its folder \(folder) is open to other users (mode \(String(info.st_mode & 0o777, radix: 8))) and "
-            + "cannot be made 0700: \(String(cString: strerror(errno))) (fix: chmod 700 \(folder))")
-      }
+    do { try FileSafety.narrowToPrivate(folder) } catch {
+      throw HistoryError(
+        path: path,
+        message: "its folder \(folder) is open to other users and cannot be made 0700: "
+          + "\(String(cString: strerror(error.code.rawValue))) (fix: chmod 700 \(folder))")
     }
     let fd = Foundation.open(path, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0o600)
     guard fd >= 0 else {

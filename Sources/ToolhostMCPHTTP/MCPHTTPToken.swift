@@ -85,8 +85,9 @@ public enum MCPHTTPToken {
     guard info.owner == getuid() else {
       throw FileError(description: "\(folder) belongs to another user; remove it or set XDG_STATE_HOME")
     }
-    if info.permissions & 0o077 != 0, chmod(folder, 0o700) != 0 {
-      throw FileError(description: "cannot make \(folder) private (chmod 700): \(String(cString: strerror(errno)))")
+    do { try FileSafety.narrowToPrivate(folder) } catch {
+      throw FileError(
+        description: "cannot make \(folder) private (chmod 700): \(String(cString: strerror(error.code.rawValue)))")
     }
     if let problem = FileSafety.folderProblem(folder) { throw FileError(description: problem) }
     let path = filePath(port: port, in: folder)

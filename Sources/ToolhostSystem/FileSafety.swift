@@ -266,6 +266,23 @@ public enum FileSafety {
     }
   }
 
+  /// Makes an existing folder of the user's that others may read or enter 0700, opened without following a link (a
+  /// folder made by an older version, by hand or under another umask gets no looser mode than a new one). Does
+  /// nothing to a folder of another user's, a link, or one that is private already.
+  ///
+  /// - Returns: the folder's mode before, when it was narrowed.
+  /// - Throws: the error of `fchmod` when the folder could not be narrowed.
+  @discardableResult
+  public static func narrowToPrivate(_ folder: String) throws(POSIXError) -> mode_t? {
+    let fd = open(folder, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)
+    guard fd >= 0 else { return nil }
+    defer { close(fd) }
+    var info = stat()
+    guard fstat(fd, &info) == 0, info.st_uid == getuid(), info.st_mode & 0o077 != 0 else { return nil }
+    guard fchmod(fd, 0o700) == 0 else { throw POSIXError(POSIXErrorCode(rawValue: errno) ?? .EIO) }
+    return info.st_mode & 0o777
+  }
+
   /// What a file of `mode` is, in words ("a FIFO", "a socket").
   package static func kindName(_ mode: mode_t) -> String {
     switch mode & S_IFMT {
