@@ -12,6 +12,10 @@ extension GuidedToolCalls {
   /// A small model asked about several cities mostly calls the tool for the first one and then answers for all of
   /// them. Only names (a value that starts with a capital letter, and list members that do too) and numbers are
   /// expanded, only from the prompt's own words, and only one argument per call.
+  ///
+  /// A list whose other members the call already holds in other arguments gives each member a role, not a call of
+  /// its own: "the sides 4 and 5" as `x: 4, y: 5`, "Sydney, Australia" as `city: Sydney, country: Australia`; it
+  /// is not expanded. Nor is a member another call already holds in the same argument.
   public static func completingLists(_ calls: [Transcript.ToolCall], prompt: String) -> [Transcript.ToolCall] {
     var result = calls
     for call in calls {
@@ -23,8 +27,11 @@ extension GuidedToolCalls {
         case .integer, .real: text = value.serialized()
         default: continue
         }
-        let siblings = PromptList.siblings(of: text, in: prompt)
-        guard !siblings.isEmpty else { continue }
+        let listed = PromptList.siblings(of: text, in: prompt)
+        guard !listed.isEmpty else { continue }
+        let others = arguments.filter { $0.key != name }.map(\.value).flatMap(scalarTexts)
+        if listed.contains(where: { sibling in others.contains { PromptList.holds($0, sibling) } }) { continue }
+        let siblings = listed.filter { !PromptList.holds(text, $0) }
         for sibling in siblings {
           guard result.count < maximumCallsPerReply else { break }
           var changed = arguments
@@ -33,6 +40,13 @@ extension GuidedToolCalls {
           let completed = Transcript.ToolCall(
             id: "\(call.id)_l\(result.count + 1)", toolName: call.toolName, arguments: arguments)
           if result.contains(where: { $0.isSameCall(as: completed) }) { continue }
+          // Another call holds this member in this argument already: it was made for it, in its own way.
+          if result.contains(where: { other in
+            other.toolName == call.toolName
+              && other.arguments[name].flatMap(scalarText).map({ PromptList.holds($0, sibling) }) == true
+          }) {
+            continue
+          }
           result.append(completed)
         }
         break
@@ -42,8 +56,38 @@ extension GuidedToolCalls {
   }
 }
 
+extension GuidedToolCalls {
+  /// A string's text or a number's digits; `nil` for other values.
+  fileprivate static func scalarText(_ value: JSONValue) -> String? {
+    switch value {
+    case .string(let s): s
+    case .integer, .real: value.serialized()
+    default: nil
+    }
+  }
+
+  /// The texts of every string and number in `value`, nested ones too.
+  fileprivate static func scalarTexts(_ value: JSONValue) -> [String] {
+    switch value {
+    case .array(let items): items.flatMap(scalarTexts)
+    case .object(let members): members.map(\.value).flatMap(scalarTexts)
+    default: scalarText(value).map { [$0] } ?? []
+    }
+  }
+}
+
 /// Lists in a prompt: the members beside a value, joined by commas, conjunctions or a comparison.
 enum PromptList {
+  /// Whether an argument's text holds a list member: the same number, or the member's words among its words
+  /// ("Sydney, Australia" holds "Australia").
+  static func holds(_ text: String, _ member: String) -> Bool {
+    if let a = Double(text), let b = Double(member) { return a == b }
+    let words = tokens(text).map { $0.text.lowercased() }
+    let wanted = tokens(member).map { $0.text.lowercased() }
+    guard !wanted.isEmpty, words.count >= wanted.count else { return false }
+    return (0...(words.count - wanted.count)).contains { Array(words[$0..<($0 + wanted.count)]) == wanted }
+  }
+
   /// Words that join list members, in English, French, German, Spanish, Italian and Portuguese.
   static let joiners: Set<String> = [
     "and", "or", "vs", "versus", "than", "et", "ou", "und", "oder", "als", "y", "o", "e", "que", "di",
@@ -136,10 +180,15 @@ enum PromptList {
       }
     }
     if !word.isEmpty { tokens.append(Token(text: word)) }
-    // A full stop after a number ends the sentence: "items 2 and 3." holds 3.
+    // A full stop after a number ends the sentence: "items 2 and 3." holds 3. A possessive is its name: "Madrid's
+    // music stores" names Madrid.
     return tokens.map { token in
       var token = token
       while token.text.hasSuffix(".") { token.text.removeLast() }
+      for suffix in ["'s", "\u{2019}s", "'"] where token.text.count > suffix.count && token.text.hasSuffix(suffix) {
+        token.text.removeLast(suffix.count)
+        break
+      }
       return token
     }.filter { !$0.text.isEmpty }
   }
@@ -153,6 +202,9 @@ enum PromptList {
     guard let start = find(target, in: words) else { return [] }
     let kind: (Token) -> Bool = first.isNumber ? { $0.isNumber } : { $0.isName }
     var members: [String] = []
+    // Whether a word joins the list ("and", "or", "than"): two names joined by a comma alone are a place and its
+    // region ("Sydney, Australia"), not a list.
+    var joinedByAWord = false
     // Forwards: joiner(s), then a member; a comparison may come between ("warmer than", "more humid than").
     var index = start + target.count
     while true {
@@ -166,6 +218,7 @@ enum PromptList {
       {
         if words[next].isComma || joiners.contains(words[next].text.lowercased()) {
           joined = true
+          joinedByAWord = joinedByAWord || !words[next].isComma
         } else {
           skipped += 1
         }
@@ -183,6 +236,7 @@ enum PromptList {
       var joined = false
       while previous >= 0, words[previous].isComma || joiners.contains(words[previous].text.lowercased()) {
         joined = true
+        joinedByAWord = joinedByAWord || !words[previous].isComma
         previous -= 1
       }
       guard joined, previous >= 0, kind(words[previous]) else { break }
@@ -194,6 +248,7 @@ enum PromptList {
       members.insert(words[begin...previous].map(\.text).joined(separator: " "), at: 0)
       index = begin
     }
+    if members.count == 1, !joinedByAWord, !first.isNumber { return [] }
     let own = target.map(\.text).joined(separator: " ").lowercased()
     var seen = Set<String>([own])
     // "in March, Madrid or Athens": a month or a day is not one of the names.

@@ -131,7 +131,41 @@ import ToolhostSession
     let both = GuidedToolCalls.completingLists(
       [call("getWeather", ["city": "Paris"]), call("getWeather", ["city": "Rome"], id: "c2")], prompt: "Paris or Rome?")
     #expect(both.count == 2)
-    #expect(completed(["city": "A"], "A, B, C, D, E and F").count == GuidedToolCalls.maximumCallsPerReply)
+    #expect(
+      completed(["city": "A"], "A, B, C, D, E, F, G, H, I and J").count == GuidedToolCalls.maximumCallsPerReply)
+  }
+
+  @Test func aListWhoseMembersTheCallGivesRolesIsNotExpanded() {
+    func completed(_ tool: String, _ arguments: JSONValue, _ prompt: String) -> [JSONValue] {
+      GuidedToolCalls.completingLists([call(tool, arguments)], prompt: prompt).map(\.arguments)
+    }
+    // The other members are other arguments of the same call.
+    #expect(
+      completed("hypot", ["x": 4, "y": 5], "The hypotenuse of a right triangle with sides 4 and 5.") == [
+        ["x": 4, "y": 5]
+      ])
+    #expect(
+      completed("time", ["location": "Sydney", "country": "Australia"], "What time is it in Sydney, Australia?")
+        == [["location": "Sydney", "country": "Australia"]])
+    // Two names joined by a comma alone are a place and its region, not a list.
+    #expect(completed("time", ["location": "Sydney"], "What time is it in Sydney, Australia?") == [["location": "Sydney"]])
+    #expect(
+      completed("events", ["museum": "Museum of Modern Art"], "Exhibitions at the Museum of Modern Art, New York.")
+        == [["museum": "Museum of Modern Art"]])
+    // A member the value itself holds is not another member; a possessive names its name.
+    #expect(
+      completed("shops", ["location": "Los Angeles, CA"], "Shops in Los Angeles, CA and Seattle").map {
+        $0["location"]?.stringValue ?? ""
+      } == ["Los Angeles, CA", "Seattle"])
+    #expect(
+      completed("stock", ["city": "Berlin"], "The price in Berlin and Madrid's music stores.") == [
+        ["city": "Berlin"], ["city": "Madrid"],
+      ])
+    // A member another call holds already, in its own words, gets no second call.
+    let made = GuidedToolCalls.completingLists(
+      [call("weather", ["city": "Paris, France"]), call("weather", ["city": "Rome"], id: "c2")],
+      prompt: "Paris or Rome?")
+    #expect(made.count == 2)
   }
 
   @Test func whatTheFirstRoundLeftUncoveredMayGetASecondRound() throws {
