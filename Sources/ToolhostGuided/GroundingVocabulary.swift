@@ -1,35 +1,8 @@
 import Foundation
 
-/// Words the checks know: months, numbers and days in six languages, the words of the example tools' topics in
-/// five more, and words too common to tell topics apart.
+/// Words of languages the checks know: months, numbers and days in six languages, and words too common to tell
+/// topics apart. Nothing here is about what any tool does: what a tool is about comes from its manifest only.
 enum GroundingVocabulary {
-  /// Words of what the example tools are about (weather, time, recipes, to-dos, conversions, statistics) in French,
-  /// German, Spanish, Italian and Portuguese, with the English word a tool's description uses: a question asked in
-  /// those languages ("Fa freddo a Vienna a febbraio?") is about the tool as the English one is.
-  static let englishWords: [String: String] = {
-    let lists: [(String, String)] = [
-      ("weather", "tempo temps wetter tiempo clima climat klima météo meteo"),
-      ("cold", "freddo fredda froid froide frío fría frio fria kalt kälte"),
-      ("hot", "caldo calda chaud chaude caliente calor quente heiß heiss"),
-      ("rain", "pioggia piove pluie pleut lluvia llueve chuva chove regen regnet"),
-      ("snow", "neve neige nieve schnee"),
-      ("temperature", "temperatura température temperatur"),
-      ("time", "hora horas heure heures ora uhr uhrzeit zeit"),
-      ("recipe", "ricetta ricette recette recettes receta recetas receita receitas rezept rezepte"),
-      ("bread", "pane pain pan pão brot"),
-      ("list", "lista liste"),
-      ("todo", "tarea tareas tâche tâches compito compiti aufgabe aufgaben tarefa tarefas"),
-      ("convert", "convertir convierte converti convertire converta converter umrechnen"),
-      ("average", "media moyenne promedio média durchschnitt"),
-      ("median", "mediana médiane"),
-    ]
-    var words: [String: String] = [:]
-    for (english, others) in lists {
-      for word in others.split(separator: " ") { words[String(word)] = english }
-    }
-    return words
-  }()
-
   /// Month names (and English abbreviations) by number, in English, French, German, Spanish, Italian and
   /// Portuguese.
   static let monthNames: [Int: Set<String>] = {

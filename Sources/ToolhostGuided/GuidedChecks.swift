@@ -304,28 +304,23 @@ struct TopicWords {
     words = Set(TopicWords.contentWords(text))
   }
 
-  /// Whether a word of `text` (or its English word, ``inEnglish(_:)``) is one of the tool's (``sameWord(_:_:)``).
-  /// A text without such words (all common, or too short) is taken as related: there is nothing to judge by.
+  /// Whether a word of `text` is one of the tool's (``sameWord(_:_:)``). A text without such words (all common, or
+  /// too short) is taken as related: there is nothing to judge by.
   func relates(_ text: String) -> Bool {
-    let candidates = TopicWords.inEnglish(TopicWords.contentWords(text))
+    let candidates = TopicWords.contentWords(text)
     return candidates.isEmpty || candidates.contains { word in words.contains { TopicWords.sameWord(word, $0) } }
   }
 
   /// How many different content words of `text` are the tool's (``sameWord(_:_:)``): "What's on my to-do list"
   /// is two words of `todoList` ("todo", "list") and at most one of a weather tool.
   func matches(_ text: String) -> Int {
-    Set(TopicWords.inEnglish(TopicWords.contentWords(text))).filter { word in
+    Set(TopicWords.contentWords(text)).filter { word in
       words.contains { TopicWords.sameWord(word, $0) }
     }.count
   }
 
-  /// `words` with each word of another language that ``GroundingVocabulary/englishWords`` knows as its English one.
-  static func inEnglish(_ words: [String]) -> [String] {
-    words.map { GroundingVocabulary.englishWords[$0] ?? $0 }
-  }
-
-  /// Whether two lowercase words are the same word for the checks: equal, one the other's plural ("todos" and
-  /// "todo", "cups" and "cup") or comparative ("rainier" and "rain", "hotter" and "hot"), or sharing a start of
+  /// Whether two lowercase words are the same word for the checks: equal, the same but for a last "s" or "e" ("lists"
+  /// and "liste"), one the other's plural ("todos" and "todo", "cups" and "cup") or comparative ("rainier" and "rain", "hotter" and "hot"), or sharing a start of
   /// five letters ("recipes" and "recipe", "temperatures" and "temperature").
   static func sameWord(_ a: String, _ b: String) -> Bool {
     if a == b { return true }
@@ -338,6 +333,13 @@ struct TopicWords {
     {
       return true
     }
+    // A word and its inflection in another language ("list", "lists" and "liste").
+    func stem(_ word: String) -> Substring {
+      var stem = Substring(word)
+      for letter: Character in ["s", "e"] where stem.count > 4 && stem.last == letter { stem = stem.dropLast() }
+      return stem
+    }
+    if short.count >= 4, stem(a) == stem(b) { return true }
     return short.count >= 5 && a.prefix(5) == b.prefix(5)
   }
 

@@ -178,17 +178,14 @@ struct ComparedResults {
     return nil
   }
 
-  /// The figures a comparative is about: those its topic names, or for a generic one ("more", "higher") those
-  /// the other words name ("more rain"), else every figure.
+  /// The figures a comparative is about: those whose names a word of the sentence names ("a higher low"), else
+  /// every figure.
   private func relevantFigures(for comparative: GroundingVocabulary.Comparative, words: [String]) -> [Figure] {
-    let topics =
-      comparative.about.isEmpty
-      ? GroundingVocabulary.comparatives.filter { !$0.about.isEmpty && !$0.words.isDisjoint(with: words) }
-        .flatMap(\.about)
-        + GroundingVocabulary.figureTopics.filter { !$0.said.isDisjoint(with: words) }
-        .flatMap(\.about)
-      : comparative.about
-    return figures.filter { figure in topics.isEmpty || TopicWords.split(figure.name).contains(where: topics.contains) }
+    let said = words.filter { !comparative.words.contains($0) && $0.count >= 3 }
+    let named = figures.filter { figure in
+      TopicWords.split(figure.name).contains { part in said.contains { TopicWords.sameWord($0, part) } }
+    }
+    return named.isEmpty ? figures : named
   }
 
   /// A figure a clause that names no call gives with a comparative that says the opposite: "lowest precipitation
@@ -229,17 +226,14 @@ struct ComparedResults {
 }
 
 extension GroundingVocabulary {
-  /// Comparatives and superlatives of one meaning: whether they say more or less, and the words of the figures
-  /// they are about (empty: whatever the clause names, else every figure).
+  /// Comparatives and superlatives of one meaning: whether they say more or less.
   struct Comparative {
     let words: Set<String>
     let more: Bool
-    let about: [String]
 
-    init(_ words: Set<String>, _ more: Bool, _ about: [String]) {
+    init(_ words: Set<String>, _ more: Bool) {
       self.words = words
       self.more = more
-      self.about = about
     }
   }
 
@@ -248,23 +242,12 @@ extension GroundingVocabulary {
     comparatives.first { $0.words.contains(word) }
   }
 
-  /// The comparatives and superlatives the checks know.
+  /// The comparatives and superlatives the checks know: words of size and amount only, which say the same of any
+  /// figure. Words of a topic ("warmer", "rainier") would need to know which figures the topic's tool returns,
+  /// which only that tool's manifest could say.
   static let comparatives: [Comparative] = [
-    Comparative(["warmer", "hotter", "warmest", "hottest"], true, temperatureWords),
-    Comparative(["colder", "cooler", "coldest", "coolest", "chillier", "chilliest"], false, temperatureWords),
-    Comparative(["rainier", "wetter", "rainiest", "wettest", "snowier", "snowiest"], true, precipitationWords),
-    Comparative(["drier", "dryer", "driest"], false, precipitationWords),
     Comparative(
-      ["higher", "highest", "more", "most", "bigger", "biggest", "larger", "largest", "greater", "greatest"], true, []),
-    Comparative(["lower", "lowest", "less", "least", "fewer", "fewest", "smaller", "smallest"], false, []),
+      ["higher", "highest", "more", "most", "bigger", "biggest", "larger", "largest", "greater", "greatest"], true),
+    Comparative(["lower", "lowest", "less", "least", "fewer", "fewest", "smaller", "smallest"], false),
   ]
-
-  /// Words that name what a figure is about, for a generic comparative ("more rain", "a higher temperature").
-  static let figureTopics: [(said: Set<String>, about: [String])] = [
-    (["rain", "rainfall", "snow", "precipitation", "wet", "dry"], precipitationWords),
-    (["temperature", "temperatures", "warm", "hot", "cold", "cool"], temperatureWords),
-  ]
-
-  private static let temperatureWords = ["high", "low", "temperature", "temp", "max", "min"]
-  private static let precipitationWords = ["precipitation", "rain", "rainfall", "snow"]
 }

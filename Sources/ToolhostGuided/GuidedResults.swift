@@ -340,11 +340,13 @@ extension GuidedToolCalls {
   }
 
   /// Whether `prompt` asks for a choice or a judgement between things: it holds a comparative
-  /// (``GroundingVocabulary/comparatives``), "which", "better", "best", "worse" or "worst".
+  /// (``GroundingVocabulary/comparatives``), "which", "better", "best", "worse" or "worst", or any word before
+  /// "than" ("warmer than usual").
   static func asksForAChoice(_ prompt: String) -> Bool {
-    GroundingText.words(of: prompt.lowercased()).contains { word in
+    let words = GroundingText.words(of: prompt.lowercased())
+    return words.contains { word in
       GroundingVocabulary.comparative(for: String(word)) != nil
-        || ["which", "better", "best", "worse", "worst"].contains(word)
+        || ["which", "better", "best", "worse", "worst", "than"].contains(word)
     }
   }
 

@@ -64,8 +64,10 @@ import ToolhostSession
   @Test func aQuestionInAnotherLanguageIsAboutTheToolItsWordsName() {
     let weather = GuidedComparisonTests().weather  // "… how hot, cold or rainy a place is."
     let call = Transcript.ToolCall(id: "c1", toolName: "getWeather", arguments: ["city": "Vienna", "month": 2])
+    // The library knows no tool's words in other languages: the need, which the model writes in English, tells.
     let italian = Transcript(entries: [.prompt(.init(text: "Fa freddo a Vienna a febbraio?"))])
-    #expect(!GuidedToolCalls.servesNoNeed(call, of: weather, need: "a reply to Vienna a febbraio", in: italian))
+    #expect(!GuidedToolCalls.servesNoNeed(call, of: weather, need: "whether Vienna is cold in February", in: italian))
+    #expect(GuidedToolCalls.servesNoNeed(call, of: weather, need: "a reply to Vienna a febbraio", in: italian))
     // Without a word of the weather's topic, the same call is needless: a novel set in Vienna.
     let novel = Transcript(entries: [.prompt(.init(text: "Recommend a novel set in Vienna in February."))])
     #expect(GuidedToolCalls.servesNoNeed(call, of: weather, need: "a novel set in Vienna", in: novel))

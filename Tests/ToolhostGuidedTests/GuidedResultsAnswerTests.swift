@@ -59,10 +59,15 @@ import ToolhostSession
       "Athens, Greece — January normals: high 13.6 °C, low 6.8 °C, precipitation 56 mm"
     )
     let transcript = round(
-      "Which is warmer in January, Oslo or Athens?",
+      "Which has the higher average in January, Oslo or Athens?",
       [("getWeather", ["city": "Oslo", "month": 1]), ("getWeather", ["city": "Athens", "month": 1])], [oslo, athens])
     let answer = GuidedToolCalls.answerFromResults(transcript, tools: [fixtures.weather])
-    #expect(answer?.hasPrefix("By the results, Athens is warmer (") == true, "\(answer ?? "nil")")
+    #expect(answer?.hasPrefix("By the results, Athens is higher (") == true, "\(answer ?? "nil")")
+    // A word of a topic ("warmer") names no figure the library could rank by: the model answers.
+    let warmer = round(
+      "Which is warmer in January, Oslo or Athens?",
+      [("getWeather", ["city": "Oslo", "month": 1]), ("getWeather", ["city": "Athens", "month": 1])], [oslo, athens])
+    #expect(GuidedToolCalls.answerFromResults(warmer, tools: [fixtures.weather]) == nil)
     #expect(answer?.contains("\nOslo, Norway — January normals") == true)
     #expect(answer?.contains("\nAthens, Greece — January normals") == true)
   }

@@ -229,8 +229,9 @@ import ToolhostSession
       GuidedToolCalls.answerProblem("Madrid has a high of 16.3 °C in March.", in: transcript)
         == "the answer leaves out the result for Athens", "naming one answers which only when it is the warmer")
     #expect(
-      GuidedToolCalls.answerProblem("Athens has a high of 16.6 °C in March.", in: transcript) == nil,
-      "the warmer one named")
+      GuidedToolCalls.answerProblem("Athens has a high of 16.6 °C in March.", in: transcript)
+        == "the answer leaves out the result for Madrid",
+      "which one is warmer is not the library's to judge, so an answer names both")
     #expect(GuidedToolCalls.answerProblem("Athens (16.6 °C) is warmer than Madrid (16.3 °C).", in: transcript) == nil)
   }
 
