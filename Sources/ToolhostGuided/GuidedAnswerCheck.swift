@@ -126,6 +126,19 @@ extension GuidedToolCalls {
     return tools.contains { TopicWords($0).relates(about) }
   }
 
+  /// Whether `prompt` asks for what an offered tool does, by the tool's own words: at least two different content
+  /// words of the prompt, and a third of them, are words of one tool's name, description or parameters
+  /// (``TopicWords``). "Could you retrieve the recommendation details from the URL 'https://…'?" and a tool that
+  /// gets a URL with parameters; not "Write a short poem about fresh bread" and a bread-recipe search.
+  public static func asksWhatAToolDoes(_ prompt: String, _ tools: [Transcript.ToolDefinition]) -> Bool {
+    let words = Set(TopicWords.contentWords(prompt))
+    guard words.count >= 2 else { return false }
+    return tools.contains { tool in
+      let matched = TopicWords(tool).matches(prompt)
+      return matched >= 2 && matched * 3 >= words.count
+    }
+  }
+
   /// Whether a reply's `need` (in the model's words, mostly English whatever the prompt's language) holds a word of
   /// an offered tool's name: "the weather in Berlin in December" and `getWeather`, "mark task 1 as done" and
   /// `todoDone`. The model then answered what a tool is named for from memory.

@@ -21,7 +21,7 @@ extension GuidedToolCalls {
     }
     lines.append("")
     lines.append(
-      "Reply with one JSON object. First write \"need\": what the user asks for, in a few words. Then, if the "
+      "Reply with one JSON object. First write \"need\": what the user asks for, in a few English words. Then, if the "
         + "tools do that, \"calls\": one call per thing asked (several cities, amounts or questions: several "
         + "calls), each with \"tool\" and \"arguments\" (use the tools rather than compute, recall or guess what "
         + "they provide; give only the arguments the user gave or implied)"
@@ -49,6 +49,12 @@ extension GuidedToolCalls {
     lines.append(
       #"{"need": "the stock prices of ACME and Globex", "calls": [{"tool": "getStockPrice", "arguments": "#
         + #"{"symbol": "ACME"}}, {"tool": "getStockPrice", "arguments": {"symbol": "Globex"}}]}"#)
+    // Several calls whose arguments differ in more than one place: each thing asked keeps its own values.
+    lines.append("User: Ship 2 boxes to Lyon by air, and 5 crates to Porto by sea. (with a tool shipCargo)")
+    lines.append(
+      #"{"need": "two shipments", "calls": [{"tool": "shipCargo", "arguments": {"count": 2, "item": "box", "#
+        + #""city": "Lyon", "mode": "air"}}, {"tool": "shipCargo", "arguments": {"count": 5, "item": "crate", "#
+        + #""city": "Porto", "mode": "sea"}}]}"#)
     return lines.joined(separator: "\n")
   }
 
@@ -60,8 +66,9 @@ extension GuidedToolCalls {
     return formatter.string(from: date)
   }
 
-  /// A schema's properties as a compact signature: `city: string, month?: integer 1..12, units?: "c"|"f"`
-  /// (`?` marks optional properties; arrays are `T[]`, nested objects `{…}`).
+  /// A schema's properties as a compact signature: `city: string, month?: integer 1..12, units?: "c"|"f"`,
+  /// `day: string YYYY-MM-DD`, `code: string /^[A-Z]{3}$/` (`?` marks optional properties; arrays are `T[]`, nested
+  /// objects `{…}`; a string's format as the form of its values, a short pattern as it is).
   public static func signature(of schema: JSONValue) -> String {
     signature(of: JSONSchema.inliningReferences(in: schema, maximumDepth: 4), depth: 0)
   }
@@ -94,6 +101,14 @@ extension GuidedToolCalls {
       type = (item.contains("|") || item.contains(" ") ? "(\(item))" : item) + "[]"
     case "object" where depth < 2 && schema["properties"] != nil:
       type = "{\(signature(of: schema, depth: depth + 1))}"
+    case "string":
+      // What the grammar holds the value to, said first, so that the model writes it so from the start.
+      let pattern = schema["pattern"]?.stringValue.flatMap(GrammarPattern.rewrite)
+      if let shown = Self.formatShown[schema["format"]?.stringValue ?? ""] {
+        type += " " + shown
+      } else if let pattern, pattern.count <= 40 {
+        type += " /" + pattern + "/"
+      }
     case "integer", "number":
       let low = schema["minimum"].map { $0.serialized() }
       let high = schema["maximum"].map { $0.serialized() }
@@ -103,6 +118,12 @@ extension GuidedToolCalls {
     }
     return type
   }
+
+  /// How the signature shows a string's `format`: as the form a value takes.
+  static let formatShown: [String: String] = [
+    "date": "YYYY-MM-DD", "date-time": "YYYY-MM-DDTHH:MM:SSZ", "time": "HH:MM:SSZ", "uuid": "uuid",
+    "email": "email", "uri": "uri",
+  ]
 
   /// The first sentence of a description, at most about 200 characters.
   static func summary(of description: String) -> String {

@@ -163,6 +163,7 @@ extension GuidedToolCalls {
       guard
         list || GuidedToolCalls.answersFromMemory(answer, need: need, in: transcript, tools: request.tools)
           || GuidedToolCalls.needNamesATool(need, request.tools)
+          || GuidedToolCalls.asksWhatAToolDoes(prompt, request.tools)
           || GuidedToolCalls.inventsFiguresAboutANamedThing(answer, prompt: prompt)
           || GuidedToolCalls.inventsFiguresOnATopic(answer, prompt: prompt, tools: request.tools)
           || GuidedToolCalls.claimsAnAction(answer, request.tools)

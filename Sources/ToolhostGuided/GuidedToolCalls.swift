@@ -145,7 +145,7 @@ public enum GuidedToolCalls {
   }
 
   /// The most calls one reply may make.
-  public static let maximumCallsPerReply = 4
+  public static let maximumCallsPerReply = 8
 
   /// The JSON Schema of a reply: `{"need": STRING, "calls": [CALL, …]}` with one to ``maximumCallsPerReply``
   /// calls, each `anyOf` one object per tool, `{"tool": NAME, "arguments": PARAMETERS}`, and, unless a call is
@@ -198,8 +198,9 @@ public enum GuidedToolCalls {
   /// llama.cpp turns a schema into a grammar and, when any part of it is beyond its converter, silently falls back
   /// to "any JSON", so one unusual tool would unconstrain every call. This keeps the structural keywords (`type`,
   /// `properties`, `required`, `items`, `enum`, `const`, `anyOf`/`oneOf`, `additionalProperties`, item counts up to
-  /// 8) and drops the rest (`$ref`, `allOf`, `not`, `pattern`, `format`, numeric ranges, string lengths, larger item
-  /// counts, conditionals...);
+  /// 8) and what a string may be (``stringConstraints(_:)``: a `pattern` in the converters' subset, the formats
+  /// `date`, `time`, `date-time`, `uuid`, `email` and `uri`, short lengths), and drops the rest (`$ref`, `allOf`,
+  /// `not`, numeric ranges, longer counts, conditionals...);
   /// toolhost's own validator checks every call against the full schema afterwards. An object without
   /// `additionalProperties` gets `false`, so the model cannot invent arguments. Local `$ref`s are replaced by what
   /// they designate first (a recursive one, past its first level, allows anything), and an `allOf` whose members
@@ -242,11 +243,49 @@ public enum GuidedToolCalls {
       out["additionalProperties"] = false
     }
     if let items = object["items"], items.objectValue != nil { out["items"] = reduced(items) }
+    let type = object["type"]?.stringValue
+    if type == "string" || (type == nil && out["enum"] == nil && out["const"] == nil && out["anyOf"] == nil) {
+      for (key, value) in stringConstraints(object) { out[key] = value }
+    }
     // Bounds become nested optional rules, one level per unit: llama.cpp's grammar parser fails on long ones (and
     // llama-cpp-python's server then crashes), so only small item counts stay; string lengths never do.
     for key in ["minItems", "maxItems"] {
       if let n = object[key]?.integerValue, (0...8).contains(n) { out[key] = .integer(n) }
     }
     return .object(out)
+  }
+
+  /// The formats llama.cpp's converters write a grammar for themselves.
+  static let grammarFormats: Set<String> = ["date", "time", "date-time", "uuid"]
+
+  /// Patterns for the formats they do not know (in the converters' subset, ``GrammarPattern``): what a value must
+  /// look like to be an address at all; toolhost's validator checks the rest.
+  static let formatPatterns: [String: String] = [
+    "email": "^[A-Za-z0-9._%+-]+@[A-Za-z0-9-]+([.][A-Za-z0-9-]+)+$",
+    "uri": "^[A-Za-z][A-Za-z0-9+.-]*:[A-Za-z0-9._~:/?#@!$&'()*+,;=%-]+$",
+  ]
+
+  /// What the grammar can hold of a string schema: its `pattern` rewritten into the converters' subset
+  /// (``GrammarPattern/rewrite(_:)``; one it cannot say is left to the validator), else its `format` (as the
+  /// converters know it, or as a pattern), else its lengths when they are short (``GrammarPattern/maximumCount``:
+  /// each unit of a bounded length is a nested rule).
+  static func stringConstraints(_ schema: JSONObject) -> JSONObject {
+    if let pattern = schema["pattern"]?.stringValue, let rewritten = GrammarPattern.rewrite(pattern) {
+      return ["pattern": .string(rewritten)]
+    }
+    if let format = schema["format"]?.stringValue {
+      if grammarFormats.contains(format) { return ["format": .string(format)] }
+      if let pattern = formatPatterns[format] { return ["pattern": .string(pattern)] }
+    }
+    var out = JSONObject()
+    let low = schema["minLength"]?.integerValue
+    let high = schema["maxLength"]?.integerValue
+    if let high, (1...Int64(GrammarPattern.maximumCount)).contains(high), (low ?? 0) <= high {
+      out["maxLength"] = .integer(high)
+      if let low, low > 0 { out["minLength"] = .integer(low) }
+    } else if let low, (1...Int64(GrammarPattern.maximumCount)).contains(low) {
+      out["minLength"] = .integer(low)
+    }
+    return out
   }
 }

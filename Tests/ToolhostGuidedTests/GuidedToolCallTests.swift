@@ -38,9 +38,10 @@ import ToolhostSession
     #expect(branches[0]["required"] == ["tool", "arguments"])
     #expect(branches[1]["properties"]?["tool"] == ["const": "searchBreadDatabase"])
     #expect(replies[1]["required"] == ["need", "answer"])
-    // The decoding schema keeps structure and drops what grammar converters do not handle.
+    // The decoding schema keeps structure and what a string may be, and drops what grammar converters do not
+    // handle.
     let arguments = try #require(branches[0]["properties"]?["arguments"])
-    #expect(arguments["properties"]?["city"] == ["type": "string"])
+    #expect(arguments["properties"]?["city"] == ["type": "string", "pattern": "^[A-Za-z ]+$"])
     #expect(arguments["properties"]?["month"] == ["type": "integer"])
     #expect(arguments["additionalProperties"] == false)
     #expect(arguments["required"] == ["city"])
@@ -64,7 +65,7 @@ import ToolhostSession
     let instructions = GuidedToolCalls.toolInstructions(tools: [weather], choice: .auto)
     let answers = instructions.split(separator: "\n").filter { $0.hasPrefix("{") && $0.contains(#""answer": "#) }
     #expect(answers == [#"{"need": "a reply to thanks", "answer": "You're welcome!"}"#])
-    #expect(instructions.components(separatedBy: #""arguments": {"#).count - 1 == 3, "three example calls")
+    #expect(instructions.components(separatedBy: #""arguments": {"#).count - 1 == 5, "five example calls")
     // One example makes two calls in one reply, with a made-up tool no offered one resembles.
     #expect(instructions.contains(#"{"tool": "getStockPrice", "arguments": {"symbol": "Globex"}}]}"#))
   }
@@ -204,7 +205,7 @@ import ToolhostSession
     // 2020-12 keywords that llama.cpp's converter does not know never reach it, however they are nested.
     let accepted: Set<String> = [
       "type", "enum", "const", "anyOf", "properties", "required", "additionalProperties", "items", "minItems",
-      "maxItems",
+      "maxItems", "pattern", "format", "minLength", "maxLength",
     ]
     let schemas = [
       ##"{"$id": "https://example.com/t", "$dynamicAnchor": "node", "type": "object", "properties": {"kids": {"type": "array", "items": {"$dynamicRef": "#node"}}}, "unevaluatedProperties": false}"##,
@@ -261,7 +262,8 @@ import ToolhostSession
     let system = try #require(messages[0]["content"]?.stringValue)
     #expect(
       system.hasPrefix(
-        "Be brief.\n\nYou can use these tools:\n- getWeather(city: string, month?: integer 1..12): Climate normals for a city."
+        "Be brief.\n\nYou can use these tools:\n- getWeather(city: string /^[A-Za-z ]+$/, month?: integer 1..12): "
+          + "Climate normals for a city."
       ))
     #expect(messages[2]["content"] == "{\"calls\":[{\"tool\":\"getWeather\",\"arguments\":{\"city\":\"Boston\"}}]}")
     #expect(messages[3]["content"]?.stringValue?.hasPrefix("Result of getWeather:\n{\"high\":13}") == true)
