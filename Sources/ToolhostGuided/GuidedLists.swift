@@ -11,45 +11,57 @@ extension GuidedToolCalls {
   ///
   /// A small model asked about several cities mostly calls the tool for the first one and then answers for all of
   /// them. Only names (a value that starts with a capital letter, and list members that do too) and numbers are
-  /// expanded, only from the prompt's own words, and only one argument per call.
+  /// expanded, only from the prompt's own words. When several arguments are lists, every combination is called
+  /// ("the Lakers and the Bulls in 2018 and 2020": four calls), or, when the prompt says "respectively", the
+  /// members in the order the prompt gives them ("Taylor Swift and Maroon 5 on Spotify and YouTube respectively":
+  /// two calls).
   ///
   /// A list whose other members the call already holds in other arguments gives each member a role, not a call of
   /// its own: "the sides 4 and 5" as `x: 4, y: 5`, "Sydney, Australia" as `city: Sydney, country: Australia`; it
   /// is not expanded. Nor is a member another call already holds in the same argument.
   public static func completingLists(_ calls: [Transcript.ToolCall], prompt: String) -> [Transcript.ToolCall] {
     var result = calls
+    let respectively = prompt.lowercased().contains("respectively")
     for call in calls {
       guard let arguments = call.arguments.objectValue else { continue }
+      // Each argument whose value the prompt lists, with the list's members in the prompt's order.
+      var axes: [(name: String, values: [JSONValue])] = []
       for (name, value) in arguments {
-        let text: String
-        switch value {
-        case .string(let s): text = s
-        case .integer, .real: text = value.serialized()
-        default: continue
-        }
+        guard let text = scalarText(value) else { continue }
         let listed = PromptList.siblings(of: text, in: prompt)
         guard !listed.isEmpty else { continue }
         let others = arguments.filter { $0.key != name }.map(\.value).flatMap(scalarTexts)
         if listed.contains(where: { sibling in others.contains { PromptList.holds($0, sibling) } }) { continue }
-        let siblings = listed.filter { !PromptList.holds(text, $0) }
-        for sibling in siblings {
-          guard result.count < maximumCallsPerReply else { break }
-          var changed = arguments
-          changed[name] = value.stringValue != nil ? .string(sibling) : (try? JSONValue.parse(sibling)) ?? value
-          let arguments = JSONValue.object(changed)
-          let completed = Transcript.ToolCall(
-            id: "\(call.id)_l\(result.count + 1)", toolName: call.toolName, arguments: arguments)
-          if result.contains(where: { $0.isSameCall(as: completed) }) { continue }
-          // Another call holds this member in this argument already: it was made for it, in its own way.
-          if result.contains(where: { other in
-            other.toolName == call.toolName
-              && other.arguments[name].flatMap(scalarText).map({ PromptList.holds($0, sibling) }) == true
-          }) {
-            continue
-          }
-          result.append(completed)
+        // Another call holds a member in this argument already: it was made for it, in its own way.
+        let siblings = listed.filter { sibling in
+          !PromptList.holds(text, sibling)
+            && !result.contains { other in
+              other.toolName == call.toolName
+                && other.arguments[name].flatMap(scalarText).map({ PromptList.holds($0, sibling) }) == true
+            }
         }
-        break
+        guard !siblings.isEmpty else { continue }
+        let members = ([text] + siblings).sorted { PromptList.position(of: $0, in: prompt) < PromptList.position(of: $1, in: prompt) }
+        axes.append(
+          (name, members.map { $0 == text ? value : value.stringValue != nil ? .string($0) : (try? JSONValue.parse($0)) ?? value }))
+      }
+      guard !axes.isEmpty else { continue }
+      var combinations: [[JSONValue]] = [[]]
+      if respectively, axes.count > 1, Set(axes.map(\.values.count)).count == 1 {
+        combinations = (0..<axes[0].values.count).map { index in axes.map { $0.values[index] } }
+      } else {
+        for axis in axes {
+          combinations = combinations.flatMap { partial in axis.values.map { partial + [$0] } }
+        }
+      }
+      for combination in combinations {
+        guard result.count < maximumCallsPerReply else { break }
+        var changed = arguments
+        for (axis, value) in zip(axes, combination) { changed[axis.name] = value }
+        let completed = Transcript.ToolCall(
+          id: "\(call.id)_l\(result.count + 1)", toolName: call.toolName, arguments: .object(changed))
+        if result.contains(where: { $0.isSameCall(as: completed) }) { continue }
+        result.append(completed)
       }
     }
     return result
@@ -78,6 +90,12 @@ extension GuidedToolCalls {
 
 /// Lists in a prompt: the members beside a value, joined by commas, conjunctions or a comparison.
 enum PromptList {
+  /// Where `member` is first named in `prompt` (case aside), or the prompt's end.
+  static func position(of member: String, in prompt: String) -> Int {
+    guard let range = prompt.range(of: member, options: .caseInsensitive) else { return prompt.count }
+    return prompt.distance(from: prompt.startIndex, to: range.lowerBound)
+  }
+
   /// Whether an argument's text holds a list member: the same number, or the member's words among its words
   /// ("Sydney, Australia" holds "Australia").
   static func holds(_ text: String, _ member: String) -> Bool {

@@ -135,6 +135,23 @@ import ToolhostSession
       completed(["city": "A"], "A, B, C, D, E, F, G, H, I and J").count == GuidedToolCalls.maximumCallsPerReply)
   }
 
+  @Test func listsOfSeveralArgumentsAreCombinedOrPairedRespectively() {
+    func completed(_ arguments: JSONValue, _ prompt: String) -> [JSONValue] {
+      GuidedToolCalls.completingLists([call("winRate", arguments)], prompt: prompt).map(\.arguments)
+    }
+    #expect(
+      completed(["team": "Lakers", "season": 2018], "Winning percentage of the Lakers and Bulls in 2018 and 2020.") == [
+        ["team": "Lakers", "season": 2018], ["team": "Lakers", "season": 2020], ["team": "Bulls", "season": 2018],
+        ["team": "Bulls", "season": 2020],
+      ])
+    #expect(
+      completed(
+        ["artist": "Taylor Swift", "service": "Spotify"],
+        "Play Taylor Swift and Coldplay on Spotify and Deezer respectively.") == [
+          ["artist": "Taylor Swift", "service": "Spotify"], ["artist": "Coldplay", "service": "Deezer"],
+        ])
+  }
+
   @Test func aListWhoseMembersTheCallGivesRolesIsNotExpanded() {
     func completed(_ tool: String, _ arguments: JSONValue, _ prompt: String) -> [JSONValue] {
       GuidedToolCalls.completingLists([call(tool, arguments)], prompt: prompt).map(\.arguments)
