@@ -259,7 +259,11 @@ extension GuidedToolCalls {
       let words = TopicWords.split(name).filter { $0.count >= 4 }
       return words.contains { conversation.mentions(.text($0), fuzzy: true) }
     case .string(let text):
-      if isISODate(text) { return conversation.words.contains { GroundingVocabulary.dayWords.contains(String($0)) } }
+      if isISODate(text) {
+        // The date itself, or a word of a day or month the model turned into it ("Friday", "December 3").
+        return conversation.mentions(.text(text), fuzzy: false)
+          || conversation.words.contains { GroundingVocabulary.dayWords.contains(String($0)) }
+      }
       return conversation.mentions(.text(text), fuzzy: true)
     case .integer, .real:
       guard let number = value.doubleValue else { return true }

@@ -338,6 +338,9 @@ import ToolhostSession
     }
     #expect(
       pruned(todoAdd, ["text": "buy eggs", "due": "2023-10-05"], "Add buy eggs to my list") == ["text": "buy eggs"])
+    #expect(
+      pruned(todoAdd, ["text": "buy eggs", "due": "2026-12-03"], "Add buy eggs due 2026-12-03")
+        == ["text": "buy eggs", "due": "2026-12-03"], "a date the user wrote as it is")
     let wednesday = Date(timeIntervalSince1970: 1_795_600_000)  // 25 November 2026
     #expect(
       GuidedToolCalls.withoutUngivenArguments(
