@@ -41,9 +41,15 @@ extension GuidedToolCalls {
             }
         }
         guard !siblings.isEmpty else { continue }
-        let members = ([text] + siblings).sorted { PromptList.position(of: $0, in: prompt) < PromptList.position(of: $1, in: prompt) }
-        axes.append(
-          (name, members.map { $0 == text ? value : value.stringValue != nil ? .string($0) : (try? JSONValue.parse($0)) ?? value }))
+        let members = ([text] + siblings).sorted {
+          PromptList.position(of: $0, in: prompt) < PromptList.position(of: $1, in: prompt)
+        }
+        // Each member as a value of the argument's kind: a name as a string, a number as a number.
+        func asValue(_ member: String) -> JSONValue {
+          if member == text { return value }
+          return value.stringValue != nil ? .string(member) : (try? JSONValue.parse(member)) ?? value
+        }
+        axes.append((name, members.map(asValue)))
       }
       guard !axes.isEmpty else { continue }
       var combinations: [[JSONValue]] = [[]]

@@ -165,7 +165,8 @@ import ToolhostSession
       completed("time", ["location": "Sydney", "country": "Australia"], "What time is it in Sydney, Australia?")
         == [["location": "Sydney", "country": "Australia"]])
     // Two names joined by a comma alone are a place and its region, not a list.
-    #expect(completed("time", ["location": "Sydney"], "What time is it in Sydney, Australia?") == [["location": "Sydney"]])
+    #expect(
+      completed("time", ["location": "Sydney"], "What time is it in Sydney, Australia?") == [["location": "Sydney"]])
     #expect(
       completed("events", ["museum": "Museum of Modern Art"], "Exhibitions at the Museum of Modern Art, New York.")
         == [["museum": "Museum of Modern Art"]])

@@ -83,7 +83,8 @@ import ToolhostSession
       GuidedToolCalls.answerProblem("Madrid gets more precipitation (25 mm) than Athens.", in: transcript)
         == "the answer says Madrid is more, which the results contradict")
     #expect(
-      GuidedToolCalls.answerProblem("Madrid has a higher averageHigh, but Athens gets more precipitation.", in: transcript)
+      GuidedToolCalls.answerProblem(
+        "Madrid has a higher averageHigh, but Athens gets more precipitation.", in: transcript)
         == nil, "each clause is judged by its own words")
   }
 
@@ -110,7 +111,8 @@ import ToolhostSession
     #expect(GuidedToolCalls.answerProblem(statement, in: transcript) == nil, "the statement passes its own checks")
     // Figures that disagree name no winner: the results side by side instead.
     let split = compared(
-      "Which has the higher average in March, Madrid or Athens?", [("Madrid", 17.0, 5.1, 25), ("Athens", 16.6, 8.9, 41)])
+      "Which has the higher average in March, Madrid or Athens?",
+      [("Madrid", 17.0, 5.1, 25), ("Athens", 16.6, 8.9, 41)])
     let sideBySide = GuidedToolCalls.statement(fromResultsIn: split)
     #expect(!sideBySide.contains("By the results"))
     #expect(sideBySide.contains("Compared:\naverageHigh: highest Madrid (17.0), lowest Athens (16.6)"))
