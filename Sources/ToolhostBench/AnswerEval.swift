@@ -1,5 +1,6 @@
 // The `answers` eval (issue 30): answers a user can trust. The real `toolhost ask --json --model local --plugins
-// PLUGINS PROMPT` for each question of Benchmarks/answers.json, as a user who followed the README runs it (no
+// PLUGINS PROMPT` for each question of Benchmarks/answers.json (or, with TOOLHOST_EVAL_SET=heldout, of
+// Benchmarks/heldout/questions.json with Benchmarks/heldout/plugins), as a user who followed the README runs it (no
 // `--yes`, no terminal), cold and warm like `ask` (same folders and to-do list); a question is right only when every
 // call it needs was made, in one round where the calls are independent, with no needless call, no invented argument,
 // and an answer whose figures come from the results or the question, that is not the question echoed and that owns
@@ -35,11 +36,51 @@ private struct AnswerScore {
   }
 }
 
-/// The eval's questions, from Benchmarks/answers.json in the checkout (the current folder), narrowed by
-/// `TOOLHOST_EVAL_ONLY`: categories and question numbers (from 0, as in the file), comma-separated.
-private func answerQuestions() throws -> [(number: Int, question: EvalQuestion)] {
-  let file = URL(fileURLWithPath: FileManager.default.currentDirectoryPath)
-    .appendingPathComponent("Benchmarks/answers.json")
+/// A question set of the eval (`TOOLHOST_EVAL_SET`): its questions file, the plugins they are asked with (and what
+/// each question's fresh HOME holds first), where its rows go and its table's names.
+struct AnswerSet {
+  /// The set's name, as `TOOLHOST_EVAL_SET` gives it.
+  var name: String
+  /// The questions file, relative to the checkout.
+  var questions: String
+  /// The plugin folder and the seeding of HOME.
+  var plugins: EvalPlugins
+  /// The suite named in the table.
+  var suite: String
+  /// The default of `TOOLHOST_EVAL_OUT`.
+  var rows: String
+  /// The goal of the right answers, in %.
+  var goal: String
+
+  /// `answers` (the default): Benchmarks/answers.json, written alongside the code, with the example plugins and a
+  /// to-do list of three items.
+  static let answers = AnswerSet(
+    name: "answers", questions: "Benchmarks/answers.json", plugins: .examples, suite: "answers",
+    rows: ".build/answers-eval-{run}-{label}.jsonl", goal: "≥ 90")
+  /// `heldout`: Benchmarks/heldout/questions.json with the plugins of Benchmarks/heldout/plugins only, written apart
+  /// from the code and never tuned on (issue 49); their HOME starts empty (each writer starts from its own table).
+  static let heldout = AnswerSet(
+    name: "heldout", questions: "Benchmarks/heldout/questions.json",
+    plugins: EvalPlugins(folder: "Benchmarks/heldout/plugins", built: nil, seeded: "nothing", seeding: []),
+    suite: "answers heldout", rows: ".build/answers-heldout-eval-{run}-{label}.jsonl", goal: "≥ 85")
+
+  /// The set `TOOLHOST_EVAL_SET` names (`answers` when unset or empty).
+  static func chosen() throws -> AnswerSet {
+    let name = ProcessInfo.processInfo.environment["TOOLHOST_EVAL_SET"] ?? ""
+    let sets = [answers, heldout]
+    if name.isEmpty { return answers }
+    guard let set = sets.first(where: { $0.name == name }) else {
+      throw BenchFailure(
+        "TOOLHOST_EVAL_SET: \(name) is not a question set (\(sets.map(\.name).joined(separator: ", ")))")
+    }
+    return set
+  }
+}
+
+/// The set's questions, from its file in the checkout (the current folder), narrowed by `TOOLHOST_EVAL_ONLY`:
+/// categories and question numbers (from 0, as in the file), comma-separated.
+private func answerQuestions(_ set: AnswerSet) throws -> [(number: Int, question: EvalQuestion)] {
+  let file = URL(fileURLWithPath: FileManager.default.currentDirectoryPath).appendingPathComponent(set.questions)
   let all: [EvalQuestion]
   do { all = try EvalQuestion.load(from: file) } catch { throw BenchFailure("\(error)") }
   let numbered = all.enumerated().map { (number: $0.offset, question: $0.element) }
@@ -61,9 +102,10 @@ private func answerQuestions() throws -> [(number: Int, question: EvalQuestion)]
 }
 
 /// Where the per-question rows of one run go: `TOOLHOST_EVAL_OUT` with `{run}` and `{label}` replaced (without
-/// them, `-RUN-LABEL` is added before the extension), by default `.build/answers-eval-RUN-LABEL.jsonl`.
-private func answerRowsFile(run: String, label: String) -> URL {
-  let template = ProcessInfo.processInfo.environment["TOOLHOST_EVAL_OUT"] ?? ".build/answers-eval-{run}-{label}.jsonl"
+/// them, `-RUN-LABEL` is added before the extension), by default the set's (`.build/answers-eval-RUN-LABEL.jsonl`,
+/// `.build/answers-heldout-eval-RUN-LABEL.jsonl`).
+private func answerRowsFile(_ set: AnswerSet, run: String, label: String) -> URL {
+  let template = ProcessInfo.processInfo.environment["TOOLHOST_EVAL_OUT"] ?? set.rows
   var path = template.replacingOccurrences(of: "{run}", with: run).replacingOccurrences(of: "{label}", with: label)
   if path == template {
     let url = URL(fileURLWithPath: template)
@@ -101,10 +143,10 @@ private func answerRow(
 /// Asks every question with `setup`'s toolhost, cold or warm, scores it, writes its row to the run's file and its
 /// line to stderr.
 private func answerRun(
-  _ setup: AskEvalSetup, _ questions: [(number: Int, question: EvalQuestion)], warm: Bool, run: String,
-  label: String
+  _ set: AnswerSet, _ setup: AskEvalSetup, _ questions: [(number: Int, question: EvalQuestion)], warm: Bool,
+  run: String, label: String
 ) throws -> AnswerScore {
-  let file = answerRowsFile(run: run, label: label)
+  let file = answerRowsFile(set, run: run, label: label)
   try FileManager.default.createDirectory(at: file.deletingLastPathComponent(), withIntermediateDirectories: true)
   guard FileManager.default.createFile(atPath: file.path, contents: nil),
     let out = try? FileHandle(forWritingTo: file)
@@ -136,31 +178,33 @@ private func answerRun(
 }
 
 /// Runs every question cold, then warm (`TOOLHOST_EVAL_RUNS`), with this build's `toolhost` and, when
-/// `TOOLHOST_EVAL_BASELINE` names another, that one too, and scores both (see BENCHMARKS.md). `TOOLHOST_EVAL_ONLY`
-/// narrows the questions (categories or question numbers, comma-separated); `TOOLHOST_BENCH_MODEL` picks the model;
-/// `TOOLHOST_EVAL_OUT` where the per-question rows go.
+/// `TOOLHOST_EVAL_BASELINE` names another, that one too, and scores both (see BENCHMARKS.md). `TOOLHOST_EVAL_SET`
+/// picks the question set (`answers`, the default, or `heldout`); `TOOLHOST_EVAL_ONLY` narrows the questions
+/// (categories or question numbers, comma-separated); `TOOLHOST_BENCH_MODEL` picks the model; `TOOLHOST_EVAL_OUT`
+/// where the per-question rows go.
 func answersEvalBenchmarks() async throws -> [BenchRow] {
-  let (setup, baseline, runs) = try askEvalPlan()
-  let questions = try answerQuestions()
+  let set = try AnswerSet.chosen()
+  let (setup, baseline, runs) = try askEvalPlan(set.plugins)
+  let questions = try answerQuestions(set)
   guard !questions.isEmpty else { throw BenchFailure("TOOLHOST_EVAL_ONLY left no question") }
   var rows: [BenchRow] = []
   let total = questions.count
   for run in runs {
     let warm = run == "warm"
-    let current = try answerRun(setup, questions, warm: warm, run: run, label: "current")
-    let before = try baseline.map { try answerRun($0, questions, warm: warm, run: run, label: "baseline") }
+    let current = try answerRun(set, setup, questions, warm: warm, run: run, label: "current")
+    let before = try baseline.map { try answerRun(set, $0, questions, warm: warm, run: run, label: "baseline") }
     let server = warm ? "shared server running" : "no server running"
     func row(_ name: String, _ value: (AnswerScore) -> Double, unit: String, goal: String? = nil, higher: Bool = false)
       -> BenchRow
     {
       BenchRow(
-        suite: "answers", name: "\(name), \(server)", value: value(current), unit: unit,
+        suite: set.suite, name: "\(name), \(server)", value: value(current), unit: unit,
         baselineName: before.map { _ in "baseline" }, baselineValue: before.map(value), goal: goal,
         higherIsBetter: higher, showsRatio: unit == "s")
     }
     func percent(_ n: Int, of d: Int) -> Double { d == 0 ? 0 : Double(n) * 100 / Double(d) }
     rows.append(
-      row("right, \(total) questions", { percent($0.right, of: total) }, unit: "%", goal: "≥ 90", higher: true))
+      row("right, \(total) questions", { percent($0.right, of: total) }, unit: "%", goal: set.goal, higher: true))
     rows.append(
       row(
         "right first calls (the old measure)", { percent($0.firstCallRight, of: total) }, unit: "%",

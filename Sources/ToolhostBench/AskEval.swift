@@ -36,37 +36,73 @@ private func verdict(_ outcome: AskOutcome, for c: EvalCase) -> String? {
   return outcome.calls.count > 2 ? "\(outcome.calls.count) calls" : nil
 }
 
+/// The plugin folder an eval of `toolhost ask` asks with, and what each question's fresh HOME holds before it is
+/// asked: the seeding belongs to the plugins, since only their tools can fill it.
+struct EvalPlugins {
+  /// The folder, relative to the checkout.
+  var folder: String
+  /// A file of the folder that exists only once its plugins are built, and what to say when it does not; nil when
+  /// nothing needs building.
+  var built: (file: String, failure: String)?
+  /// What the seeding fills, for its failure message.
+  var seeded: String
+  /// The `toolhost call` arguments (a tool and its flags) run in each fresh HOME, in order, before the question.
+  var seeding: [[String]]
+
+  /// The example plugins of `plugins/` (`make -C plugins` builds them), with a to-do list of three items.
+  static let examples = EvalPlugins(
+    folder: "plugins",
+    built: ("bread/bin/search-bread", "the example plugins are not built: run `make -C plugins` in the checkout"),
+    seeded: "the to-do list",
+    seeding: ["buy milk", "call the dentist", "water the plants"].map { ["todoAdd", "--text", $0] })
+}
+
 /// Where the evals of `toolhost ask` (`ask`, `answers`) find their programs and data.
 struct AskEvalSetup {
   var toolhost: String
   var plugins: URL
   var model: String
   var environment: [String: String]
+  /// What fills each question's fresh HOME (``EvalPlugins/seeding``), and what it fills.
+  var seeding: [[String]]
+  var seeded: String
 
-  static func locate() throws -> AskEvalSetup {
+  /// The setup with this build's toolhost and `evalPlugins`' folder in the checkout (the current folder); throws
+  /// when either is missing or the plugins are not built.
+  static func locate(_ evalPlugins: EvalPlugins = .examples) throws -> AskEvalSetup {
     let exe = try FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")
     let toolhost = URL(fileURLWithPath: exe).deletingLastPathComponent().appendingPathComponent("toolhost").path
     guard FileManager.default.isExecutableFile(atPath: toolhost) else {
       throw BenchFailure("no toolhost beside the benchmark (\(toolhost)): run `swift build -c release` first")
     }
-    let plugins = URL(fileURLWithPath: FileManager.default.currentDirectoryPath).appendingPathComponent("plugins")
-    guard FileManager.default.isExecutableFile(atPath: plugins.appendingPathComponent("bread/bin/search-bread").path)
-    else { throw BenchFailure("the example plugins are not built: run `make -C plugins` in the checkout") }
+    let plugins = URL(fileURLWithPath: FileManager.default.currentDirectoryPath)
+      .appendingPathComponent(evalPlugins.folder)
+    if let built = evalPlugins.built {
+      guard FileManager.default.isExecutableFile(atPath: plugins.appendingPathComponent(built.file).path)
+      else { throw BenchFailure(built.failure) }
+    } else {
+      var folder: ObjCBool = false
+      guard FileManager.default.fileExists(atPath: plugins.path, isDirectory: &folder), folder.boolValue else {
+        throw BenchFailure("no plugin folder \(evalPlugins.folder): run from the checkout's root")
+      }
+    }
     let host = ProcessInfo.processInfo.environment
     var environment = ["PATH": host["PATH"] ?? "/usr/bin:/bin", "LANG": "C.UTF-8", "NO_COLOR": "1"]
     environment["TOOLHOST_LOCAL_DIR"] =
       host["TOOLHOST_LOCAL_DIR"] ?? FileManager.default.currentDirectoryPath + "/.toolhost/local-model"
     return AskEvalSetup(
-      toolhost: toolhost, plugins: plugins, model: host["TOOLHOST_BENCH_MODEL"] ?? "local", environment: environment)
+      toolhost: toolhost, plugins: plugins, model: host["TOOLHOST_BENCH_MODEL"] ?? "local", environment: environment,
+      seeding: evalPlugins.seeding, seeded: evalPlugins.seeded)
   }
 
-  /// A fresh scratch folder for HOME, with a to-do list of three items (added with the tools in `plugins`).
+  /// A fresh scratch folder for HOME, filled by ``seeding`` (with the tools in `plugins`): for the example plugins, a
+  /// to-do list of three items.
   func scratch(plugins: URL) throws -> URL {
     let dir = FileManager.default.temporaryDirectory.appendingPathComponent("toolhost-eval-\(UUID().uuidString)")
     try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
-    for item in ["buy milk", "call the dentist", "water the plants"] {
-      let seeded = try run(["call", "--plugins", plugins.path, "todoAdd", "--text", item], in: dir, timeout: 30)
-      guard seeded.status == 0 else { throw BenchFailure("seeding the to-do list failed: \(seeded.stderr)") }
+    for call in seeding {
+      let seeded = try run(["call", "--plugins", plugins.path] + call, in: dir, timeout: 30)
+      guard seeded.status == 0 else { throw BenchFailure("seeding \(self.seeded) failed: \(seeded.stderr)") }
     }
     return dir
   }
@@ -164,7 +200,9 @@ private struct AskScore {
   var needless = 0
 }
 
-/// A copy of the example plugins and a cache folder: made for every prompt when cold, once for the run when warm.
+/// A copy of the eval's plugin folder and a cache folder: made for every prompt when cold, once for the run when warm.
+/// `ask` gets the copy as `--plugins`, a folder of the user's own choosing, so it runs those plugins without a
+/// `toolhost trust` (which only a project's `./plugins` needs; the scratch HOME it runs in has none).
 struct UserFolders {
   var root: URL
   var plugins: URL { root.appendingPathComponent("plugins") }
@@ -184,7 +222,8 @@ struct UserFolders {
 /// prompt, so every ask starts the time MCP server to list its tools (about 0.9 s here; the list is cached per
 /// plugin folder). Warm is someone who has used toolhost before: the shared server running, and one plugins folder
 /// and one cache folder kept from prompt to prompt, so the list is read from the cache after the first prompt. HOME
-/// (with the to-do list), configuration and trust are fresh for every prompt either way (``AskEvalSetup/scratch``).
+/// (seeded: for the example plugins, the to-do list), configuration and trust are fresh for every prompt either way
+/// (``AskEvalSetup/scratch``).
 func forEachAsk<Item>(
   _ setup: AskEvalSetup, _ items: [Item], warm: Bool, _ body: (Item, UserFolders) throws -> Void
 ) throws {
@@ -229,10 +268,12 @@ private func askRun(_ setup: AskEvalSetup, _ cases: [EvalCase], warm: Bool, labe
   return score
 }
 
-/// The runs (`TOOLHOST_EVAL_RUNS`: `cold,warm` by default) and the binaries of an eval of `toolhost ask`: this
-/// build's, and `TOOLHOST_EVAL_BASELINE`'s (another `toolhost`, an earlier commit's) when set.
-func askEvalPlan() throws -> (setup: AskEvalSetup, baseline: AskEvalSetup?, runs: [String]) {
-  let setup = try AskEvalSetup.locate()
+/// The runs (`TOOLHOST_EVAL_RUNS`: `cold,warm` by default) and the binaries of an eval of `toolhost ask` with
+/// `plugins`: this build's, and `TOOLHOST_EVAL_BASELINE`'s (another `toolhost`, an earlier commit's) when set.
+func askEvalPlan(_ plugins: EvalPlugins = .examples) throws -> (
+  setup: AskEvalSetup, baseline: AskEvalSetup?, runs: [String]
+) {
+  let setup = try AskEvalSetup.locate(plugins)
   let environment = ProcessInfo.processInfo.environment
   let runs = (environment["TOOLHOST_EVAL_RUNS"] ?? "cold,warm").split(separator: ",").map(String.init)
   var baseline: AskEvalSetup? = nil
