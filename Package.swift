@@ -275,7 +275,8 @@ let package = Package(
         .product(name: "NIOHTTP1", package: "swift-nio"),
       ], swiftSettings: upcomingFeatures),
     .testTarget(
-      name: "ToolhostEvalTests", dependencies: ["ToolhostEval", "ToolhostJSON", "ToolhostTestSupport"],
+      name: "ToolhostEvalTests",
+      dependencies: ["ToolhostEval", "ToolhostJSON", "ToolhostSchema", "ToolhostCore", "ToolhostTestSupport"],
       swiftSettings: upcomingFeatures),
     .testTarget(
       name: "ToolhostChatTests",

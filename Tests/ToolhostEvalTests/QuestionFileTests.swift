@@ -34,23 +34,15 @@ struct QuestionFileTests {
   /// Every expected or allowed argument is a property of the tool's input schema (the plugins' manifests; the time
   /// server's two tools as it lists them).
   @Test func argumentsAreTheToolsOwn() throws {
-    var properties: [String: Set<String>] = [
-      "get_current_time": ["timezone"], "convert_time": ["source_timezone", "time", "target_timezone"],
+    let manifests = try pluginManifests(
+      in: TestPackage.plugins, plugins: ["weather", "bread", "todo", "units", "stats"])
+    var schemas = manifestTools(manifests).compactMapValues { $0["inputSchema"] }
+    let string: JSONValue = ["type": "string"]
+    schemas["get_current_time"] = ["type": "object", "properties": ["timezone": string]]
+    schemas["convert_time"] = [
+      "type": "object", "properties": ["source_timezone": string, "time": string, "target_timezone": string],
     ]
-    for plugin in ["weather", "bread", "todo", "units", "stats"] {
-      let file = TestPackage.plugins.appendingPathComponent(plugin).appendingPathComponent("toolhost.json")
-      let manifest = try JSONValue.parse(try String(contentsOf: file, encoding: .utf8))
-      for tool in manifest["tools"]?.arrayValue ?? [] {
-        properties[tool["name"]?.stringValue ?? ""] = Set(tool["inputSchema"]?["properties"]?.objectValue?.keys ?? [])
-      }
-    }
-    for q in try questions.get() {
-      for call in q.calls {
-        let known = try #require(properties[call.tool], "\(call.tool)")
-        let names = call.arguments.keys + call.allowedArguments.map { String($0.prefix { $0 != "." }) }
-        for name in names { #expect(known.contains(name), "\(q.prompt): \(call.tool) has no \(name)") }
-      }
-    }
+    for problem in argumentNameProblems(try questions.get(), schemas: schemas) { Issue.record("\(problem)") }
   }
 
   @Test func malformedFilesAreRefusedWithTheQuestion() {
