@@ -323,9 +323,10 @@ struct TopicWords {
     }.count
   }
 
-  /// Whether two lowercase words are the same word for the checks: equal, the same but for a last "s" or "e" ("lists"
-  /// and "liste"), one the other's plural ("todos" and "todo", "cups" and "cup") or comparative ("rainier" and "rain", "hotter" and "hot"), or sharing a start of
-  /// five letters ("recipes" and "recipe", "temperatures" and "temperature").
+  /// Whether two lowercase words are the same word for the checks: equal, the same but for a last "s" or "e"
+  /// ("lists" and "liste"), one the other's plural ("todos" and "todo", "cups" and "cup") or comparative ("rainier"
+  /// and "rain", "hotter" and "hot"), or sharing a start of five letters ("recipes" and "recipe", "temperatures" and
+  /// "temperature").
   static func sameWord(_ a: String, _ b: String) -> Bool {
     if a == b { return true }
     let (short, long) = a.count <= b.count ? (a, b) : (b, a)

@@ -13,7 +13,7 @@ extension GuidedToolCalls {
   /// them. Only names (a value that starts with a capital letter, and list members that do too) and numbers are
   /// expanded, only from the prompt's own words. When several arguments are lists, every combination is called
   /// ("the Lakers and the Bulls in 2018 and 2020": four calls), or, when the prompt says "respectively", the
-  /// members in the order the prompt gives them ("Taylor Swift and Maroon 5 on Spotify and YouTube respectively":
+  /// members in the order the prompt gives them ("Taylor Swift and Coldplay on Spotify and Deezer respectively":
   /// two calls).
   ///
   /// A list whose other members the call already holds in other arguments gives each member a role, not a call of

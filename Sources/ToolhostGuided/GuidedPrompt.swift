@@ -102,11 +102,15 @@ extension GuidedToolCalls {
     case "object" where depth < 2 && schema["properties"] != nil:
       type = "{\(signature(of: schema, depth: depth + 1))}"
     case "string":
-      // What the grammar holds the value to, said first, so that the model writes it so from the start.
-      let pattern = schema["pattern"]?.stringValue.flatMap(GrammarPattern.rewrite)
-      if let shown = Self.formatShown[schema["format"]?.stringValue ?? ""] {
+      // What the grammar holds the value to (``stringConstraints(_:)``, the one rule for both), said first, so that
+      // the model writes it so from the start: a format by the form of its values, a short pattern as it is.
+      let held = stringConstraints(schema.objectValue ?? [:])
+      let format = schema["format"]?.stringValue ?? ""
+      if let shown = Self.formatShown[format],
+        held["format"] != nil || held["pattern"]?.stringValue == formatPatterns[format]
+      {
         type += " " + shown
-      } else if let pattern, pattern.count <= 40 {
+      } else if let pattern = held["pattern"]?.stringValue, pattern.count <= 40 {
         type += " /" + pattern + "/"
       }
     case "integer", "number":

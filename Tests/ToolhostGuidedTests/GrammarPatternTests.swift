@@ -61,6 +61,14 @@ import ToolhostSession
     let signature = GuidedToolCalls.signature(of: schema)
     #expect(signature.contains("day: string YYYY-MM-DD"))
     #expect(signature.contains("to: string /^[A-Z]{3}$/"))
+    // The signature shows what the grammar holds: a pattern before a format, as the decoding schema keeps it.
+    let both: JSONValue = [
+      "type": "object", "properties": ["day": ["type": "string", "format": "date", "pattern": "^2026-[0-9]{2}-01$"]],
+    ]
+    #expect(GuidedToolCalls.signature(of: both) == "day?: string /^2026-[0-9]{2}-01$/")
+    #expect(GuidedToolCalls.decodingSchema(both)["properties"]?["day"]?["pattern"] == "^2026-[0-9]{2}-01$")
+    let email: JSONValue = ["type": "object", "properties": ["to": ["type": "string", "format": "email"]]]
+    #expect(GuidedToolCalls.signature(of: email) == "to?: string email")
   }
 }
 
