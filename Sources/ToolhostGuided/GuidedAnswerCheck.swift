@@ -1,5 +1,5 @@
 import Foundation
-import ToolhostJSON
+public import ToolhostJSON
 public import ToolhostSession
 
 /// Checking an answer given after tool results: does it state what they say?
@@ -11,8 +11,10 @@ extension GuidedToolCalls {
   /// found in neither the results nor the conversation (see ``AnswerFigures``; "57°C" when the result says
   /// 57 mm of rain is not caught, "350" ounces in a kilogram is); every call failed and the answer does not say so;
   /// of several results of one tool, one left out, a figure given for the wrong one, or a comparison they
-  /// contradict (``ComparedResults``).
-  public static func answerProblem(_ answer: String, in transcript: Transcript) -> String? {
+  /// contradict (``ComparedResults``). With `reply`, the guided reply the answer came in: when it says by which
+  /// figure it chooses among several results (``ComparedResults/choiceSchema``), naming another call first than
+  /// the one that figure puts first ("Madrid is warmer" when Athens has the highest `averageHigh`).
+  public static func answerProblem(_ answer: String, in transcript: Transcript, reply: JSONValue? = nil) -> String? {
     let outputs = outputsSinceLastPrompt(transcript)
     guard !outputs.isEmpty else { return nil }
     let text = answer.trimmingCharacters(in: .whitespacesAndNewlines)
@@ -44,10 +46,16 @@ extension GuidedToolCalls {
     // A question that asks which of several is warmer (or rainier) is answered by naming the one the results put
     // first.
     let compared = ComparedResults(outputs, calls: calls)
+    let chosen = compared.flatMap { compared in compared.choice(inReply: reply).flatMap(compared.lead(by:)) }
     let namesTheLeader =
       compared.map { compared in
-        compared.lead(for: prompt).map { [$0.leader] == compared.named(in: text) } ?? false
+        (compared.lead(for: prompt)?.leader ?? chosen?.leader).map { [$0] == compared.named(in: text) } ?? false
       } ?? false
+    if let compared, let chosen, let first = compared.named(in: text).first, first != chosen.leader {
+      let end = chosen.figure.highest == chosen.leader ? "highest" : "lowest"
+      return "the answer names \(compared.labels[first]) first, but \(compared.labels[chosen.leader]) has the "
+        + "\(end) \(chosen.figure.name)"
+    }
     if !namesTheLeader,
       let left = leftOut(by: text, outputs: outputs, calls: calls)
     {

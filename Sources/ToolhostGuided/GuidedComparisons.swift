@@ -1,6 +1,6 @@
 import Foundation
-import ToolhostJSON
-import ToolhostSession
+public import ToolhostJSON
+public import ToolhostSession
 
 /// Several results of one tool side by side ("Which is warmer in March, Madrid or Athens?"): each call named by
 /// the argument that tells the calls apart, and for each number the results all hold and do not all share, which
@@ -178,6 +178,56 @@ struct ComparedResults {
     return nil
   }
 
+  /// What a question that asks for a choice is about, as the model read it: the figure that decides
+  /// (``Figure/name``) and whether the one with the highest or the lowest value is wanted. "Which is warmer in March,
+  /// Madrid or Athens?" is `averageHigh`, highest: the library knows no word of any topic ("warmer"), so the model
+  /// says what the word means among the figures the results hold, and the library finds which call that is.
+  struct Choice: Equatable {
+    /// The figure's name, one of ``figures``.
+    var figure: String
+    /// Whether the call with the highest value is wanted (else the lowest).
+    var highest: Bool
+  }
+
+  /// The JSON Schema of an answer that first says which figure decides and which end of it is wanted:
+  /// `{"figure": NAME, "pick": "highest" | "lowest", "answer": STRING}`, NAME one of the figures' names.
+  var choiceSchema: JSONValue {
+    [
+      "type": "object",
+      "properties": [
+        "figure": ["enum": .array(figures.map { .string($0.name) })],
+        "pick": ["enum": ["highest", "lowest"]],
+        "answer": ["type": "string"],
+      ],
+      "required": ["figure", "pick", "answer"], "additionalProperties": false,
+    ]
+  }
+
+  /// The choice a reply under ``choiceSchema`` made, `nil` when it names no figure of these results.
+  func choice(inReply reply: JSONValue?) -> Choice? {
+    guard let object = reply?.objectValue, let name = object["figure"]?.stringValue,
+      figures.contains(where: { $0.name == name }), let pick = object["pick"]?.stringValue,
+      ["highest", "lowest"].contains(pick)
+    else { return nil }
+    return Choice(figure: name, highest: pick == "highest")
+  }
+
+  /// The call `choice` picks, with its figure: the highest or the lowest in it.
+  func lead(by choice: Choice) -> (leader: Int, figure: Figure)? {
+    guard let figure = figures.first(where: { $0.name == choice.figure }) else { return nil }
+    return (choice.highest ? figure.highest : figure.lowest, figure)
+  }
+
+  /// What the results say to the choice, the figure named in words: "By the results, Athens has the highest
+  /// average high (Madrid 16.3, Athens 16.6)."
+  func verdict(by choice: Choice) -> String? {
+    guard let (leader, figure) = lead(by: choice) else { return nil }
+    let shown = labels.indices.map { "\(labels[$0]) \(figure.shown[$0])" }.joined(separator: ", ")
+    let end = choice.highest ? "highest" : "lowest"
+    let name = TopicWords.split(figure.name).joined(separator: " ")
+    return "By the results, \(labels[leader]) has the \(end) \(name) (\(shown))."
+  }
+
   /// The figures a comparative is about: those whose names a word of the sentence names ("a higher low"), else
   /// every figure.
   private func relevantFigures(for comparative: GroundingVocabulary.Comparative, words: [String]) -> [Figure] {
@@ -250,4 +300,44 @@ extension GroundingVocabulary {
       ["higher", "highest", "more", "most", "bigger", "biggest", "larger", "largest", "greater", "greatest"], true),
     Comparative(["lower", "lowest", "less", "least", "fewer", "fewest", "smaller", "smallest"], false),
   ]
+}
+
+extension GuidedToolCalls {
+  /// The results the answer to the transcript's last prompt must choose among: the transcript ends with several
+  /// results of one tool that differ in some figure, the prompt asks for a choice (``asksForAChoice(_:)``: "Which
+  /// is warmer in March, Madrid or Athens?") and no comparative of size or amount settles it
+  /// (``ComparedResults/lead(for:)``). The answer then first says which figure decides and which end of it is
+  /// wanted (``ComparedResults/choiceSchema``); `nil` otherwise.
+  static func comparisonToChoose(in transcript: Transcript) -> ComparedResults? {
+    guard case .toolOutput = transcript.entries.last else { return nil }
+    return comparisonToChoose(
+      outputsSinceLastPrompt(transcript), calls: callsSinceLastPrompt(transcript), prompt: transcript.lastPrompt ?? "")
+  }
+
+  /// As ``comparisonToChoose(in:)``, for the results `outputs` of `calls`, made for `prompt`.
+  static func comparisonToChoose(
+    _ outputs: [Transcript.ToolOutput], calls: [Transcript.ToolCall], prompt: String
+  ) -> ComparedResults? {
+    guard asksForAChoice(prompt), let compared = ComparedResults(outputs, calls: calls),
+      !compared.figures.isEmpty, compared.lead(for: prompt) == nil
+    else { return nil }
+    return compared
+  }
+
+  /// `answer` as it stands once it names the call the reply's choice picks: with what the results say to that
+  /// choice after it (``ComparedResults/verdict(by:)``) when it gives no figure itself ("Athens, Greece" becomes
+  /// "Athens, Greece\nBy the results, Athens has the highest average high (Madrid 16.3, Athens 16.6)."), so that
+  /// the user sees on what it stands. Unchanged when the answer chooses among nothing, or gives figures.
+  static func showingTheChoice(_ answer: String, in transcript: Transcript, reply: JSONValue?) -> String {
+    guard let compared = comparisonToChoose(in: transcript), let choice = compared.choice(inReply: reply),
+      AnswerFigures.numbers(in: answer).isEmpty, let verdict = compared.verdict(by: choice)
+    else { return answer }
+    return answer.trimmingCharacters(in: .whitespacesAndNewlines) + "\n" + verdict
+  }
+
+  /// The JSON Schema of an answer to the transcript's last prompt: ``answerSchema``, or, when the answer chooses
+  /// among several results (``comparisonToChoose(in:)``), ``ComparedResults/choiceSchema``.
+  public static func answerSchema(for transcript: Transcript) -> JSONValue {
+    comparisonToChoose(in: transcript)?.choiceSchema ?? answerSchema
+  }
 }

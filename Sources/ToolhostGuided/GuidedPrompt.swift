@@ -232,6 +232,11 @@ extension GuidedToolCalls {
           "Now answer the user's request (\"\(question)\") with these results, or call another tool if it needs more."
       }
       parts.append(next)
+      if comparisonToChoose(round, calls: callsForPrompt, prompt: lastPrompt) != nil {
+        parts.append(
+          "First say which figure decides the choice, and whether the one with the highest or the lowest value is "
+            + "wanted; then name that one in the answer.")
+      }
       messages.append(["role": "user", "content": .string(parts.joined(separator: "\n\n"))])
       round = []
     }

@@ -211,14 +211,19 @@ extension GuidedToolCalls {
           declined.text = GuidedToolCalls.declining(tools: request.tools)
           return .accept(declined)
         }
-        guard GuidedToolCalls.answerProblem(turn.text, in: transcript) != nil else { return .accept(turn) }
+        let parsed = GuidedToolCalls.parseReply(reply)
+        guard GuidedToolCalls.answerProblem(turn.text, in: transcript, reply: parsed) != nil else {
+          var accepted = turn
+          accepted.text = GuidedToolCalls.showingTheChoice(turn.text, in: transcript, reply: parsed)
+          return .accept(accepted)
+        }
         if !strict {
           strict = true
           answerOnly = true
           return .retry
         }
         var stated = turn
-        stated.text = GuidedToolCalls.statement(fromResultsIn: transcript)
+        stated.text = GuidedToolCalls.statement(fromResultsIn: transcript, reply: parsed)
         return .accept(stated)
       }
       if answerOnly { return .accept(turn) }

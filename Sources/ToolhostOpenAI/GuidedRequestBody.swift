@@ -10,7 +10,8 @@ extension GuidedToolCalls {
   /// to ``replySchema(tools:choice:)``. With no tools, or `tool_choice` `none`, the reply is plain text and no
   /// format is sent. Sampling options and additional parameters as in ``ChatCompletions/requestBody(for:model:stream:)``.
   ///
-  /// With `answerOnly`, the reply is constrained to ``answerSchema``: for a second try after the model repeated a
+  /// With `answerOnly`, the reply is constrained to ``answerSchema(for:)`` (an answer that chooses among several
+  /// results first says by which figure): for a second try after the model repeated a
   /// call whose result it already has (see ``repeatsEarlierCall(_:in:)``); with `followUp` ``GuidedFollowUp/answer``
   /// it is too once the last round's results all succeeded (``answersResults(_:)``). The tools named in `excluding`
   /// stay in the system message but not in the reply's schema: for a second try after a call copied from its
@@ -50,7 +51,7 @@ extension GuidedToolCalls {
     if constrained {
       let schema =
         answerOnly
-        ? answerSchema
+        ? answerSchema(for: request.transcript)
         : replySchema(
           tools: offer.callable(excluding: excluding), choice: callRequired ? .required : request.toolChoice)
       switch format {

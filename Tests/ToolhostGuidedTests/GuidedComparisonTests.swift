@@ -72,6 +72,59 @@ import ToolhostSession
     #expect(GuidedToolCalls.answerProblem("Madrid is warmer in March than Athens.", in: transcript) == nil)
   }
 
+  /// A choice no comparative of size or amount settles ("warmer"): the answer first says by which figure it
+  /// chooses and which end, and is held to that.
+  @Test func aChoiceTheLibraryCannotSettleIsMadeByAFigureTheModelNames() throws {
+    let transcript = compared("Which is warmer in March, Madrid or Athens?", madridAndAthens)
+    let schema = GuidedToolCalls.answerSchema(for: transcript)
+    #expect(
+      schema["properties"]?["figure"]?["enum"] == ["averageHigh", "averageLow", "precipitation"],
+      "the figures the results differ in, and only those")
+    #expect(schema["properties"]?["pick"]?["enum"] == ["highest", "lowest"])
+    #expect(schema["required"] == ["figure", "pick", "answer"])
+    let reply: JSONValue = ["figure": "averageHigh", "pick": "highest", "answer": "x"]
+    #expect(
+      GuidedToolCalls.answerProblem("In March Madrid is the warmer city.", in: transcript, reply: reply)
+        == "the answer names Madrid first, but Athens has the highest averageHigh")
+    #expect(GuidedToolCalls.answerProblem("In March Athens is the warmer city.", in: transcript, reply: reply) == nil)
+    #expect(GuidedToolCalls.answerProblem("Athens", in: transcript, reply: reply) == nil, "naming the one is enough")
+    let lowest: JSONValue = ["figure": "averageLow", "pick": "lowest", "answer": "x"]
+    #expect(GuidedToolCalls.answerProblem("Madrid.", in: transcript, reply: lowest) == nil)
+    // Without the reply's choice nothing judges the word, as before.
+    #expect(
+      GuidedToolCalls.answerProblem("In March Madrid is the warmer city, not Athens.", in: transcript) == nil)
+    // A figure the results do not tell apart, or no figure at all, is no choice.
+    #expect(GuidedToolCalls.answerProblem("Madrid is the warmer city, Athens the cooler.", in: transcript, reply: ["figure": "month"])
+        == nil)
+    // An answer that names the one and gives no figure is shown with what it stands on.
+    #expect(
+      GuidedToolCalls.showingTheChoice("Athens, Greece", in: transcript, reply: reply)
+        == "Athens, Greece\nBy the results, Athens has the highest average high (Madrid 16.3, Athens 16.6).")
+    #expect(
+      GuidedToolCalls.showingTheChoice("Athens (16.6 °C)", in: transcript, reply: reply) == "Athens (16.6 °C)")
+    // The plain statement that replaces an answer twice wrong leads with the choice's verdict.
+    #expect(
+      GuidedToolCalls.statement(fromResultsIn: transcript, reply: reply).hasPrefix(
+        "By the results, Athens has the highest average high"))
+    // The prompt asks for the choice first.
+    let messages = GuidedToolCalls.messages(from: transcript, tools: [weather], choice: .auto, followUp: .answer)
+    let last = try #require(messages.last?["content"]?.stringValue)
+    #expect(last.contains("First say which figure decides the choice"))
+  }
+
+  /// A choice a comparative of amount settles, and a question that asks for none, keep the plain answer.
+  @Test func aSettledChoiceOrNoChoiceKeepsThePlainAnswer() throws {
+    let settled = compared("Which gets more precipitation in March, Madrid or Athens?", madridAndAthens)
+    #expect(GuidedToolCalls.answerSchema(for: settled) == GuidedToolCalls.answerSchema)
+    let none = compared("What is the weather in Madrid and Athens in March?", madridAndAthens)
+    #expect(GuidedToolCalls.answerSchema(for: none) == GuidedToolCalls.answerSchema)
+    let messages = GuidedToolCalls.messages(from: none, tools: [weather], choice: .auto, followUp: .answer)
+    #expect(try #require(messages.last?["content"]?.stringValue).contains("First say") == false)
+    // One result is nothing to choose among.
+    let one = compared("Is Madrid warmer than usual in March?", [madridAndAthens[0]])
+    #expect(GuidedToolCalls.answerSchema(for: one) == GuidedToolCalls.answerSchema)
+  }
+
   @Test func aGenericComparativeIsJudgedByWhatItIsAbout() {
     // Madrid has the higher figures by day, but Athens has more precipitation: "more precipitation" is about that
     // figure only.
