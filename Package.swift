@@ -127,7 +127,7 @@ let package = Package(
     .target(name: "ToolhostEventStream", swiftSettings: upcomingFeatures),
     // Guided tool calling for small models, as pure functions: the prompt, the reply's schema and parsing, the review
     // of a reply (calls to ask again, answers to give up on), ranking the offered tools, answers from results.
-    .target(name: "ToolhostGuided", dependencies: ["ToolhostJSON", "ToolhostSchema", "ToolhostSession"], swiftSettings: upcomingFeatures),
+    .target(name: "ToolhostGuided", dependencies: ["ToolhostJSON", "ToolhostSchema", "ToolhostTools", "ToolhostSession"], swiftSettings: upcomingFeatures),
     // OpenAI-compatible chat completions over HTTP.
     .target(
       name: "ToolhostOpenAI",

@@ -2,17 +2,20 @@ public import Foundation
 public import ToolhostJSON
 import ToolhostSchema
 public import ToolhostSession
+public import ToolhostTools
 
 /// The guided format as the model reads it: the tool list and reply format in the system message, and the
 /// transcript as chat messages.
 extension GuidedToolCalls {
   /// The text added to the system message when tools may be called: one line per tool with a compact signature
-  /// (see ``signature(of:)``) and the first sentence of its description, then the reply format.
+  /// (see ``signature(of:)``) and the first sentence of its description, then the reply format, examples with
+  /// made-up tools and, last, the tools' own examples nearest `prompt` (``examples(for:among:)``), so that the
+  /// text before them is the same from question to question (the server's prompt cache keeps it).
   ///
   /// Compact on purpose: a small model on two cores reads about 80 prompt tokens a second, and full schemas for the
   /// example plugins come to over 2,000 tokens; the reply schema enforces the structure anyway.
   public static func toolInstructions(
-    tools: [Transcript.ToolDefinition], choice: ToolChoice, today: String? = nil
+    tools: [Transcript.ToolDefinition], choice: ToolChoice, today: String? = nil, prompt: String? = nil
   ) -> String {
     var lines = ["You can use these tools:"]
     for tool in tools {
@@ -55,7 +58,57 @@ extension GuidedToolCalls {
       #"{"need": "two shipments", "calls": [{"tool": "shipCargo", "arguments": {"count": 2, "item": "box", "#
         + #""city": "Lyon", "mode": "air"}}, {"tool": "shipCargo", "arguments": {"count": 5, "item": "crate", "#
         + #""city": "Porto", "mode": "sea"}}]}"#)
+    let own = prompt.map { examples(for: $0, among: tools) } ?? []
+    if !own.isEmpty {
+      lines.append("Examples of the tools above:")
+      for (tool, example) in own {
+        let call: JSONValue = ["tool": .string(tool), "arguments": example.arguments]
+        if let asked = example.prompt {
+          let need = asked.trimmingCharacters(in: CharacterSet(charactersIn: " ?!.")).lowercased()
+          lines.append("User: \(asked)")
+          lines.append((["need": .string(need), "calls": [call]] as JSONValue).serialized())
+        } else {
+          lines.append("A call of \(tool): " + call.serialized())
+        }
+      }
+    }
     return lines.joined(separator: "\n")
+  }
+
+  /// The most of the tools' own examples the instructions show.
+  static let examplesShown = 3
+
+  /// The tools' own examples (``Transcript/ToolDefinition/examples``) nearest `prompt`, best first: those sharing
+  /// the most words (``ToolRanking/terms(in:)``) with it, in their prompt or their arguments' text, at most
+  /// ``examplesShown`` and two of one tool; none that shares no word, so that an example never draws the model to a
+  /// tool the question is not about.
+  static func examples(
+    for prompt: String, among tools: [Transcript.ToolDefinition]
+  ) -> [(tool: String, example: ToolExample)] {
+    let asked = Set(ToolRanking.terms(in: prompt))
+    guard !asked.isEmpty else { return [] }
+    var scored: [(score: Int, tool: String, example: ToolExample)] = []
+    for tool in tools {
+      for example in tool.examples.prefix(20) {
+        var leaves: [GroundingLeaf] = []
+        collectLeaves(example.arguments, schema: [:], into: &leaves)
+        var text = example.prompt ?? ""
+        for case .text(let value) in leaves { text += " " + value }
+        let score = Set(ToolRanking.terms(in: text)).intersection(asked).count
+        if score > 0 { scored.append((score, tool.name, example)) }
+      }
+    }
+    // A stable sort: of equal scores, the tool listed first and its examples in their order.
+    let ranked = scored.enumerated().sorted { first, second in
+      first.element.score != second.element.score
+        ? first.element.score > second.element.score : first.offset < second.offset
+    }
+    var chosen: [(tool: String, example: ToolExample)] = []
+    for (_, candidate) in ranked where chosen.count < examplesShown {
+      guard chosen.count(where: { $0.tool == candidate.tool }) < 2 else { continue }
+      chosen.append((candidate.tool, candidate.example))
+    }
+    return chosen
   }
 
   /// Today's date as the instructions give it: `Wednesday, 25 November 2026`, in the local time zone.
@@ -171,7 +224,9 @@ extension GuidedToolCalls {
     from transcript: Transcript, tools: [Transcript.ToolDefinition], choice: ToolChoice,
     followUp: GuidedFollowUp = .answerOrCall, strict: Bool = false, today: String? = nil
   ) -> [JSONValue] {
-    let instructions = tools.isEmpty ? nil : toolInstructions(tools: tools, choice: choice, today: today)
+    let instructions =
+      tools.isEmpty
+      ? nil : toolInstructions(tools: tools, choice: choice, today: today, prompt: transcript.lastPrompt)
     return messages(from: transcript, tools: tools, instructions: instructions, followUp: followUp, strict: strict)
   }
 

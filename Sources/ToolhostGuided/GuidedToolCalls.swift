@@ -90,7 +90,9 @@ public enum GuidedToolCalls {
       tools = GuidedToolCalls.isConstrained(request) ? Self.listed(for: request) : []
       instructions =
         tools.isEmpty
-        ? nil : GuidedToolCalls.toolInstructions(tools: tools, choice: request.toolChoice, today: today)
+        ? nil
+        : GuidedToolCalls.toolInstructions(
+          tools: tools, choice: request.toolChoice, today: today, prompt: request.transcript.lastPrompt)
     }
 
     /// The tools the reply may call once `excluded` are left out of its schema (they stay in the system message, so

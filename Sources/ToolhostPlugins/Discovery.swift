@@ -326,6 +326,12 @@ public struct PluginCatalog: Sendable {
           }
           do {
             let compiled = try compiledTools[path]![index].get()
+            if let problem = PluginTool.exampleProblem(definition, input: compiled.0) {
+              catalog.diagnostics.append(
+                PluginDiagnostic(
+                  kind: .schemaViolation, path: path, tool: definition.name, message: problem, isError: true))
+              continue
+            }
             let tool = try PluginTool(
               definition: definition, manifest: manifest, executable: executable, runner: runner,
               hostEnvironment: environment, pool: pool, compiled: compiled)

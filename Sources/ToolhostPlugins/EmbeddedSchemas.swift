@@ -154,7 +154,22 @@ public enum EmbeddedSchemas {
             "timeout": { "$ref": "#/$defs/timeout" },
             "limits": { "$ref": "#/$defs/limits", "description": "Resource limits of this tool's calls, over the manifest's." },
             "annotations": { "$ref": "#/$defs/annotations" },
-            "display": { "$ref": "#/$defs/display" }
+            "display": { "$ref": "#/$defs/display" },
+            "examples": { "$ref": "#/$defs/examples" }
+          }
+        },
+        "examples": {
+          "type": "array",
+          "maxItems": 20,
+          "description": "Requests this tool serves and the arguments it takes for them, as Anthropic's input_examples: the local model is shown the ones nearest the question. Each example's arguments must match inputSchema.",
+          "items": {
+            "type": "object",
+            "required": ["arguments"],
+            "additionalProperties": false,
+            "properties": {
+              "prompt": { "type": "string", "minLength": 1, "maxLength": 300, "description": "What a user might ask." },
+              "arguments": { "type": "object", "description": "The call's arguments for that request." }
+            }
           }
         },
         "display": {

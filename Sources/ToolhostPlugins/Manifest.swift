@@ -169,7 +169,8 @@ public struct PluginManifest: Sendable {
         description: t["description"]?.stringValue ?? "", inputSchema: t["inputSchema"] ?? [:],
         outputSchema: t["outputSchema"], arguments: t["args"]?.arrayValue?.compactMap(\.stringValue) ?? [],
         timeout: t["timeout"]?.doubleValue, annotations: ToolAnnotations(json: t["annotations"]),
-        limits: ResourceLimits(manifestJSON: t["limits"]), display: t["display"])
+        limits: ResourceLimits(manifestJSON: t["limits"]), display: t["display"],
+        examples: ToolExample.examples(inManifest: t["examples"]))
     }
     var manifest = PluginManifest(
       path: path, directory: (path as NSString).deletingLastPathComponent, command: o["command"]?.stringValue ?? "",
@@ -376,12 +377,14 @@ public struct ToolDefinition: Sendable {
   public var limits: ResourceLimits
   /// How a page draws its results (`"display"`: title, fields, columns, labels, hidden fields, units), if given.
   public var display: JSONValue?
+  /// Requests the tool serves with their arguments (`"examples"`), for the model.
+  public var examples: [ToolExample]
 
   /// Makes a definition.
   public init(
     name: String, title: String? = nil, description: String, inputSchema: JSONValue, outputSchema: JSONValue? = nil,
     arguments: [String] = [], timeout: Double? = nil, annotations: ToolAnnotations = ToolAnnotations(),
-    limits: ResourceLimits = ResourceLimits(), display: JSONValue? = nil
+    limits: ResourceLimits = ResourceLimits(), display: JSONValue? = nil, examples: [ToolExample] = []
   ) {
     self.name = name
     self.title = title
@@ -393,6 +396,7 @@ public struct ToolDefinition: Sendable {
     self.annotations = annotations
     self.limits = limits
     self.display = display
+    self.examples = examples
   }
 }
 

@@ -80,6 +80,19 @@ public struct PluginTool: PrecompiledTool, ExternalTool {
     )
   }
 
+  /// What is wrong with the first of the manifest's examples of `definition` that `input` (its compiled input
+  /// schema) refuses, for a person; `nil` when they all match. Such an example would teach the model a call that
+  /// fails, so discovery does not load the tool.
+  static func exampleProblem(_ definition: ToolDefinition, input: JSONSchema) -> String? {
+    for (index, example) in definition.examples.enumerated() {
+      if let issue = input.validate(example.arguments).first {
+        return "example \(index + 1) (\"examples\"[\(index)]) does not match the inputSchema: \(issue); fix its "
+          + "\"arguments\" or remove it"
+      }
+    }
+    return nil
+  }
+
   /// Makes the tool from schemas compiled already.
   init(
     definition: ToolDefinition, manifest: PluginManifest, executable: String, runner: ProcessRunner,
@@ -188,6 +201,13 @@ public struct PluginTool: PrecompiledTool, ExternalTool {
   public var outputSchema: JSONValue? { definition.outputSchema }
   /// The manifest's annotations.
   public var annotations: ToolAnnotations { definition.annotations }
+  /// The manifest's examples, then those of the input schema's `examples` keyword (an MCP server's); only those
+  /// whose arguments the input schema takes.
+  public var examples: [ToolExample] {
+    (definition.examples + ToolExample.examples(inSchema: definition.inputSchema)).filter {
+      compiledParameters.validate($0.arguments).isEmpty
+    }
+  }
   /// The name plugin rules know it by: its folder's name (``PluginManifest/folderName``), never a name the
   /// manifest picks.
   public var pluginName: String { manifest.folderName }

@@ -406,7 +406,7 @@ public final class LanguageModelSession: Sendable {
   public static func definitions(of registry: ToolRegistry) -> [Transcript.ToolDefinition] {
     registry.tools.map {
       Transcript.ToolDefinition(
-        name: $0.name, description: $0.description, parameters: $0.parameters)
+        name: $0.name, description: $0.description, parameters: $0.parameters, examples: $0.examples)
     }
   }
 

@@ -1,7 +1,7 @@
 import Foundation
 public import ToolhostJSON
 import ToolhostPlugins
-import ToolhostTools
+public import ToolhostTools
 
 /// The record of a session: instructions, prompts, the model's tool calls, the tools' outputs and the model's
 /// responses, in order. Shaped like FoundationModels' `Transcript`.
@@ -139,7 +139,8 @@ extension Transcript {
     }
   }
 
-  /// A tool as offered to the model: name, description and the JSON Schema of its arguments.
+  /// A tool as offered to the model: name, description and the JSON Schema of its arguments; and, toolhost's own,
+  /// the examples of requests it serves (``ToolExample``), which a small model is shown.
   public struct ToolDefinition: Sendable, Equatable, Codable {
     /// The tool's name.
     public var name: String
@@ -147,12 +148,37 @@ extension Transcript {
     public var description: String
     /// The JSON Schema of the argument object.
     public var parameters: JSONValue
+    /// Requests the tool serves with their arguments (toolhost's; empty for most tools).
+    public var examples: [ToolExample]
 
     /// Makes a definition.
-    public init(name: String, description: String, parameters: JSONValue) {
+    public init(name: String, description: String, parameters: JSONValue, examples: [ToolExample] = []) {
       self.name = name
       self.description = description
       self.parameters = parameters
+      self.examples = examples
+    }
+
+    private enum CodingKeys: String, CodingKey {
+      case name, description, parameters, examples
+    }
+
+    /// Decodes a definition; one saved without examples has none.
+    public init(from decoder: any Decoder) throws {
+      let container = try decoder.container(keyedBy: CodingKeys.self)
+      name = try container.decode(String.self, forKey: .name)
+      description = try container.decode(String.self, forKey: .description)
+      parameters = try container.decode(JSONValue.self, forKey: .parameters)
+      examples = try container.decodeIfPresent([ToolExample].self, forKey: .examples) ?? []
+    }
+
+    /// Encodes a definition; `examples` only when there are some, so that saved transcripts keep their form.
+    public func encode(to encoder: any Encoder) throws {
+      var container = encoder.container(keyedBy: CodingKeys.self)
+      try container.encode(name, forKey: .name)
+      try container.encode(description, forKey: .description)
+      try container.encode(parameters, forKey: .parameters)
+      if !examples.isEmpty { try container.encode(examples, forKey: .examples) }
     }
   }
 

@@ -32,6 +32,8 @@ public struct AnyTool: Tool {
   public var annotations: ToolAnnotations { base.annotations }
   /// The wrapped tool's flag.
   public var includesSchemaInInstructions: Bool { base.includesSchemaInInstructions }
+  /// The wrapped tool's examples.
+  public var examples: [ToolExample] { base.examples }
 
   /// Runs the wrapped tool with arguments as generated content; its output as a prompt.
   public func call(arguments: GeneratedContent) async throws -> Prompt {

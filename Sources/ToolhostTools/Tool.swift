@@ -44,6 +44,10 @@ public protocol Tool<Arguments, Output>: Sendable {
   var annotations: ToolAnnotations { get }
   /// Whether the schema is also written into the model's instructions (FoundationModels' flag); default `true`.
   var includesSchemaInInstructions: Bool { get }
+  /// Requests the tool serves and the arguments it takes for them (toolhost's, not FoundationModels'): a small
+  /// model is shown the ones nearest the question. Default: the argument objects of the schema's JSON Schema
+  /// `examples` keyword (``ToolExample/examples(inSchema:)``), as an MCP server may give them.
+  var examples: [ToolExample] { get }
 
   /// Runs the tool.
   ///
@@ -64,6 +68,8 @@ extension Tool {
   public var annotations: ToolAnnotations { ToolAnnotations() }
   /// `true`.
   public var includesSchemaInInstructions: Bool { true }
+  /// The examples of ``parameters`` (its JSON Schema `examples` keyword).
+  public var examples: [ToolExample] { ToolExample.examples(inSchema: parameters) }
 
   /// Converts `arguments` into ``Arguments``, calls the tool and converts its output.
   ///

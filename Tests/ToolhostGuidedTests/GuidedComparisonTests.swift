@@ -94,7 +94,9 @@ import ToolhostSession
     #expect(
       GuidedToolCalls.answerProblem("In March Madrid is the warmer city, not Athens.", in: transcript) == nil)
     // A figure the results do not tell apart, or no figure at all, is no choice.
-    #expect(GuidedToolCalls.answerProblem("Madrid is the warmer city, Athens the cooler.", in: transcript, reply: ["figure": "month"])
+    #expect(
+      GuidedToolCalls.answerProblem(
+        "Madrid is the warmer city, Athens the cooler.", in: transcript, reply: ["figure": "month"])
         == nil)
     // An answer that names the one and gives no figure is shown with what it stands on.
     #expect(

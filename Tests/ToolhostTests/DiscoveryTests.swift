@@ -94,6 +94,37 @@ struct DiscoveryTests {
     #expect(catalog.tools[1].annotations.isDestructive)
   }
 
+  /// A tool's `examples` (issue 49): read from the manifest, joined by its input schema's own `examples` keyword
+  /// (the form an MCP server gives), and checked against the input schema at discovery.
+  @Test func aToolsExamplesComeFromItsManifestAndItsSchema() async throws {
+    let folder = TemporaryFolder()
+    let schema =
+      #"{"type":"object","properties":{"city":{"type":"string"}},"required":["city"],"examples":[{"city":"Oslo"}]}"#
+    folder.shTool(
+      "forecast", body: #"echo '{"result": 1}'"#, schema: schema,
+      toolExtra: #""examples": [{"prompt": "Weather in Lima?", "arguments": {"city": "Lima"}}]"#)
+    folder.shTool(
+      "broken", body: #"echo '{"result": 1}'"#, schema: schema,
+      toolExtra: #""examples": [{"prompt": "Weather?", "arguments": {"town": "Lima"}}]"#)
+    folder.shTool(
+      "shapeless", body: #"echo '{"result": 1}'"#, toolExtra: #""examples": [{"prompt": "Weather?"}]"#)
+    let catalog = await folder.catalog()
+    #expect(catalog.tools.map(\.name) == ["forecast"])
+    let forecast = try #require(catalog.tools.first)
+    #expect(
+      forecast.examples == [
+        ToolExample(prompt: "Weather in Lima?", arguments: ["city": "Lima"]),
+        ToolExample(prompt: nil, arguments: ["city": "Oslo"]),
+      ])
+    let broken = try #require(catalog.diagnostics.first { $0.tool == "broken" })
+    #expect(broken.isError)
+    #expect(broken.kind == .schemaViolation)
+    #expect(broken.message.contains(#"example 1 ("examples"[0]) does not match the inputSchema"#))
+    #expect(broken.message.contains(#"missing required property "city"; fix its "arguments" or remove it"#))
+    let shapeless = try #require(catalog.diagnostics.first { $0.path.contains("shapeless") })
+    #expect(shapeless.kind == .schemaViolation, "an example without arguments breaks the manifest schema")
+  }
+
   @Test func searchFoldersComeInTheDocumentedOrder() {
     let folders = PluginCatalog.searchFolders(
       explicit: ["/a", "rel"], environment: ["TOOLHOST_PLUGIN_PATH": "/b:/c", "HOME": "/home/u"],
