@@ -2,6 +2,7 @@ public import Foundation
 import ToolhostJSON
 import ToolhostSchema
 public import ToolhostSession
+import ToolhostTools
 
 /// Checks of a guided reply against the conversation: a call no offered tool serves, arguments the user never gave,
 /// and an answer that does not state what the results say. Pure functions.
@@ -297,7 +298,10 @@ struct TopicWords {
 
   /// Quoted names and sample questions ("e.g. \"Boston\"", "what is the weather usually like in Lisbon in
   /// April?": a quotation with a capital) are not the tool's topic: a question about flights from Boston to Lisbon
-  /// in April is not about the weather. Quoted units ("km", "fahrenheit") are.
+  /// in April is not about the weather. Quoted units ("km", "fahrenheit") are. The prompts of the tool's examples
+  /// (``Transcript/ToolDefinition/examples``) are, but for their capitalised words and the words of their
+  /// arguments' text, which are what one request asks about ("How many feet is 3 metres?" gives "feet" and
+  /// "metres"; "Weather in Lisbon?" does not give "Lisbon").
   init(_ tool: Transcript.ToolDefinition) {
     let name = TopicWords.split(tool.name).filter { !GuidedToolCalls.genericNameWords.contains($0) }
     var text = name.joined(separator: " ") + " " + tool.description
@@ -305,7 +309,18 @@ struct TopicWords {
     for quote in PromptList.quotations(text) where quote.contains(where: \.isUppercase) {
       text = text.replacingOccurrences(of: quote, with: " ")
     }
-    words = Set(TopicWords.contentWords(text))
+    var words = Set(TopicWords.contentWords(text))
+    for example in tool.examples.prefix(20) {
+      guard let prompt = example.prompt else { continue }
+      var leaves: [GroundingLeaf] = []
+      GuidedToolCalls.collectLeaves(example.arguments, schema: [:], into: &leaves)
+      var given = ""
+      for case .text(let value) in leaves { given += " " + value }
+      let instance = Set(TopicWords.contentWords(given))
+      let lowercase = prompt.split(separator: " ").filter { !($0.first?.isUppercase ?? false) }
+      words.formUnion(TopicWords.contentWords(lowercase.joined(separator: " ")).filter { !instance.contains($0) })
+    }
+    self.words = words
   }
 
   /// Whether a word of `text` is one of the tool's (``sameWord(_:_:)``). A text without such words (all common, or

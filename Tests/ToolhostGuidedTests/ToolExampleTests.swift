@@ -61,6 +61,22 @@ import ToolhostTools
     #expect(try #require(offer.instructions).contains("User: What is 180 °C in Fahrenheit?"))
   }
 
+  /// An example's prompt says what the tool is about, but for what one request asks (its arguments' text and its
+  /// capitalised names).
+  @Test func theWordsOfAnExamplesPromptAreTheToolsTopic() {
+    var bare = units
+    bare.examples = []
+    #expect(!GuidedToolCalls.asksWhatAToolDoes("How many feet is 12 metres?", [bare]))
+    #expect(GuidedToolCalls.asksWhatAToolDoes("How many feet is 12 metres?", [units]))
+    let weather = Transcript.ToolDefinition(
+      name: "getWeather", description: "Typical weather.",
+      parameters: ["type": "object", "properties": ["city": ["type": "string"]]],
+      examples: [ToolExample(prompt: "How warm does Lisbon get in Porto season?", arguments: ["city": "porto"])])
+    let words = TopicWords(weather).words
+    #expect(words.contains("warm"))
+    #expect(!words.contains("lisbon") && !words.contains("porto"), "a name or an argument is one request's")
+  }
+
   @Test func aDefinitionWithoutExamplesKeepsItsSavedForm() throws {
     let plain = Transcript.ToolDefinition(name: "t", description: "d", parameters: ["type": "object"])
     let data = try JSONEncoder().encode(plain)
