@@ -42,7 +42,9 @@ public struct LocalModelConfiguration: Sendable {
   /// The configuration for a `--model` value: `local` (the installation's default model) or `local:PATH`, with the
   /// installation found by ``LocalModelInstallation/locate(environment:searchingFrom:)``. With `keepAlive`, the
   /// server is shared (recorded in the installation's ``LocalModelInstallation/runDirectory``) and stops after that
-  /// long without requests.
+  /// long without requests. Without it, a shared server of that model that already runs (`toolhost model start`, or
+  /// another program's keep-alive) is used, with the keep-alive it was started with; only when none runs does the
+  /// model get a server of its own that ends with it.
   ///
   /// - Throws: ``LanguageModelError`` of kind `.configuration` when the set-up is missing (the message names
   ///   ``LocalModelInstallation/setupCommand``) or the model file is not usable.
@@ -55,6 +57,8 @@ public struct LocalModelConfiguration: Sendable {
     }
     let installation = try LocalModelInstallation.locate(environment: environment)
     let path = try LocalModelSpecifier.modelPath(for: name, installation: installation)
+    let running = SharedModelServer.running(in: installation.runDirectory).first { $0.model == path }
+    let keepAlive = keepAlive ?? running.map { .seconds($0.keepAliveSeconds) }
     return LocalModelConfiguration(
       server: LocalServerConfiguration(
         python: installation.python, modelPath: path, logPath: installation.serverLog,

@@ -120,6 +120,14 @@ enum ModelServerProgram {
                                         (b"content-length", str(len(body)).encode()),
                                         (b"www-authenticate", b"Bearer")]})
                 return await send({"type": "http.response.body", "body": body})
+            if scope["type"] == "http" and scope.get("path") == "/toolhost/alive":
+                # Answered here, not by the app: its routes wait for the model while it generates, and a client
+                # that asks whether the server lives must not take a busy server for a hung one. Not activity.
+                body = json.dumps({"busy": busy[0]}).encode()
+                await send({"type": "http.response.start", "status": 200,
+                            "headers": [(b"content-type", b"application/json"),
+                                        (b"content-length", str(len(body)).encode())]})
+                return await send({"type": "http.response.body", "body": body})
             busy[0] += 1
             try:
                 await self.app(scope, receive, send)

@@ -222,10 +222,12 @@ public final class SharedModelServer: Sendable {
     return endpoint(record, startup: startup)
   }
 
-  /// Whether the server of `record` answers `/v1/models` with its key.
+  /// Whether the server of `record` answers `/toolhost/alive` with its key: a route its access guard answers
+  /// itself, also while the model generates for another client (llama.cpp's own routes wait for the model then, and
+  /// a busy server was taken for a hung one and restarted under that client).
   private func answers(_ record: SharedServerRecord) async -> Bool {
     guard record.model == configuration.modelPath, Self.isAlive(record.pid) else { return false }
-    var request = HTTPClientRequest(url: "http://127.0.0.1:\(record.port)/v1/models")
+    var request = HTTPClientRequest(url: "http://127.0.0.1:\(record.port)/toolhost/alive")
     request.method = .GET
     request.headers.add(name: "Authorization", value: "Bearer \(record.key)")
     request.headers.add(name: "User-Agent", value: ToolhostVersion.userAgent)
