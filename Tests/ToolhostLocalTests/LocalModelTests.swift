@@ -337,6 +337,36 @@ struct LocalModelTests {
     let status = try await model(["status"], home: home)
     #expect(status.stdout.contains("running: pid \(pid)"), "\(status.stdout)")
 
+    // ask without a keep-alive of its own uses it too (issue 49: the server `model start` started), and leaves it.
+    let plain = try HostProcess(
+      ["ask", "--model", "local", "--no-tools", "Say hi."],
+      environment: LocalTestEnvironment.environment(home: home), workingDirectory: home)
+    plain.closeInput()
+    #expect(await plain.waitForExit(seconds: 120) == 0, "\(plain.stderr)")
+    plain.cleanUp()
+    #expect(!plain.stderr.contains("starting the local model"), "\(plain.stderr)")
+    #expect(ProcessProbe.isAlive(pid))
+
+    // While it generates for one client it is still found alive by another, not restarted under the first.
+    let adopted = try LocalModelConfiguration.named("local", environment: LocalTestEnvironment.environment(home: home))
+    #expect(adopted.shared?.keepAlive == .seconds(60), "the keep-alive it was started with")
+    let long = ModelRequest(
+      transcript: Transcript(entries: [.prompt(.init(text: "Count from 1 to 200, one number a line."))]), tools: [],
+      toolChoice: .none, options: GenerationOptions(maximumResponseTokens: 300))
+    let generating = Task { try await LocalModel.withModel(adopted) { try await $0.turn(for: long) } }
+    try await Task.sleep(for: .seconds(2))
+    let busy = try await model(["status"], home: home)
+    #expect(busy.stdout.contains("running: pid \(pid)"), "\(busy.stdout)")
+    let during = try HostProcess(
+      ["ask", "--model", "local", "--no-tools", "Say hi."],
+      environment: LocalTestEnvironment.environment(home: home), workingDirectory: home)
+    during.closeInput()
+    #expect(await during.waitForExit(seconds: 180) == 0, "\(during.stderr)")
+    during.cleanUp()
+    #expect(!during.stderr.contains("does not answer"), "\(during.stderr)")
+    #expect(try await generating.value.text.isEmpty == false)
+    #expect(ProcessProbe.isAlive(pid), "the busy server was restarted")
+
     // Killed: the next start makes a new one.
     kill(pid, SIGKILL)
     #expect(await ProcessProbe.waitForEnd(pid, timeout: 5))
