@@ -236,6 +236,9 @@ func forEachAsk<Item>(
     let folders = try kept ?? UserFolders(copying: setup.plugins)
     defer { if kept == nil { try? FileManager.default.removeItem(at: folders.root) } }
     try body(item, folders)
+    // A toolhost that keeps the model loaded by default (issue 49) leaves its server after a cold ask: stopped, so
+    // that the next cold ask starts its own, whichever build is asked.
+    if !warm { try setup.model("stop") }
   }
 }
 

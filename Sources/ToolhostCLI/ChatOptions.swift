@@ -90,8 +90,8 @@ struct ChatOptions: ParsableArguments {
     name: .customLong("keep-alive"),
     help: ArgumentHelp(
       "Keep a local model's server running this long after its last request, for the next ask or chat to "
-        + "reuse (`90s`, `5m`, `1h`; default: $TOOLHOST_MODEL_KEEP_ALIVE, else it ends with toolhost). "
-        + "`toolhost model stop` stops it.",
+        + "reuse (`90s`, `5m`, `1h`; default: $TOOLHOST_MODEL_KEEP_ALIVE, else 5m; `0`: it ends with toolhost, "
+        + "unless `toolhost model start` started one). `toolhost model stop` stops it.",
       valueName: "time"))
   var keepAlive: String?
 
@@ -107,7 +107,7 @@ struct ChatOptions: ParsableArguments {
     if continueLast && resume != nil { throw ValidationError("--continue and --resume cannot be combined") }
     if maxToolRounds < 1 { throw ValidationError("--max-tool-rounds must be at least 1") }
     if let timeout, timeout <= 0 { throw ValidationError("--timeout must be more than 0 seconds") }
-    try ModelCommand.validate(keepAlive: keepAlive)
+    try ModelCommand.validate(keepAlive: keepAlive, allowingNone: true)
   }
 
   /// The conversation these options set up (the conversation to resume is read by ``ChatRun``, which reports a

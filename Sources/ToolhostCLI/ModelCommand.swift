@@ -14,10 +14,10 @@ struct ModelCommand: AsyncParsableCommand {
     commandName: "model",
     abstract: "Install the local model; show, start or stop the server that ask and chat share.",
     discussion: """
-      With --keep-alive (or $TOOLHOST_MODEL_KEEP_ALIVE), `ask --model local` and `chat --model local` leave \
-      llama.cpp's server running, so the next one finds the model loaded and the tool list read; it stops by \
-      itself after that long without a request (`model start` defaults to 5 minutes). Without it, the server \
-      ends with the program that started it.
+      `ask --model local` and `chat --model local` leave llama.cpp's server running, so the next one finds the \
+      model loaded and the tool list read; it stops by itself after 5 minutes without a request, or as long as \
+      --keep-alive (or $TOOLHOST_MODEL_KEEP_ALIVE) says. With --keep-alive 0 the server ends with the program \
+      that started it, unless one is running already (`model start`), which is used whatever the keep-alive.
       """,
     subcommands: [Status.self, Install.self, Start.self, Stop.self], defaultSubcommand: Status.self)
 
@@ -37,7 +37,7 @@ struct ModelCommand: AsyncParsableCommand {
       do {
         configuration = try LocalModelConfiguration.named(
           model, environment: environment,
-          keepAlive: try ModelChoice.keepAlive(keepAlive, environment: environment, fallback: .seconds(300)))
+          keepAlive: try ModelChoice.keepAlive(keepAlive, environment: environment) ?? ModelChoice.defaultKeepAlive)
       } catch {
         throw printer.usageError(CommandLineHints.describe(error))
       }
@@ -50,9 +50,12 @@ struct ModelCommand: AsyncParsableCommand {
   /// Checks a `--keep-alive` value.
   ///
   /// - Throws: `ValidationError` naming the forms it takes.
-  static func validate(keepAlive: String?) throws {
-    if let keepAlive, SharedServerConfiguration.parseKeepAlive(keepAlive) == nil {
-      throw ValidationError("--keep-alive takes a time such as 90s, 5m or 1h, not \(keepAlive)")
+  /// `0` (no keep-alive) only `allowingNone` (`ask` and `chat`; a server `model start` starts must stay a while).
+  static func validate(keepAlive: String?, allowingNone: Bool = false) throws {
+    guard let keepAlive, !(allowingNone && keepAlive == "0") else { return }
+    if SharedServerConfiguration.parseKeepAlive(keepAlive) == nil {
+      throw ValidationError(
+        "--keep-alive takes a time such as 90s, 5m or 1h\(allowingNone ? " (or 0 for none)" : ""), not \(keepAlive)")
     }
   }
 

@@ -70,7 +70,7 @@ public struct ModelChoice: Sendable {
       if baseURL != nil { throw .baseURLForLocalModel }
       var configuration: LocalModelConfiguration
       do {
-        let keepAlive = try Self.keepAlive(keepAlive, environment: environment)
+        let keepAlive = try Self.keepAlive(keepAlive, environment: environment, fallback: Self.defaultKeepAlive)
         configuration = try LocalModelConfiguration.named(name, environment: environment, keepAlive: keepAlive)
       } catch {
         throw .model(error)
@@ -104,20 +104,28 @@ public struct ModelChoice: Sendable {
     }
   }
 
-  /// The keep-alive time of `text`, else of `$TOOLHOST_MODEL_KEEP_ALIVE`, else `fallback` (`nil`: no shared server,
-  /// the model's server ends with the program). A `text` that is not a time counts as unset (check it first with
+  /// How long a local model's server stays loaded after `ask` or `chat` when neither `--keep-alive` nor
+  /// `$TOOLHOST_MODEL_KEEP_ALIVE` says: 5 minutes, as Ollama keeps a model, so that the next question does not pay
+  /// the model's load and the tool list's first reading again (issue 49).
+  public static let defaultKeepAlive: Duration = .seconds(300)
+
+  /// The keep-alive time of `text`, else of `$TOOLHOST_MODEL_KEEP_ALIVE`, else `fallback`; `nil` means no shared
+  /// server (the model's server ends with the program, unless a shared one of that model already runs), which `0`
+  /// asks for in either place. A `text` that is not a time counts as unset (check it first with
   /// ``SharedServerConfiguration/parseKeepAlive(_:)``).
   ///
   /// - Throws: ``LanguageModelError`` of kind `.configuration` when the environment's value is not a time.
   public static func keepAlive(
     _ text: String?, environment: [String: String], fallback: Duration? = nil
   ) throws(LanguageModelError) -> Duration? {
+    if text == "0" { return nil }
     if let text, let d = SharedServerConfiguration.parseKeepAlive(text) { return d }
     if let text = environment["TOOLHOST_MODEL_KEEP_ALIVE"], !text.isEmpty {
+      if text == "0" { return nil }
       guard let d = SharedServerConfiguration.parseKeepAlive(text) else {
         throw LanguageModelError(
           kind: .configuration,
-          message: "TOOLHOST_MODEL_KEEP_ALIVE is \(text), not a time such as 90s, 5m or 1h")
+          message: "TOOLHOST_MODEL_KEEP_ALIVE is \(text), not a time such as 90s, 5m or 1h (or 0 for none)")
       }
       return d
     }

@@ -123,6 +123,8 @@ struct CommandLineParsingTests {
     ]
     let chat = try parse(Chat.self, ["chat"] + options + ["-p", "Hello?"])
     let ask = try parse(Ask.self, ["ask"] + options + ["Hello?"])
+    // A keep-alive of 0 (none: the server ends with toolhost) is one ask and chat take.
+    #expect(try parse(Ask.self, ["ask", "--keep-alive", "0", "Hello?"]).options.keepAlive == "0")
     #expect(chat.prompt == "Hello?")
     #expect(ask.prompt == "Hello?")
     for parsed in [chat.options, ask.options] {
@@ -198,7 +200,8 @@ struct CommandLineParsingTests {
     (["ask", "--no-tools", "--require-tool", "hi"], "--no-tools cannot be combined with --tool or --require-tool"),
     (["chat", "--max-tool-rounds", "0"], "--max-tool-rounds must be at least 1"),
     (["ask", "--timeout", "0", "hi"], "--timeout must be more than 0 seconds"),
-    (["chat", "--keep-alive", "soon"], "--keep-alive takes a time such as 90s, 5m or 1h, not soon"),
+    (["chat", "--keep-alive", "soon"], "--keep-alive takes a time such as 90s, 5m or 1h (or 0 for none), not soon"),
+    (["model", "start", "--keep-alive", "0"], "--keep-alive takes a time such as 90s, 5m or 1h, not 0"),
     (
       ["model", "start", "--keep-alive", "10 minutes"],
       "--keep-alive takes a time such as 90s, 5m or 1h, not 10 minutes"

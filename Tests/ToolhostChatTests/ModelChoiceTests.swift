@@ -65,9 +65,17 @@ struct ModelChoiceTests {
     #expect(configuration.server.modelPath == installation.model)
     #expect(configuration.toolCalling == .guided)
     #expect(configuration.shared?.keepAlive == .seconds(300))
-    // `TOOLHOST_MODEL` names it too; without a keep-alive the server is the program's own.
+    // `TOOLHOST_MODEL` names it too; without a keep-alive the server stays for the default time (issue 49), and
+    // with a keep-alive of 0 it is the program's own.
     let fromEnvironment = environment.merging(["TOOLHOST_MODEL": "local:" + installation.model]) { $1 }
-    guard case .local(let own) = try ModelChoice(toolCalling: .native).configuration(environment: fromEnvironment)
+    guard case .local(let kept) = try ModelChoice().configuration(environment: fromEnvironment) else {
+      Issue.record("not a local model")
+      return
+    }
+    #expect(kept.shared?.keepAlive == ModelChoice.defaultKeepAlive)
+    guard
+      case .local(let own) = try ModelChoice(toolCalling: .native, keepAlive: "0").configuration(
+        environment: fromEnvironment)
     else {
       Issue.record("not a local model")
       return
@@ -107,5 +115,11 @@ struct ModelChoiceTests {
     #expect(try ModelChoice.keepAlive(nil, environment: ["TOOLHOST_MODEL_KEEP_ALIVE": "5m"]) == .seconds(300))
     #expect(try ModelChoice.keepAlive(nil, environment: [:]) == nil)
     #expect(try ModelChoice.keepAlive(nil, environment: [:], fallback: .seconds(1)) == .seconds(1))
+    // 0 asks for none, over the environment and the fallback.
+    #expect(
+      try ModelChoice.keepAlive("0", environment: ["TOOLHOST_MODEL_KEEP_ALIVE": "5m"], fallback: .seconds(1)) == nil)
+    #expect(
+      try ModelChoice.keepAlive(nil, environment: ["TOOLHOST_MODEL_KEEP_ALIVE": "0"], fallback: .seconds(1)) == nil)
+    #expect(ModelChoice.defaultKeepAlive == .seconds(300))
   }
 }

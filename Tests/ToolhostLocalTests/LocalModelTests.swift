@@ -383,6 +383,20 @@ struct LocalModelTests {
     let stopped = try await model(["stop"], home: home)
     #expect(stopped.stdout.contains("stopped the local model server (pid \(last))"), "\(stopped.stdout)")
     #expect(await ProcessProbe.waitForEnd(last, timeout: 5))
+
+    // With no keep-alive given anywhere, ask leaves the model loaded for the default 5 minutes, as Ollama does.
+    var plainEnvironment = LocalTestEnvironment.environment(home: home)
+    plainEnvironment["TOOLHOST_MODEL_KEEP_ALIVE"] = nil
+    let byDefault = try HostProcess(
+      ["ask", "--model", "local", "--no-tools", "Say hi."], environment: plainEnvironment, workingDirectory: home)
+    byDefault.closeInput()
+    #expect(await byDefault.waitForExit(seconds: 120) == 0, "\(byDefault.stderr)")
+    byDefault.cleanUp()
+    let left = try await model(["status"], home: home)
+    #expect(left.stdout.contains("stops after 300 s without a request"), "\(left.stdout)")
+    let kept = try #require(left.stdout.firstMatch(of: /running: pid (\d+)/).flatMap { Int32($0.1) }, "\(left.stdout)")
+    _ = try await model(["stop"], home: home)
+    #expect(await ProcessProbe.waitForEnd(kept, timeout: 5))
   }
 
   @Test func killingToolhostTakesTheServerWithIt() async throws {

@@ -346,6 +346,7 @@ struct WebPageBrowserTests {
     let scratch = TemporaryFolder(prefix: "toolhost-web-local")
     let tools = try Self.plugins(in: scratch)
     var environment = Subprocess.cleanEnvironment(home: scratch.path)
+    environment["TOOLHOST_MODEL_KEEP_ALIVE"] = "0"  // the server ends with the page's toolhost
     if let dir = ProcessInfo.processInfo.environment["TOOLHOST_LOCAL_DIR"] { environment["TOOLHOST_LOCAL_DIR"] = dir }
     let web = try WebChatProcess(
       arguments: ["--plugins", tools], environment: environment, folder: scratch.url,

@@ -21,9 +21,12 @@ enum LocalTestEnvironment {
   static let skipReason: Comment =
     "the local model is not set up: run scripts/install-local-model (CI runs these tests)"
 
-  /// The environment toolhost runs with in these tests: no colours, HOME in `home`.
+  /// The environment toolhost runs with in these tests: no colours, HOME in `home`, and no keep-alive
+  /// (`TOOLHOST_MODEL_KEEP_ALIVE=0`), so that a server a test's toolhost starts ends with it and the test can check
+  /// that it did; the tests of the shared server give their own (`extra`, or `--keep-alive`).
   static func environment(home: URL, extra: [String: String] = [:]) -> [String: String] {
     var env = Subprocess.cleanEnvironment(home: home.path)
+    env["TOOLHOST_MODEL_KEEP_ALIVE"] = "0"
     if let dir = ProcessInfo.processInfo.environment["TOOLHOST_LOCAL_DIR"] { env["TOOLHOST_LOCAL_DIR"] = dir }
     for (k, v) in extra { env[k] = v }
     return env
