@@ -387,6 +387,13 @@ public final class MCPServer: Sendable {
       schema["type"] = "object"
       input = .object(schema)
     }
+    // A tool's examples go as the input schema's JSON Schema `examples` (argument objects): MCP has no field of its
+    // own for them, and a client that reads them there (toolhost does) gets them.
+    let examples = tool.examples.map(\.arguments)
+    if case .object(var schema) = input, schema["examples"] == nil, !examples.isEmpty {
+      schema["examples"] = .array(examples)
+      input = .object(schema)
+    }
     o["inputSchema"] = input
     // Before 2026-07-28, MCP output schemas describe structuredContent, which is an object.
     if let output = tool.outputSchema, modern || output["type"]?.stringValue == "object" {

@@ -220,6 +220,25 @@ struct InMemoryMCPTests {
     #expect(await ends(serving))
   }
 
+  /// A tool's examples (issue 49) reach an MCP client as its input schema's JSON Schema `examples`, where toolhost's
+  /// own client reads them back; a schema that has its own examples keeps them.
+  @Test func aToolsExamplesAreListedInItsInputSchema() {
+    struct Greeter: Tool {
+      let name = "greet"
+      let description = "Greets someone."
+      let parameters: JSONValue = ["type": "object", "properties": ["who": ["type": "string"]]]
+      let examples = [ToolExample(prompt: "Say hello to Ada", arguments: ["who": "Ada"])]
+      func call(arguments: JSONValue) async throws -> String { "hello" }
+    }
+    let listed = MCPServer.listing(Greeter(), modern: true)
+    #expect(listed["inputSchema"]?["examples"] == [["who": "Ada"]])
+    #expect(
+      ToolExample.examples(inSchema: listed["inputSchema"] ?? [:]) == [
+        ToolExample(prompt: nil, arguments: ["who": "Ada"])
+      ])
+    #expect(MCPServer.listing(Napper(), modern: true)["inputSchema"]?["examples"] == nil, "none: no keyword")
+  }
+
   @Test func aFailedToolIsAnErrorResult() async throws {
     let (client, channel) = MCPInMemoryTransport.pair()
     let serving = Task { await server.serve(channel: channel) }
