@@ -218,14 +218,15 @@ struct ComparedResults {
     return (choice.highest ? figure.highest : figure.lowest, figure)
   }
 
-  /// What the results say to the choice, the figure named in words: "By the results, Athens has the highest
-  /// average high (Madrid 16.3, Athens 16.6)."
-  func verdict(by choice: Choice) -> String? {
-    guard let (leader, figure) = lead(by: choice) else { return nil }
-    let shown = labels.indices.map { "\(labels[$0]) \(figure.shown[$0])" }.joined(separator: ", ")
-    let end = choice.highest ? "highest" : "lowest"
-    let name = TopicWords.split(figure.name).joined(separator: " ")
-    return "By the results, \(labels[leader]) has the \(end) \(name) (\(shown))."
+  /// Every figure the calls differ in, in words, each call's value beside it: "By the results: average high Madrid
+  /// 16.3, Athens 16.6; precipitation Madrid 25, Athens 41." What an answer that names its choice without figures
+  /// is shown with, so that the user can check it, whichever figure the model judged by.
+  var figuresInWords: String {
+    let parts = figures.map { figure in
+      TopicWords.split(figure.name).joined(separator: " ") + " "
+        + labels.indices.map { "\(labels[$0]) \(figure.shown[$0])" }.joined(separator: ", ")
+    }
+    return "By the results: " + parts.joined(separator: "; ") + "."
   }
 
   /// The figures a comparative is about: those whose names a word of the sentence names ("a higher low"), else
@@ -324,15 +325,16 @@ extension GuidedToolCalls {
     return compared
   }
 
-  /// `answer` as it stands once it names the call the reply's choice picks: with what the results say to that
-  /// choice after it (``ComparedResults/verdict(by:)``) when it gives no figure itself ("Athens, Greece" becomes
-  /// "Athens, Greece\nBy the results, Athens has the highest average high (Madrid 16.3, Athens 16.6)."), so that
-  /// the user sees on what it stands. Unchanged when the answer chooses among nothing, or gives figures.
+  /// `answer` as it stands once it names the call the reply's choice picks: with the figures the calls differ in
+  /// after it (``ComparedResults/figuresInWords``) when it gives no figure itself ("Athens, Greece" becomes
+  /// "Athens, Greece\nBy the results: average high Madrid 16.3, Athens 16.6; …"), so that the user sees on what it
+  /// stands: the model's reading of the question's word ("warmer") is not checked, only that the answer keeps to
+  /// it. Unchanged when the answer chooses among nothing, or gives figures.
   static func showingTheChoice(_ answer: String, in transcript: Transcript, reply: JSONValue?) -> String {
-    guard let compared = comparisonToChoose(in: transcript), let choice = compared.choice(inReply: reply),
-      AnswerFigures.numbers(in: answer).isEmpty, let verdict = compared.verdict(by: choice)
+    guard let compared = comparisonToChoose(in: transcript), compared.choice(inReply: reply) != nil,
+      AnswerFigures.numbers(in: answer).isEmpty
     else { return answer }
-    return answer.trimmingCharacters(in: .whitespacesAndNewlines) + "\n" + verdict
+    return answer.trimmingCharacters(in: .whitespacesAndNewlines) + "\n" + compared.figuresInWords
   }
 
   /// The JSON Schema of an answer to the transcript's last prompt: ``answerSchema``, or, when the answer chooses

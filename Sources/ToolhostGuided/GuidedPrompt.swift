@@ -77,15 +77,22 @@ extension GuidedToolCalls {
 
   /// The most of the tools' own examples the instructions show.
   static let examplesShown = 3
+  /// The fewest words an example shares with the question to be shown.
+  static let wordsAnExampleShares = 2
 
   /// The tools' own examples (``Transcript/ToolDefinition/examples``) nearest `prompt`, best first: those sharing
-  /// the most words (``ToolRanking/terms(in:)``) with it, in their prompt or their arguments' text, at most
-  /// ``examplesShown`` and two of one tool; none that shares no word, so that an example never draws the model to a
-  /// tool the question is not about.
+  /// the most words (``ToolRanking/terms(in:)``, numbers aside) with it, in their prompt or their arguments' text,
+  /// at most ``examplesShown`` and two of one tool; none that shares fewer than ``wordsAnExampleShares``, so that an
+  /// example never draws the model to a tool the question is not about. A small model copies what it is shown: an
+  /// example that shared one word ("weather") with a question about a recipe and the weather in Cairo was given back
+  /// as the answer, and one that shared "feet" turned "5 feet to meters" into its own metres to feet.
   static func examples(
     for prompt: String, among tools: [Transcript.ToolDefinition]
   ) -> [(tool: String, example: ToolExample)] {
-    let asked = Set(ToolRanking.terms(in: prompt))
+    func words(_ text: String) -> Set<String> {
+      Set(ToolRanking.terms(in: text).filter { !$0.allSatisfy(\.isNumber) })
+    }
+    let asked = words(prompt)
     guard !asked.isEmpty else { return [] }
     var scored: [(score: Int, tool: String, example: ToolExample)] = []
     for tool in tools {
@@ -94,8 +101,8 @@ extension GuidedToolCalls {
         collectLeaves(example.arguments, schema: [:], into: &leaves)
         var text = example.prompt ?? ""
         for case .text(let value) in leaves { text += " " + value }
-        let score = Set(ToolRanking.terms(in: text)).intersection(asked).count
-        if score > 0 { scored.append((score, tool.name, example)) }
+        let score = words(text).intersection(asked).count
+        if score >= wordsAnExampleShares { scored.append((score, tool.name, example)) }
       }
     }
     // A stable sort: of equal scores, the tool listed first and its examples in their order.

@@ -223,7 +223,7 @@ extension GuidedToolCalls {
           return .retry
         }
         var stated = turn
-        stated.text = GuidedToolCalls.statement(fromResultsIn: transcript, reply: parsed)
+        stated.text = GuidedToolCalls.statement(fromResultsIn: transcript)
         return .accept(stated)
       }
       if answerOnly { return .accept(turn) }

@@ -353,9 +353,8 @@ extension GuidedToolCalls {
   /// An answer built from the results alone, for when the model's answer states what they do not say: each result
   /// as the tool rendered it (or its digest), and each failure as the tool reported it; for a question that compares
   /// several results of one tool, first what they say to it (``ComparedResults/verdict(for:)``), else the results
-  /// side by side. With `reply`, the guided reply of the answer it replaces: when that says by which figure it
-  /// chooses (``ComparedResults/choiceSchema``), what the results say to that choice leads.
-  public static func statement(fromResultsIn transcript: Transcript, reply: JSONValue? = nil) -> String {
+  /// side by side.
+  public static func statement(fromResultsIn transcript: Transcript) -> String {
     let outputs = outputsSinceLastPrompt(transcript)
     guard !outputs.isEmpty else { return "" }
     var lines = [
@@ -373,9 +372,7 @@ extension GuidedToolCalls {
       lines.append(outputs.count == 1 ? body : "- " + body.replacingOccurrences(of: "\n", with: "\n  "))
     }
     if let compared = ComparedResults(outputs, calls: callsSinceLastPrompt(transcript)) {
-      if let verdict = compared.verdict(for: transcript.lastPrompt ?? "")
-        ?? compared.choice(inReply: reply).flatMap(compared.verdict(by:))
-      {
+      if let verdict = compared.verdict(for: transcript.lastPrompt ?? "") {
         lines.insert(verdict, at: 0)
       } else if let sideBySide = compared.sideBySide {
         lines.append(sideBySide)

@@ -29,12 +29,16 @@ import ToolhostTools
   @Test func theExamplesNearestTheQuestionAreChosen() {
     let chosen = GuidedToolCalls.examples(for: "How hot is 200 °C in fahrenheit?", among: [units, parcels])
     #expect(chosen.map(\.example.prompt) == ["What is 180 °C in Fahrenheit?"])
-    // Two of one tool at most, the better first; an example of arguments alone is found by their text.
+    // Two words shared at least, numbers aside, the better first, two of one tool at most; an example of arguments
+    // alone is found by their text.
     let several = GuidedToolCalls.examples(
-      for: "Convert metres to feet, and where is my parcel?", among: [units, parcels])
+      for: "Convert 3 cups to feet and metres, and where is parcel 1Z999AA10123456784?", among: [units, parcels])
     #expect(several.map(\.tool) == ["convertUnits", "convertUnits", "trackParcel"])
-    #expect(several.first?.example.prompt == "How many feet is 3 metres?")
+    #expect(several.map(\.example.prompt) == ["How many feet is 3 metres?", "Convert 2 cups to millilitres", nil])
     #expect(GuidedToolCalls.examples(for: "Tell me a joke", among: [units, parcels]).isEmpty)
+    #expect(
+      GuidedToolCalls.examples(for: "Find a pita recipe and the weather in 3 feet", among: [units, parcels]).isEmpty,
+      "one word shared, and a number, are not enough")
   }
 
   @Test func theChosenExamplesEndTheInstructions() throws {
@@ -50,7 +54,8 @@ import ToolhostTools
         User: What is 180 °C in Fahrenheit?
         {"need":"what is 180 °c in fahrenheit","calls":[{"tool":"convertUnits","arguments":{"value":180,"from":"c","to":"f"}}]}
         """)
-    let call = GuidedToolCalls.toolInstructions(tools: [units, parcels], choice: .auto, prompt: "Find parcel 123")
+    let call = GuidedToolCalls.toolInstructions(
+      tools: [units, parcels], choice: .auto, prompt: "Find parcel 1Z999AA10123456784")
     #expect(
       call.hasSuffix(#"A call of trackParcel: {"tool":"trackParcel","arguments":{"id":"1Z999AA10123456784 parcel"}}"#))
     // The offer of a request carries them.
