@@ -76,7 +76,7 @@ struct ExamplePluginTests {
 
     let toolKeys: Set<String> = [
       "name", "title", "description", "inputSchema", "outputSchema", "args", "timeout",
-      "annotations", "display",
+      "annotations", "display", "examples",
     ]
     let hintKeys: Set<String> = [
       "title", "readOnlyHint", "destructiveHint", "idempotentHint", "openWorldHint",
@@ -92,6 +92,11 @@ struct ExamplePluginTests {
       for (property, schema) in input["properties"] as? [String: Any] ?? [:] {
         let description = (schema as? [String: Any])?["description"] as? String
         #expect(description?.isEmpty == false, "\(name).\(property) has no description")
+      }
+      // An example is a request with the arguments it takes (the schema's checks run at discovery).
+      for example in tool["examples"] as? [[String: Any]] ?? [] {
+        #expect((example["prompt"] as? String)?.isEmpty == false, "\(name): an example without a prompt")
+        #expect(example["arguments"] is [String: Any], "\(name): an example without arguments")
       }
       let annotations = try #require(tool["annotations"] as? [String: Any], "\(name)")
       #expect(Set(annotations.keys).isSubset(of: hintKeys))
