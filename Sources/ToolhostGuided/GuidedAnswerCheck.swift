@@ -81,11 +81,8 @@ extension GuidedToolCalls {
     let said = GroundingText(answer).words
     for output in succeeded {
       guard let call = calls.first(where: { $0.id == output.callID }) else { continue }
-      var leaves: [GroundingLeaf] = []
-      collectLeaves(call.arguments, schema: [:], into: &leaves)
-      let words = leaves.flatMap { leaf -> [Substring] in
-        guard case .text(let text) = leaf else { return [] }
-        return GroundingText.words(of: text.lowercased()).filter { $0.count >= 3 }
+      let words = texts(in: call.arguments).flatMap { text in
+        GroundingText.words(of: text.lowercased()).filter { $0.count >= 3 }
       }
       guard !words.isEmpty else { continue }
       if !words.contains(where: { word in said.contains { $0 == word || GroundingText.sameStem($0, word) } }) {

@@ -310,12 +310,9 @@ struct TopicWords {
       text = text.replacingOccurrences(of: quote, with: " ")
     }
     var words = Set(TopicWords.contentWords(text))
-    for example in tool.examples.prefix(20) {
+    for example in tool.examples.prefix(ToolExample.mostPerTool) {
       guard let prompt = example.prompt else { continue }
-      var leaves: [GroundingLeaf] = []
-      GuidedToolCalls.collectLeaves(example.arguments, schema: [:], into: &leaves)
-      var given = ""
-      for case .text(let value) in leaves { given += " " + value }
+      let given = GuidedToolCalls.texts(in: example.arguments).joined(separator: " ")
       let instance = Set(TopicWords.contentWords(given))
       let lowercase = prompt.split(separator: " ").filter { !($0.first?.isUppercase ?? false) }
       words.formUnion(TopicWords.contentWords(lowercase.joined(separator: " ")).filter { !instance.contains($0) })

@@ -311,16 +311,15 @@ extension GuidedToolCalls {
   /// wanted (``ComparedResults/choiceSchema``); `nil` otherwise.
   static func comparisonToChoose(in transcript: Transcript) -> ComparedResults? {
     guard case .toolOutput = transcript.entries.last else { return nil }
-    return comparisonToChoose(
-      outputsSinceLastPrompt(transcript), calls: callsSinceLastPrompt(transcript), prompt: transcript.lastPrompt ?? "")
+    return choosing(
+      among: ComparedResults(outputsSinceLastPrompt(transcript), calls: callsSinceLastPrompt(transcript)),
+      for: transcript.lastPrompt ?? "")
   }
 
-  /// As ``comparisonToChoose(in:)``, for the results `outputs` of `calls`, made for `prompt`.
-  static func comparisonToChoose(
-    _ outputs: [Transcript.ToolOutput], calls: [Transcript.ToolCall], prompt: String
-  ) -> ComparedResults? {
-    guard asksForAChoice(prompt), let compared = ComparedResults(outputs, calls: calls),
-      !compared.figures.isEmpty, compared.lead(for: prompt) == nil
+  /// As ``comparisonToChoose(in:)``, for results compared already (`compared`, `nil` when they do not compare),
+  /// made for `prompt`.
+  static func choosing(among compared: ComparedResults?, for prompt: String) -> ComparedResults? {
+    guard let compared, !compared.figures.isEmpty, asksForAChoice(prompt), compared.lead(for: prompt) == nil
     else { return nil }
     return compared
   }

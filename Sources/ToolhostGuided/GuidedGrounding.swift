@@ -49,6 +49,16 @@ extension GuidedToolCalls {
     return unmentioned.contains { description.contains($0) }
   }
 
+  /// The strings of `value`, at any depth: the text a call's or an example's arguments hold.
+  static func texts(in value: JSONValue) -> [String] {
+    var leaves: [GroundingLeaf] = []
+    collectLeaves(value, schema: [:], into: &leaves)
+    return leaves.compactMap { leaf in
+      guard case .text(let text) = leaf else { return nil }
+      return text
+    }
+  }
+
   /// The strings and numbers of `value` that a conversation could mention, leaving out values of an enum or a
   /// constant and, unless `bounded`, numbers of a closed range (a month, a rounding's digits: chosen, not given).
   static func collectLeaves(

@@ -2,7 +2,7 @@ public import Foundation
 public import ToolhostJSON
 import ToolhostSchema
 public import ToolhostSession
-public import ToolhostTools
+import ToolhostTools
 
 /// The guided format as the model reads it: the tool list and reply format in the system message, and the
 /// transcript as chat messages.
@@ -96,11 +96,8 @@ extension GuidedToolCalls {
     guard !asked.isEmpty else { return [] }
     var scored: [(score: Int, tool: String, example: ToolExample)] = []
     for tool in tools {
-      for example in tool.examples.prefix(20) {
-        var leaves: [GroundingLeaf] = []
-        collectLeaves(example.arguments, schema: [:], into: &leaves)
-        var text = example.prompt ?? ""
-        for case .text(let value) in leaves { text += " " + value }
+      for example in tool.examples.prefix(ToolExample.mostPerTool) {
+        let text = ([example.prompt ?? ""] + texts(in: example.arguments)).joined(separator: " ")
         let score = words(text).intersection(asked).count
         if score >= wordsAnExampleShares { scored.append((score, tool.name, example)) }
       }
@@ -259,7 +256,8 @@ extension GuidedToolCalls {
           ? "The call to \(output.toolName) failed:\n\(output.text)"
           : "Result of \(output.toolName):\n\(resultText(output))"
       }
-      if let compared = comparison(of: round, calls: callsForPrompt) { parts.append(compared) }
+      let compared = ComparedResults(round, calls: callsForPrompt)
+      if let sideBySide = compared?.sideBySide { parts.append(sideBySide) }
       let failed = round.contains(where: \.isError)
       let nothing = roundsForPrompt == 1 && round.contains(where: foundNothing)
       let uncovered = roundsForPrompt == 1 ? uncoveredParts(of: lastPrompt, by: callsForPrompt, tools: tools) : []
@@ -294,7 +292,7 @@ extension GuidedToolCalls {
           "Now answer the user's request (\"\(question)\") with these results, or call another tool if it needs more."
       }
       parts.append(next)
-      if comparisonToChoose(round, calls: callsForPrompt, prompt: lastPrompt) != nil {
+      if choosing(among: compared, for: lastPrompt) != nil {
         parts.append(
           "First say which figure decides the choice, and whether the one with the highest or the lowest value is "
             + "wanted; then name that one in the answer.")

@@ -57,8 +57,12 @@ public struct LocalModelConfiguration: Sendable {
     }
     let installation = try LocalModelInstallation.locate(environment: environment)
     let path = try LocalModelSpecifier.modelPath(for: name, installation: installation)
-    let running = SharedModelServer.running(in: installation.runDirectory).first { $0.model == path }
-    let keepAlive = keepAlive ?? running.map { .seconds($0.keepAliveSeconds) }
+    // The run folder is read only when no keep-alive is given.
+    let keepAlive =
+      keepAlive
+      ?? SharedModelServer.running(in: installation.runDirectory).first { $0.model == path }.map {
+        .seconds($0.keepAliveSeconds)
+      }
     return LocalModelConfiguration(
       server: LocalServerConfiguration(
         python: installation.python, modelPath: path, logPath: installation.serverLog,

@@ -33,6 +33,10 @@ public struct PluginTool: PrecompiledTool, ExternalTool {
   public let compiledParameters: JSONSchema
   /// The compiled output schema, if any.
   public let compiledOutputSchema: JSONSchema?
+  /// The manifest's examples, then those of the input schema's `examples` keyword (an MCP server's); only those
+  /// whose arguments the input schema takes. Worked out once, with the compiled schema: every request's tool list
+  /// reads them.
+  public let examples: [ToolExample]
   /// The runner that spawns it.
   public let runner: ProcessRunner
   /// The host environment it draws allowed variables from.
@@ -93,6 +97,13 @@ public struct PluginTool: PrecompiledTool, ExternalTool {
     return nil
   }
 
+  /// The examples of `definition` its compiled input schema `input` takes (``examples``).
+  static func usableExamples(_ definition: ToolDefinition, input: JSONSchema) -> [ToolExample] {
+    (definition.examples + ToolExample.examples(inSchema: definition.inputSchema)).filter {
+      input.validate($0.arguments).isEmpty
+    }
+  }
+
   /// Makes the tool from schemas compiled already.
   init(
     definition: ToolDefinition, manifest: PluginManifest, executable: String, runner: ProcessRunner,
@@ -107,6 +118,7 @@ public struct PluginTool: PrecompiledTool, ExternalTool {
     self.hostEnvironment = hostEnvironment
     self.backend = nil
     compiledParameters = compiled.0
+    examples = Self.usableExamples(definition, input: compiled.0)
     compiledOutputSchema = compiled.1
     if manifest.persistent {
       self.pool =
@@ -139,6 +151,7 @@ public struct PluginTool: PrecompiledTool, ExternalTool {
     self.backend = backend
     self.pool = nil
     compiledParameters = try JSONSchema(definition.inputSchema)
+    examples = Self.usableExamples(definition, input: compiledParameters)
     compiledOutputSchema = definition.outputSchema.flatMap { try? JSONSchema($0) }
   }
 
@@ -201,13 +214,6 @@ public struct PluginTool: PrecompiledTool, ExternalTool {
   public var outputSchema: JSONValue? { definition.outputSchema }
   /// The manifest's annotations.
   public var annotations: ToolAnnotations { definition.annotations }
-  /// The manifest's examples, then those of the input schema's `examples` keyword (an MCP server's); only those
-  /// whose arguments the input schema takes.
-  public var examples: [ToolExample] {
-    (definition.examples + ToolExample.examples(inSchema: definition.inputSchema)).filter {
-      compiledParameters.validate($0.arguments).isEmpty
-    }
-  }
   /// The name plugin rules know it by: its folder's name (``PluginManifest/folderName``), never a name the
   /// manifest picks.
   public var pluginName: String { manifest.folderName }

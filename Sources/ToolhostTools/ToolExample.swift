@@ -16,6 +16,9 @@ public struct ToolExample: Sendable, Equatable, Hashable, Codable {
   /// The call's argument object for that request.
   public var arguments: JSONValue
 
+  /// The most examples of one tool that are read (the manifest schema's `maxItems`); more are left out.
+  public static let mostPerTool = 20
+
   /// Makes an example.
   public init(prompt: String?, arguments: JSONValue) {
     self.prompt = prompt
@@ -33,7 +36,7 @@ public struct ToolExample: Sendable, Equatable, Hashable, Codable {
 
   /// The argument objects of a parameters schema's JSON Schema `examples` keyword, as examples without a prompt.
   public static func examples(inSchema schema: JSONValue) -> [ToolExample] {
-    (schema["examples"]?.arrayValue ?? []).prefix(20).compactMap { item in
+    (schema["examples"]?.arrayValue ?? []).prefix(mostPerTool).compactMap { item in
       item.objectValue == nil ? nil : ToolExample(prompt: nil, arguments: item)
     }
   }
