@@ -63,9 +63,8 @@ struct AskEvalSetup {
   var plugins: URL
   var model: String
   var environment: [String: String]
-  /// What fills each question's fresh HOME (``EvalPlugins/seeding``), and what it fills.
-  var seeding: [[String]]
-  var seeded: String
+  /// The eval's plugins: what fills each question's fresh HOME (``EvalPlugins/seeding``), and what it fills.
+  var evalPlugins: EvalPlugins
 
   /// The setup with this build's toolhost and `evalPlugins`' folder in the checkout (the current folder); throws
   /// when either is missing or the plugins are not built.
@@ -92,17 +91,19 @@ struct AskEvalSetup {
       host["TOOLHOST_LOCAL_DIR"] ?? FileManager.default.currentDirectoryPath + "/.toolhost/local-model"
     return AskEvalSetup(
       toolhost: toolhost, plugins: plugins, model: host["TOOLHOST_BENCH_MODEL"] ?? "local", environment: environment,
-      seeding: evalPlugins.seeding, seeded: evalPlugins.seeded)
+      evalPlugins: evalPlugins)
   }
 
-  /// A fresh scratch folder for HOME, filled by ``seeding`` (with the tools in `plugins`): for the example plugins, a
-  /// to-do list of three items.
+  /// A fresh scratch folder for HOME, filled by ``EvalPlugins/seeding`` (with the tools in `plugins`): for the
+  /// example plugins, a to-do list of three items.
   func scratch(plugins: URL) throws -> URL {
     let dir = FileManager.default.temporaryDirectory.appendingPathComponent("toolhost-eval-\(UUID().uuidString)")
     try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
-    for call in seeding {
+    for call in evalPlugins.seeding {
       let seeded = try run(["call", "--plugins", plugins.path] + call, in: dir, timeout: 30)
-      guard seeded.status == 0 else { throw BenchFailure("seeding \(self.seeded) failed: \(seeded.stderr)") }
+      guard seeded.status == 0 else {
+        throw BenchFailure("seeding \(evalPlugins.seeded) failed: \(seeded.stderr)")
+      }
     }
     return dir
   }
