@@ -35,6 +35,9 @@ let package = Package(
     .library(name: "ToolhostEventStream", targets: ["ToolhostEventStream"]),
     .library(name: "ToolhostMCP", targets: ["ToolhostMCP"]),
     .library(name: "ToolhostMCPHTTP", targets: ["ToolhostMCPHTTP"]),
+    // Not part of `Toolhost`: an app that imports it links neither Hummingbird nor SQLite.
+    .library(name: "ToolhostMCPHTTPServer", targets: ["ToolhostMCPHTTPServer"]),
+    .library(name: "ToolhostWeb", targets: ["ToolhostWeb"]),
     .library(name: "ToolhostLocal", targets: ["ToolhostLocal"]),
     .library(name: "ToolhostCommandLine", targets: ["ToolhostCommandLine"]),
     .library(name: "ToolhostChat", targets: ["ToolhostChat"]),
@@ -158,18 +161,26 @@ let package = Package(
     .target(name: "ToolhostMCP", dependencies: [
         "CToolhostSupport", "ToolhostJSON", "ToolhostSchema", "ToolhostSystem", "ToolhostTools", "ToolhostPlugins",
       ], swiftSettings: upcomingFeatures),
-    // MCP over Streamable HTTP: toolhost's MCP server on Hummingbird, and remote MCP servers as tools.
+    // MCP over Streamable HTTP, the client's half and the rules both halves share: remote MCP servers as tools, the
+    // exchange's checks and the token file. No web server, so that `Toolhost` links none.
     .target(
       name: "ToolhostMCPHTTP",
       dependencies: [
         "ToolhostJSON", "ToolhostSystem", "ToolhostPlugins", "ToolhostMCP", "ToolhostEventStream",
+        .product(name: "NIOCore", package: "swift-nio"), .product(name: "NIOHTTP1", package: "swift-nio"),
+        .product(name: "AsyncHTTPClient", package: "async-http-client"),
+      ], swiftSettings: upcomingFeatures),
+    // toolhost as an MCP server over Streamable HTTP (`toolhost serve --http`), on Hummingbird.
+    .target(
+      name: "ToolhostMCPHTTPServer",
+      dependencies: [
+        "ToolhostJSON", "ToolhostSystem", "ToolhostPlugins", "ToolhostMCP", "ToolhostMCPHTTP",
         .product(name: "Hummingbird", package: "hummingbird"),
         // Its HTTP/1 channel's idle timeout and the cap on open connections.
         .product(name: "HummingbirdCore", package: "hummingbird"),
         .product(name: "NIOCore", package: "swift-nio"), .product(name: "NIOHTTP1", package: "swift-nio"),
         .product(name: "HTTPTypes", package: "swift-http-types"),
         .product(name: "Logging", package: "swift-log"),
-        .product(name: "AsyncHTTPClient", package: "async-http-client"),
       ], swiftSettings: upcomingFeatures),
     // The chat page (`toolhost chat --web`): its server, API and event stream over the terminal chat's session,
     // history and approvals, and the page itself (Resources/, embedded by scripts/embed-page).
@@ -186,12 +197,14 @@ let package = Package(
         .product(name: "Logging", package: "swift-log"),
       ], exclude: ["Resources"], swiftSettings: upcomingFeatures),
     // The one import of an application (FoundationModels code changes `import FoundationModels` to this): it
-    // re-exports the core, guided generation and its macros, the session, the models, the chat set-up and MCP.
+    // re-exports the core, guided generation and its macros, the session, the models, the chat set-up and MCP's
+    // clients and stdio server. Not the chat history (SQLite), the chat page or the MCP HTTP server (Hummingbird):
+    // their names and their dependencies' would take part in type-checking an app's own code.
     .target(
       name: "Toolhost",
       dependencies: [
         "ToolhostCore", "ToolhostJSON", "ToolhostSchema", "ToolhostGeneration", "ToolhostSession", "ToolhostOpenAI",
-        "ToolhostLocal", "ToolhostChat", "ToolhostMCP", "ToolhostMCPHTTP", "ToolhostHistory", "ToolhostWeb",
+        "ToolhostLocal", "ToolhostChat", "ToolhostMCP", "ToolhostMCPHTTP",
       ], swiftSettings: upcomingFeatures),
     // What a command-line front end shows and reads: flags from a tool's schema, reports and tables, `batch` lines,
     // exit statuses, signals turned into cancellation.
@@ -203,7 +216,8 @@ let package = Package(
       name: "ToolhostCLI",
       dependencies: [
         "ToolhostJSON", "ToolhostSystem", "ToolhostTools", "ToolhostPlugins", "ToolhostSession", "ToolhostOpenAI",
-        "ToolhostMCP", "ToolhostMCPHTTP", "ToolhostLocal", "ToolhostChat", "ToolhostCommandLine", "ToolhostHistory",
+        "ToolhostMCP", "ToolhostMCPHTTP", "ToolhostMCPHTTPServer", "ToolhostLocal", "ToolhostChat", "ToolhostCommandLine",
+        "ToolhostHistory",
         "ToolhostWeb", .product(name: "ArgumentParser", package: "swift-argument-parser"),
         .product(name: "AsyncHTTPClient", package: "async-http-client"),
       ], swiftSettings: upcomingFeatures),
@@ -269,7 +283,7 @@ let package = Package(
     .testTarget(
       name: "ToolhostMCPTests",
       dependencies: [
-        "ToolhostCore", "ToolhostMCP", "ToolhostMCPHTTP", "ToolhostJSON", "ToolhostTestSupport",
+        "ToolhostCore", "ToolhostMCP", "ToolhostMCPHTTP", "ToolhostMCPHTTPServer", "ToolhostJSON", "ToolhostTestSupport",
         .product(name: "AsyncHTTPClient", package: "async-http-client"),
         .product(name: "NIOCore", package: "swift-nio"),
         .product(name: "NIOHTTP1", package: "swift-nio"),
@@ -319,7 +333,8 @@ if Context.environment["TOOLHOST_BENCHMARKS"] != nil {
       name: "ToolhostBench",
       dependencies: [
         "ToolhostJSON", "ToolhostSchema", "ToolhostSystem", "ToolhostTools", "ToolhostPlugins", "ToolhostSession",
-        "ToolhostOpenAI", "ToolhostMCP", "ToolhostMCPHTTP", "ToolhostLocal", "ToolhostEval", "ToolhostHistory",
+        "ToolhostOpenAI", "ToolhostMCP", "ToolhostMCPHTTP", "ToolhostMCPHTTPServer", "ToolhostLocal", "ToolhostEval",
+        "ToolhostHistory",
         "CToolhostSupport", "CBenchBaseline", .product(name: "AsyncHTTPClient", package: "async-http-client"),
         .product(name: "NIOCore", package: "swift-nio"),
         .product(name: "NIOHTTP1", package: "swift-nio"),

@@ -1,9 +1,11 @@
 // The one import of an application: the tools and plugins (`ToolhostCore`), guided generation with `@Generable` and
 // `@Guide` (`ToolhostGeneration`), `LanguageModelSession` and its transcript (`ToolhostSession`), the models (an HTTP
 // model in `ToolhostOpenAI`, the local one in `ToolhostLocal`, the default `SystemLanguageModel` and the chat set-up
-// in `ToolhostChat`), MCP both ways (`ToolhostMCP`, `ToolhostMCPHTTP`), the chat history
-// (`ToolhostHistory`) and the chat page's server (`ToolhostWeb`). Code written for FoundationModels changes
-// `import FoundationModels` to `import Toolhost`.
+// in `ToolhostChat`), MCP servers as tools and toolhost as an MCP stdio server (`ToolhostMCP`, `ToolhostMCPHTTP`).
+// Code written for FoundationModels changes `import FoundationModels` to `import Toolhost`. The chat history
+// (`ToolhostHistory`, on GRDB), the chat page (`ToolhostWeb`) and the MCP HTTP server (`ToolhostMCPHTTPServer`), both
+// on Hummingbird, are products of their own: an app that imports `Toolhost` links none of them and sees none of their
+// names.
 //
 // ```swift
 // import Toolhost
@@ -23,7 +25,6 @@
 @_exported import ToolhostChat
 @_exported import ToolhostCore
 @_exported import ToolhostGeneration
-@_exported import ToolhostHistory
 @_exported import ToolhostJSON
 @_exported import ToolhostLocal
 @_exported import ToolhostMCP
@@ -31,4 +32,3 @@
 @_exported import ToolhostOpenAI
 @_exported import ToolhostSchema
 @_exported import ToolhostSession
-@_exported import ToolhostWeb

@@ -3,6 +3,7 @@ import Foundation
 import ToolhostCommandLine
 import ToolhostMCP
 import ToolhostMCPHTTP
+import ToolhostMCPHTTPServer
 import ToolhostPlugins
 import ToolhostSystem
 

@@ -5,6 +5,7 @@ import ToolhostCore
 import ToolhostJSON
 import ToolhostMCP
 import ToolhostMCPHTTP
+import ToolhostMCPHTTPServer
 import ToolhostTestSupport
 
 /// `MCPHTTPServer` in this process, with Swift tools, spoken to over raw sockets: clients that go away, clients that

@@ -7,6 +7,7 @@ import NIOCore
 import Synchronization
 import ToolhostJSON
 public import ToolhostMCP
+public import ToolhostMCPHTTP
 import ToolhostPlugins
 import ToolhostSystem
 
