@@ -124,7 +124,12 @@ let package = Package(
       name: "ToolhostCore", dependencies: ["ToolhostSystem", "ToolhostTools", "ToolhostPlugins"],
       swiftSettings: upcomingFeatures),
     // The model protocol and the session loop (FoundationModels' LanguageModelSession shape).
-    .target(name: "ToolhostSession", dependencies: ["ToolhostJSON", "ToolhostSchema", "ToolhostSystem", "ToolhostTools", "ToolhostPlugins"], swiftSettings: upcomingFeatures),
+    // `@SessionPropertyEntry` is one of ToolhostMacros' macros.
+    .target(
+      name: "ToolhostSession",
+      dependencies: [
+        "ToolhostJSON", "ToolhostSchema", "ToolhostSystem", "ToolhostTools", "ToolhostPlugins", "ToolhostMacros",
+      ], swiftSettings: upcomingFeatures),
     // The text/event-stream format, parsed as bytes arrive: for the HTTP clients (streamed chat completions, MCP's
     // Streamable HTTP).
     .target(name: "ToolhostEventStream", swiftSettings: upcomingFeatures),

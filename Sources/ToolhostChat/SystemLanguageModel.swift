@@ -29,6 +29,9 @@ public final class SystemLanguageModel: LanguageModel {
     /// It cannot, and why.
     case unavailable(UnavailableReason)
 
+    /// Why the model cannot answer (FoundationModels' place for the type).
+    public typealias UnavailableReason = SystemLanguageModel.UnavailableReason
+
     /// `available`, or why not and what to do.
     public var description: String {
       switch self {
@@ -42,14 +45,20 @@ public final class SystemLanguageModel: LanguageModel {
   public enum UnavailableReason: Sendable, Equatable, CustomStringConvertible {
     /// No model is set up here: neither the local model nor an HTTP model's settings.
     case modelNotReady
-    /// The settings name a model that cannot be used (the message says what is wrong).
+    /// The settings name a model that cannot be used (the message says what is wrong; toolhost's).
     case misconfigured(String)
+    /// FoundationModels' reason for a device without Apple Intelligence. Never given here; a case so that code
+    /// switching over FoundationModels' reasons compiles.
+    case deviceNotEligible
+    /// FoundationModels' reason for Apple Intelligence turned off. Never given here, as ``deviceNotEligible``.
+    case appleIntelligenceNotEnabled
 
     /// What is wrong and what to do.
     public var description: String {
       switch self {
       case .modelNotReady: SystemLanguageModel.notSetUp
       case .misconfigured(let message): message
+      case .deviceNotEligible, .appleIntelligenceNotEnabled: "this device cannot run FoundationModels' system model"
       }
     }
   }
@@ -66,6 +75,8 @@ public final class SystemLanguageModel: LanguageModel {
   private let unavailable: UnavailableReason?
   /// The chosen model's name for people, from its settings (before the model is made).
   private let plannedName: String
+  /// The local model's context window, when the local model is chosen.
+  let localContextSize: Int?
   /// The model, made at its first request and again after ``shutdown()``.
   private let made = Mutex<ChosenModel?>(nil)
 
@@ -89,6 +100,7 @@ public final class SystemLanguageModel: LanguageModel {
     guard let choice else {
       unavailable = .modelNotReady
       plannedName = "no model"
+      localContextSize = nil
       return
     }
     // The settings are checked now, so that `availability` tells; nothing is started.
@@ -96,14 +108,17 @@ public final class SystemLanguageModel: LanguageModel {
       switch try choice.configuration(environment: environment) {
       case .local(let configuration):
         plannedName = "local model \(configuration.server.modelPath)"
+        localContextSize = configuration.server.contextSize
       case .openAI(let configuration):
         try configuration.validate()
         plannedName = "\(configuration.model) at \(configuration.baseURL)"
+        localContextSize = nil
       }
       unavailable = nil
     } catch {
       unavailable = .misconfigured("\(error)")
       plannedName = "no model"
+      localContextSize = nil
     }
   }
 
@@ -200,5 +215,26 @@ extension LanguageModelSession {
   /// A session with the default model that continues a transcript.
   public convenience init(model: SystemLanguageModel = .default, tools: [any Tool] = [], transcript: Transcript) {
     self.init(model: model as any LanguageModel, deferringErrorsOf: tools, transcript: transcript)
+  }
+
+  /// A session whose model, instructions and tools come from a dynamic profile (FoundationModels' form): the model a
+  /// `.model(_:)` modifier names, else the default model.
+  ///
+  /// ```swift
+  /// let session = LanguageModelSession(profile: RecipeProfile())
+  /// ```
+  public convenience init(
+    profile: sending some LanguageModelSession.DynamicProfile, history: some Collection<Transcript.Entry> = []
+  ) {
+    self.init(model: SystemLanguageModel.default as any LanguageModel, profile: profile, history: history)
+  }
+
+  /// A session whose instructions and tools are dynamic instructions, worked out again before every model turn
+  /// (FoundationModels' form).
+  public convenience init(
+    model: some LanguageModel = SystemLanguageModel.default, dynamicInstructions: sending some DynamicInstructions,
+    history: some Collection<Transcript.Entry> = []
+  ) {
+    self.init(model: model as any LanguageModel, profile: Profile { dynamicInstructions }, history: history)
   }
 }

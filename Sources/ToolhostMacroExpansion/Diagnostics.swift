@@ -2,7 +2,7 @@ import SwiftDiagnostics
 import SwiftSyntax
 import SwiftSyntaxMacros
 
-/// A problem `@Generable` or `@Guide` reports on the declaration it is attached to. Every message about a property
+/// A problem `@Generable`, `@Guide` or `@SessionPropertyEntry` reports on the declaration it is attached to. Every message about a property
 /// names it, so that the error reads on its own in a build log.
 struct GenerationDiagnostic: DiagnosticMessage {
   let message: String
@@ -76,6 +76,25 @@ struct GenerationDiagnostic: DiagnosticMessage {
     return Self(
       "guideMismatch",
       "@Guide \(guide) does not fit \(target) '\(property)' of type \(type): it applies to \(appliesTo)")
+  }
+
+  /// `@SessionPropertyEntry` on something other than a `var` with one name and no accessors.
+  static let sessionPropertyEntryMisplaced = GenerationDiagnostic(
+    "sessionPropertyEntryMisplaced",
+    "@SessionPropertyEntry applies to a 'var' with one name in an extension of SessionPropertyValues")
+
+  /// `@SessionPropertyEntry` on a property whose type is left to inference.
+  static func sessionPropertyEntryNeedsType(_ property: String) -> Self {
+    Self(
+      "sessionPropertyEntryNeedsType",
+      "session property '\(property)' needs a type annotation: write 'var \(property): Type = value'")
+  }
+
+  /// `@SessionPropertyEntry` on a non-optional property with no initial value.
+  static func sessionPropertyEntryNeedsValue(_ property: String) -> Self {
+    Self(
+      "sessionPropertyEntryNeedsValue",
+      "session property '\(property)' needs an initial value, its default (only an optional defaults to nil)")
   }
 
   /// `@Guide` on something other than a stored property of a `@Generable` type.

@@ -3,12 +3,13 @@ import SwiftSyntax
 import SwiftSyntaxMacros
 import ToolhostMacroExpansion
 
-/// The compiler plugin that provides `@Generable` and `@Guide` (declared in ToolhostGeneration). The expansions are
+/// The compiler plugin that provides `@Generable` and `@Guide` (declared in ToolhostGeneration) and
+/// `@SessionPropertyEntry` (declared in ToolhostSession). The expansions are
 /// in ToolhostMacroExpansion, a library the macro tests use without depending on this plugin; the compiler names
 /// the macros by this module (`ToolhostMacros.GenerableMacro`), so the types here hand each expansion to it.
 @main
 struct ToolhostMacrosPlugin: CompilerPlugin {
-  let providingMacros: [any Macro.Type] = [GenerableMacro.self, GuideMacro.self]
+  let providingMacros: [any Macro.Type] = [GenerableMacro.self, GuideMacro.self, SessionPropertyEntryMacro.self]
 }
 
 /// `@Generable`: ToolhostMacroExpansion's expansion.
@@ -38,5 +39,23 @@ struct GuideMacro: PeerMacro {
     in context: some MacroExpansionContext
   ) throws -> [DeclSyntax] {
     try ToolhostMacroExpansion.GuideMacro.expansion(of: node, providingPeersOf: declaration, in: context)
+  }
+}
+
+/// `@SessionPropertyEntry`: ToolhostMacroExpansion's expansion.
+struct SessionPropertyEntryMacro: AccessorMacro, PeerMacro {
+  static func expansion(
+    of node: AttributeSyntax, providingAccessorsOf declaration: some DeclSyntaxProtocol,
+    in context: some MacroExpansionContext
+  ) throws -> [AccessorDeclSyntax] {
+    try ToolhostMacroExpansion.SessionPropertyEntryMacro.expansion(
+      of: node, providingAccessorsOf: declaration, in: context)
+  }
+
+  static func expansion(
+    of node: AttributeSyntax, providingPeersOf declaration: some DeclSyntaxProtocol,
+    in context: some MacroExpansionContext
+  ) throws -> [DeclSyntax] {
+    try ToolhostMacroExpansion.SessionPropertyEntryMacro.expansion(of: node, providingPeersOf: declaration, in: context)
   }
 }

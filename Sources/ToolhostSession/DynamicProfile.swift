@@ -1,254 +1,32 @@
-import Synchronization
 public import ToolhostGeneration
+import ToolhostJSON
 public import ToolhostTools
 
-// Dynamic profiles (FoundationModels 27): a session's instructions, tools, tool-calling mode and sampling worked out
-// anew before every model turn from the session's properties (its history so far among them), with hooks that hear
-// prompts, tool calls, tool outputs and responses.
-
-/// Instructions and tools, written with a result builder, that a ``LanguageModelSession/Profile`` offers: strings of
-/// ``Instructions``, tools, lists of tools, and `if`/`else` over them (FoundationModels' protocol).
-public protocol DynamicInstructions {
-  /// What this is made of.
-  associatedtype Body: DynamicInstructions
-  /// The parts.
-  @DynamicInstructionsBuilder var body: Body { get }
-}
-
-extension Instructions: DynamicInstructions {
-  /// No further parts: instructions are a leaf of ``DynamicInstructions``.
-  public var body: Never { fatalError("Instructions is a leaf") }
-}
-
-extension Never: DynamicInstructions {
-  /// No parts.
-  public var body: Never { fatalError("Never has no body") }
-}
-
-/// What instructions resolve to: their text parts and their tools, in order.
-struct ResolvedInstructions {
-  var texts: [String] = []
-  var tools: [any Tool] = []
-
-  mutating func add(_ other: ResolvedInstructions) {
-    texts += other.texts
-    tools += other.tools
-  }
-}
-
-/// A part that knows what it resolves to (the builder's own parts and the leaves).
-protocol PrimitiveDynamicInstructions {
-  var resolved: ResolvedInstructions { get }
-}
-
-extension Instructions: PrimitiveDynamicInstructions {
-  var resolved: ResolvedInstructions { ResolvedInstructions(texts: [text]) }
-}
-
-/// Tools as a part of ``DynamicInstructions``.
-public struct ToolsDynamicInstructions: DynamicInstructions, PrimitiveDynamicInstructions {
-  let tools: [any Tool]
-  /// No further parts.
-  public var body: Never { fatalError("a leaf") }
-  var resolved: ResolvedInstructions { ResolvedInstructions(tools: tools) }
-}
-
-/// Several parts in a row.
-public struct TupleDynamicInstructions: DynamicInstructions, PrimitiveDynamicInstructions {
-  let parts: [any DynamicInstructions]
-  /// No further parts.
-  public var body: Never { fatalError("a leaf") }
-  var resolved: ResolvedInstructions {
-    var all = ResolvedInstructions()
-    for part in parts { all.add(resolve(part)) }
-    return all
-  }
-}
-
-/// Nothing.
-public struct EmptyDynamicInstructions: DynamicInstructions, PrimitiveDynamicInstructions, Sendable {
-  /// Nothing.
-  public init() {}
-  /// No further parts.
-  public var body: Never { fatalError("a leaf") }
-  var resolved: ResolvedInstructions { ResolvedInstructions() }
-}
-
-/// What `if`/`else` gives.
-public struct ConditionalDynamicInstructions<TrueContent: DynamicInstructions, FalseContent: DynamicInstructions>:
-  DynamicInstructions, PrimitiveDynamicInstructions
-{
-  /// Which branch was taken.
-  public enum Branch {
-    /// The `if` branch.
-    case trueContent(TrueContent)
-    /// The `else` branch.
-    case falseContent(FalseContent)
-  }
-
-  let branch: Branch
-
-  /// The branch taken.
-  public init(_ branch: Branch) { self.branch = branch }
-  /// No further parts.
-  public var body: Never { fatalError("a leaf") }
-  var resolved: ResolvedInstructions {
-    switch branch {
-    case .trueContent(let c): resolve(c)
-    case .falseContent(let c): resolve(c)
-    }
-  }
-}
-
-extension Optional: DynamicInstructions where Wrapped: DynamicInstructions {
-  /// No further parts.
-  public var body: Never { fatalError("a leaf") }
-}
-
-extension Optional: PrimitiveDynamicInstructions where Wrapped: DynamicInstructions {
-  var resolved: ResolvedInstructions { map { resolve($0) } ?? ResolvedInstructions() }
-}
-
-/// The text and tools of any instructions: a leaf's own, or its body's.
-func resolve(_ instructions: any DynamicInstructions) -> ResolvedInstructions {
-  if let primitive = instructions as? any PrimitiveDynamicInstructions { return primitive.resolved }
-  return resolve(instructions.body)
-}
-
-/// Builds ``DynamicInstructions`` from strings, ``Instructions``, tools and lists of tools.
-@resultBuilder
-public enum DynamicInstructionsBuilder {
-  /// A tool.
-  public static func buildExpression(_ tool: some Tool) -> ToolsDynamicInstructions {
-    ToolsDynamicInstructions(tools: [tool])
-  }
-  /// Tools.
-  public static func buildExpression(_ tools: [any Tool]) -> ToolsDynamicInstructions {
-    ToolsDynamicInstructions(tools: tools)
-  }
-  /// Text.
-  public static func buildExpression(_ text: String) -> Instructions { Instructions(text) }
-  /// Instructions as they are.
-  public static func buildExpression<T: DynamicInstructions>(_ expression: T) -> T { expression }
-  /// Nothing.
-  public static func buildBlock() -> EmptyDynamicInstructions { EmptyDynamicInstructions() }
-  /// One part.
-  public static func buildBlock<T: DynamicInstructions>(_ content: T) -> T { content }
-  /// Parts in a row.
-  @_disfavoredOverload
-  public static func buildBlock(_ parts: any DynamicInstructions...) -> TupleDynamicInstructions {
-    TupleDynamicInstructions(parts: parts)
-  }
-  /// The `if` branch.
-  public static func buildEither<T: DynamicInstructions, F: DynamicInstructions>(first content: T)
-    -> ConditionalDynamicInstructions<T, F>
-  {
-    ConditionalDynamicInstructions(.trueContent(content))
-  }
-  /// The `else` branch.
-  public static func buildEither<T: DynamicInstructions, F: DynamicInstructions>(second content: F)
-    -> ConditionalDynamicInstructions<T, F>
-  {
-    ConditionalDynamicInstructions(.falseContent(content))
-  }
-  /// An `if` without `else`.
-  public static func buildOptional<T: DynamicInstructions>(_ content: T?) -> T? { content }
-}
-
-/// A key of a custom session property (FoundationModels' protocol): its type and its value before anything sets it.
-public protocol SessionPropertyKey: SendableMetatype {
-  /// The value's type.
-  associatedtype Value: Sendable
-  /// The value before anything sets it.
-  static var defaultValue: Value { get }
-}
-
-/// A session's properties: its history so far and custom values (FoundationModels' `SessionPropertyValues`). A
-/// profile reads them through ``LanguageModelSession/SessionProperty``; hooks may change them, and the profile is
-/// worked out again before the next model turn.
-///
-/// ```swift
-/// enum Expertise: SessionPropertyKey { static let defaultValue = "beginner" }
-/// extension SessionPropertyValues {
-///   var expertise: String { get { self[Expertise.self] } set { self[Expertise.self] = newValue } }
-/// }
-/// ```
-public final class SessionPropertyValues: Sendable {
-  private struct State {
-    var history: ArraySlice<Transcript.Entry> = []
-    var custom: [ObjectIdentifier: any Sendable] = [:]
-  }
-
-  private let state = Mutex(State())
-
-  /// Empty properties.
-  public init() {}
-
-  /// The session's entries so far, the current request's among them while it runs.
-  public var history: ArraySlice<Transcript.Entry> {
-    get { state.withLock { $0.history } }
-    set { state.withLock { $0.history = newValue } }
-  }
-
-  /// A custom property's value.
-  public subscript<K: SessionPropertyKey>(key: K.Type) -> K.Value {
-    get { state.withLock { $0.custom[ObjectIdentifier(key)] as? K.Value } ?? K.defaultValue }
-    set { state.withLock { $0.custom[ObjectIdentifier(key)] = newValue } }
-  }
-}
-
-/// A place a ``LanguageModelSession/SessionProperty`` reads: the properties of the session that evaluates its profile.
-final class SessionPropertyLocation: Sendable {
-  private let values = Mutex<SessionPropertyValues?>(nil)
-
-  var current: SessionPropertyValues { values.withLock { $0 } ?? SessionPropertyValues() }
-
-  func bind(to properties: SessionPropertyValues) { values.withLock { $0 = properties } }
-}
-
-/// A property wrapper field the session binds before it evaluates a profile.
-protocol SessionPropertyBinding {
-  func bind(to properties: SessionPropertyValues)
-}
+// Dynamic profiles (FoundationModels 27): a session's model, instructions, tools, tool-calling mode and sampling
+// worked out anew before every model turn from the session's properties (its history so far among them), with
+// modifiers and hooks that hear prompts, tool calls, tool outputs and responses.
 
 extension LanguageModelSession {
-  /// Reads (and writes) one of the session's properties from a dynamic profile: `@SessionProperty(\.history)`. The
-  /// session binds the profiles it evaluates; elsewhere (a tool, say) the wrapper reads the defaults.
-  @propertyWrapper
-  public struct SessionProperty<Value>: SessionPropertyBinding {
-    let keyPath: any ReferenceWritableKeyPath<SessionPropertyValues, Value> & Sendable
-    let location = SessionPropertyLocation()
-
-    /// A property of the session (a key path literal such as `\.history`).
-    public init(_ keyPath: any ReferenceWritableKeyPath<SessionPropertyValues, Value> & Sendable) {
-      self.keyPath = keyPath
-    }
-
-    /// The value in the session evaluating the profile (the default before one does).
-    public var wrappedValue: Value {
-      get { location.current[keyPath: keyPath] }
-      nonmutating set { location.current[keyPath: keyPath] = newValue }
-    }
-
-    func bind(to properties: SessionPropertyValues) { location.bind(to: properties) }
-  }
-
   /// A session's behaviour worked out before every model turn: its instructions and tools (a ``Profile``), and the
   /// modifiers applied to it (FoundationModels' protocol).
   ///
   /// "Required until the first tool call, then allowed", as FoundationModels' guide writes it:
   /// ```swift
+  /// extension SessionPropertyValues {
+  ///   @SessionPropertyEntry var toolCallCount: Int = 0
+  /// }
   /// struct Forecaster: LanguageModelSession.DynamicProfile {
-  ///   @LanguageModelSession.SessionProperty(\.history) var history
+  ///   @SessionProperty(\.toolCallCount) var toolCallCount
   ///   var body: some LanguageModelSession.DynamicProfile {
-  ///     LanguageModelSession.Profile {
-  ///       "Answer with the weather tool's figures."
+  ///     Profile {
+  ///       Instructions("Answer with the weather tool's figures.")
   ///       GetWeather()
   ///     }
-  ///     .toolCallingMode(history.calledToolSinceLastPrompt ? .allowed : .required)
+  ///     .toolCallingMode(toolCallCount < 1 ? .required : .allowed)
+  ///     .onToolCall { toolCallCount += 1 }
   ///   }
   /// }
-  /// let session = LanguageModelSession(model: model, profile: Forecaster())
+  /// let session = LanguageModelSession(profile: Forecaster().model(model))
   /// ```
   public protocol DynamicProfile: SendableMetatype {
     /// What this profile is made of.
@@ -270,6 +48,20 @@ extension LanguageModelSession {
     public var body: Never { fatalError("a leaf") }
   }
 
+  /// Any profile, its type erased (FoundationModels' type): what an `if #available` branch gives.
+  public struct AnyDynamicProfile: DynamicProfile {
+    let base: any DynamicProfile
+
+    /// `dynamicProfile`, its type erased.
+    public init(_ dynamicProfile: any DynamicProfile) { base = dynamicProfile }
+
+    /// `dynamicProfile`, its type erased.
+    public init(erasing dynamicProfile: some DynamicProfile) { base = dynamicProfile }
+
+    /// No further parts.
+    public var body: Never { fatalError("a leaf") }
+  }
+
   /// What `if`/`else` over profiles gives.
   public struct ConditionalDynamicProfile<TrueContent: DynamicProfile, FalseContent: DynamicProfile>: DynamicProfile {
     enum Branch {
@@ -281,15 +73,41 @@ extension LanguageModelSession {
     public var body: Never { fatalError("a leaf") }
   }
 
-  /// A profile with a modifier applied.
-  public struct ModifiedDynamicProfile<Content: DynamicProfile>: DynamicProfile {
-    let content: Content
-    let modify: @Sendable (inout ResolvedProfile) -> Void
+  /// A modifier of profiles of your own, applied with ``DynamicProfile/modifier(_:)`` (FoundationModels' protocol):
+  /// its `body` wraps the profile it is applied to (its `content`) in other modifiers.
+  ///
+  /// ```swift
+  /// struct Careful: LanguageModelSession.DynamicProfileModifier {
+  ///   func body(content: Content) -> some LanguageModelSession.DynamicProfile {
+  ///     content.temperature(0).toolCallingMode(.required)
+  ///   }
+  /// }
+  /// ```
+  public protocol DynamicProfileModifier: SendableMetatype {
+    /// What the modified profile is made of.
+    associatedtype Body: DynamicProfile
+    /// The profile the modifier is applied to, as its `body` sees it.
+    typealias Content = DynamicProfileModifierContent<Self>
+    /// The modified profile.
+    @DynamicProfileBuilder func body(content: Content) -> Body
+  }
+
+  /// The profile a ``DynamicProfileModifier`` is applied to, inside its `body`.
+  public struct DynamicProfileModifierContent<Modifier: DynamicProfileModifier>: DynamicProfile {
+    let content: any DynamicProfile
     /// No further parts.
     public var body: Never { fatalError("a leaf") }
   }
 
-  /// Builds a profile.
+  /// A profile with a modifier applied.
+  public struct ModifiedDynamicProfile<Content: DynamicProfile, Modifier: DynamicProfileModifier>: DynamicProfile {
+    let content: Content
+    let modifier: Modifier
+    /// No further parts.
+    public var body: Never { fatalError("a leaf") }
+  }
+
+  /// Builds a profile: one profile, `if`/`else` over profiles, and `if #available`.
   @resultBuilder
   public enum DynamicProfileBuilder {
     /// One profile.
@@ -306,10 +124,16 @@ extension LanguageModelSession {
     {
       ConditionalDynamicProfile(branch: .falseContent(content))
     }
+    /// A branch under `if #available`.
+    public static func buildLimitedAvailability(_ component: some DynamicProfile) -> AnyDynamicProfile {
+      AnyDynamicProfile(erasing: component)
+    }
   }
 
-  /// What a profile comes to for one model turn.
+  /// What a profile comes to for one model turn (toolhost's: the session's view of a worked-out profile).
   public struct ResolvedProfile: Sendable {
+    /// The model that answers, when the profile sets one.
+    public var model: (any LanguageModel)?
     /// The instructions' text.
     public var instructions: String?
     /// The tools offered.
@@ -322,10 +146,24 @@ extension LanguageModelSession {
     public var samplingMode: GenerationOptions.SamplingMode?
     /// The most tokens a turn may generate, when the profile sets it.
     public var maximumResponseTokens: Int?
+    /// How much the model reasons, when the profile sets it.
+    public var reasoningLevel: ContextOptions.ReasoningLevel?
+    /// What a request whose tool fails leaves in the transcript, when the profile sets it.
+    public var transcriptErrorHandlingPolicy: TranscriptErrorHandlingPolicy?
+    var historyTransforms: [@Sendable ([Transcript.Entry]) -> [Transcript.Entry]] = []
     var onPrompt: [@Sendable (Transcript.Prompt) async throws -> Void] = []
     var onToolCall: [@Sendable (Transcript.ToolCall) async throws -> Void] = []
     var onToolOutput: [@Sendable (Transcript.ToolCall, Transcript.ToolOutput) async throws -> Void] = []
     var onResponse: [@Sendable (Transcript.Response) async throws -> Void] = []
+    var onReasoning: [@Sendable (Transcript.Reasoning) async throws -> Void] = []
+    /// The activation hooks of the profile's parts, by where the part is in the profile.
+    var lifecycles: [String: Lifecycle] = [:]
+
+    /// A part's `onActivate` and `onDeactivate` actions.
+    struct Lifecycle: Sendable {
+      var activate: [@Sendable () async -> Void] = []
+      var deactivate: [@Sendable () async -> Void] = []
+    }
 
     /// `options` with the profile's settings: its tool-calling mode, and its sampling where the request sets none.
     func applied(to options: GenerationOptions) -> GenerationOptions {
@@ -334,60 +172,125 @@ extension LanguageModelSession {
       if o.temperature == nil { o.temperature = temperature }
       if o.samplingMode == nil { o.samplingMode = samplingMode }
       if o.maximumResponseTokens == nil { o.maximumResponseTokens = maximumResponseTokens }
+      if let reasoningLevel, o.additionalParameters["reasoning_effort"] == nil {
+        o.additionalParameters["reasoning_effort"] = .string(reasoningLevel.effort)
+      }
       return o
+    }
+
+    /// The history as the model sees it: the profile's transforms applied in order.
+    func transformed(_ transcript: Transcript) -> Transcript {
+      guard !historyTransforms.isEmpty else { return transcript }
+      var entries = transcript.entries
+      for transform in historyTransforms { entries = transform(entries) }
+      return Transcript(entries: entries)
     }
   }
 }
 
+extension LanguageModelSession.DynamicProfile {
+  /// The root of a profile, written in a profile (FoundationModels' name).
+  public typealias Profile = LanguageModelSession.Profile
+  /// A dynamic profile, written in a profile (FoundationModels' name).
+  public typealias DynamicProfile = LanguageModelSession.DynamicProfile
+  /// One of the session's properties, read from a profile (FoundationModels' name).
+  public typealias SessionProperty = LanguageModelSession.SessionProperty
+}
+
+extension LanguageModelSession.DynamicProfileModifier {
+  /// A dynamic profile, written in a modifier (FoundationModels' name).
+  public typealias DynamicProfile = LanguageModelSession.DynamicProfile
+  /// One of the session's properties, read from a modifier (FoundationModels' name).
+  public typealias SessionProperty = LanguageModelSession.SessionProperty
+}
+
 extension Never: LanguageModelSession.DynamicProfile {}
 
-/// A part of a profile that knows what it comes to.
+/// A part of a profile that knows what it comes to; `path` says where it is in the profile (for its activation).
 protocol PrimitiveDynamicProfile {
-  func resolve(into profile: inout LanguageModelSession.ResolvedProfile, properties: SessionPropertyValues)
+  func resolve(
+    into profile: inout LanguageModelSession.ResolvedProfile, properties: SessionPropertyValues, path: String)
+}
+
+/// One of the modifiers toolhost's own profile modifiers are made of: a change to the worked-out profile.
+struct ProfileSetting: LanguageModelSession.DynamicProfileModifier {
+  let change: @Sendable (inout LanguageModelSession.ResolvedProfile, _ path: String) -> Void
+
+  func body(content: Content) -> Never { fatalError("a profile setting has no body") }
 }
 
 extension LanguageModelSession.Profile: PrimitiveDynamicProfile {
-  func resolve(into profile: inout LanguageModelSession.ResolvedProfile, properties: SessionPropertyValues) {
-    let resolved = ToolhostSession.resolve(instructions)
+  func resolve(
+    into profile: inout LanguageModelSession.ResolvedProfile, properties: SessionPropertyValues, path: String
+  ) {
+    let resolved = ToolhostSession.resolve(instructions, reading: properties)
     profile.instructions = resolved.texts.isEmpty ? nil : resolved.texts.joined(separator: "\n\n")
     profile.tools = resolved.tools
   }
 }
 
+extension LanguageModelSession.AnyDynamicProfile: PrimitiveDynamicProfile {
+  func resolve(
+    into profile: inout LanguageModelSession.ResolvedProfile, properties: SessionPropertyValues, path: String
+  ) {
+    LanguageModelSession.resolve(base, into: &profile, properties: properties, path: path)
+  }
+}
+
 extension LanguageModelSession.ConditionalDynamicProfile: PrimitiveDynamicProfile {
-  func resolve(into profile: inout LanguageModelSession.ResolvedProfile, properties: SessionPropertyValues) {
+  func resolve(
+    into profile: inout LanguageModelSession.ResolvedProfile, properties: SessionPropertyValues, path: String
+  ) {
     switch branch {
-    case .trueContent(let c): LanguageModelSession.resolve(c, into: &profile, properties: properties)
-    case .falseContent(let c): LanguageModelSession.resolve(c, into: &profile, properties: properties)
+    case .trueContent(let c): LanguageModelSession.resolve(c, into: &profile, properties: properties, path: path + "?")
+    case .falseContent(let c): LanguageModelSession.resolve(c, into: &profile, properties: properties, path: path + "!")
     }
+  }
+}
+
+extension LanguageModelSession.DynamicProfileModifierContent: PrimitiveDynamicProfile {
+  func resolve(
+    into profile: inout LanguageModelSession.ResolvedProfile, properties: SessionPropertyValues, path: String
+  ) {
+    LanguageModelSession.resolve(content, into: &profile, properties: properties, path: path + "<")
   }
 }
 
 extension LanguageModelSession.ModifiedDynamicProfile: PrimitiveDynamicProfile {
-  func resolve(into profile: inout LanguageModelSession.ResolvedProfile, properties: SessionPropertyValues) {
-    LanguageModelSession.resolve(content, into: &profile, properties: properties)
-    modify(&profile)
+  func resolve(
+    into profile: inout LanguageModelSession.ResolvedProfile, properties: SessionPropertyValues, path: String
+  ) {
+    if let setting = modifier as? ProfileSetting {
+      LanguageModelSession.resolve(content, into: &profile, properties: properties, path: path + ".")
+      setting.change(&profile, path)
+      return
+    }
+    LanguageModelSession.bind(modifier, to: properties)
+    let modified = modifier.body(content: LanguageModelSession.DynamicProfileModifierContent(content: content))
+    LanguageModelSession.resolve(
+      modified, into: &profile, properties: properties, path: path + "/\(Modifier.self)")
   }
 }
 
 extension LanguageModelSession {
-  /// Works out a profile for one model turn, its `@SessionProperty`s (and those of the profiles in its body) reading
-  /// `properties`.
+  /// Works out a profile for one model turn, its `@SessionProperty`s (and those of the profiles in its body, its
+  /// instructions and its tools) reading `properties`.
   static func resolve(_ profile: any DynamicProfile, properties: SessionPropertyValues) -> ResolvedProfile {
     var resolved = ResolvedProfile()
-    resolve(profile, into: &resolved, properties: properties)
+    resolve(profile, into: &resolved, properties: properties, path: "")
     return resolved
   }
 
   static func resolve(
-    _ profile: any DynamicProfile, into resolved: inout ResolvedProfile, properties: SessionPropertyValues
+    _ profile: any DynamicProfile, into resolved: inout ResolvedProfile, properties: SessionPropertyValues,
+    path: String
   ) {
     if let primitive = profile as? any PrimitiveDynamicProfile {
-      primitive.resolve(into: &resolved, properties: properties)
+      primitive.resolve(into: &resolved, properties: properties, path: path)
       return
     }
     bind(profile, to: properties)
-    resolve(profile.body, into: &resolved, properties: properties)
+    resolve(profile.body, into: &resolved, properties: properties, path: path + "/\(type(of: profile))")
   }
 
   /// Points every `@SessionProperty` stored in `value` at `properties`.
@@ -398,45 +301,125 @@ extension LanguageModelSession {
   }
 }
 
+extension ContextOptions.ReasoningLevel {
+  /// The effort an OpenAI-compatible server understands (`reasoning_effort`).
+  var effort: String {
+    switch self {
+    case .light: "low"
+    case .moderate: "medium"
+    case .deep: "high"
+    case .custom(let value): value
+    }
+  }
+}
+
 extension LanguageModelSession.DynamicProfile {
-  private func modified(_ modify: @escaping @Sendable (inout LanguageModelSession.ResolvedProfile) -> Void)
-    -> LanguageModelSession.ModifiedDynamicProfile<Self>
+  private func setting(_ change: @escaping @Sendable (inout LanguageModelSession.ResolvedProfile) -> Void)
+    -> LanguageModelSession.ModifiedDynamicProfile<Self, ProfileSetting>
   {
-    LanguageModelSession.ModifiedDynamicProfile(content: self, modify: modify)
+    LanguageModelSession.ModifiedDynamicProfile(
+      content: self, modifier: ProfileSetting { profile, _ in change(&profile) })
+  }
+
+  /// Applies a modifier of your own.
+  public func modifier<Modifier: LanguageModelSession.DynamicProfileModifier>(_ modifier: Modifier)
+    -> some LanguageModelSession.DynamicProfile
+  {
+    LanguageModelSession.ModifiedDynamicProfile(content: self, modifier: modifier)
+  }
+
+  /// Sets the model that answers the turns this profile is worked out for.
+  public func model(_ model: some LanguageModel) -> some LanguageModelSession.DynamicProfile {
+    setting { $0.model = model }
+  }
+
+  /// Sets the model that answers the turns this profile is worked out for.
+  @_disfavoredOverload
+  public func model(_ model: any LanguageModel) -> some LanguageModelSession.DynamicProfile {
+    setting { $0.model = model }
   }
 
   /// Sets the tool-calling mode of the turns this profile answers.
   public func toolCallingMode(_ mode: GenerationOptions.ToolCallingMode?) -> some LanguageModelSession.DynamicProfile {
-    modified { $0.toolCallingMode = mode }
+    setting { $0.toolCallingMode = mode }
+  }
+
+  /// Sets the tool-calling mode (FoundationModels' first name for ``toolCallingMode(_:)``).
+  @available(*, deprecated, renamed: "toolCallingMode(_:)")
+  public func toolCalling(_ mode: GenerationOptions.ToolCallingMode?) -> some LanguageModelSession.DynamicProfile {
+    toolCallingMode(mode)
   }
 
   /// Sets the temperature (a request's own temperature wins).
   public func temperature(_ temperature: Double?) -> some LanguageModelSession.DynamicProfile {
-    modified { $0.temperature = temperature }
+    setting { $0.temperature = temperature }
   }
 
   /// Sets the sampling mode (a request's own wins).
   public func samplingMode(_ mode: GenerationOptions.SamplingMode?) -> some LanguageModelSession.DynamicProfile {
-    modified { $0.samplingMode = mode }
+    setting { $0.samplingMode = mode }
   }
 
   /// Sets the most tokens a turn may generate (a request's own limit wins).
   public func maximumResponseTokens(_ limit: Int?) -> some LanguageModelSession.DynamicProfile {
-    modified { $0.maximumResponseTokens = limit }
+    setting { $0.maximumResponseTokens = limit }
+  }
+
+  /// Sets how much the model reasons: sent as `reasoning_effort` (`low`, `medium`, `high` or the custom value) to a
+  /// model that takes it, unless the request sets its own.
+  public func reasoningLevel(_ level: ContextOptions.ReasoningLevel?) -> some LanguageModelSession.DynamicProfile {
+    setting { $0.reasoningLevel = level }
+  }
+
+  /// Sets what a request whose tool fails leaves in the transcript (the session's own policy otherwise).
+  public func transcriptErrorHandlingPolicy(_ policy: TranscriptErrorHandlingPolicy?)
+    -> some LanguageModelSession.DynamicProfile
+  {
+    setting { $0.transcriptErrorHandlingPolicy = policy }
+  }
+
+  /// Changes the history the model sees on each turn (the transcript itself keeps every entry): for example, only
+  /// the latest entries. Transforms apply in the order the modifiers are written.
+  public func historyTransform(
+    _ transform: @escaping @Sendable ([Transcript.Entry]) -> [Transcript.Entry]
+  ) -> some LanguageModelSession.DynamicProfile {
+    setting { $0.historyTransforms.append(transform) }
+  }
+
+  /// Changes the history the model sees (FoundationModels' first name for ``historyTransform(_:)``).
+  @available(*, deprecated, renamed: "historyTransform(_:)")
+  public func inputFilter(
+    _ filter: @escaping @Sendable ([Transcript.Entry]) -> [Transcript.Entry]
+  ) -> some LanguageModelSession.DynamicProfile {
+    historyTransform(filter)
   }
 
   /// Runs `action` when a request starts, with its prompt; throwing ends the request with the error.
   public func onPrompt(
     @_inheritActorContext perform action: @escaping @Sendable (Transcript.Prompt) async throws -> Void
   ) -> some LanguageModelSession.DynamicProfile {
-    modified { $0.onPrompt.append(action) }
+    setting { $0.onPrompt.append(action) }
+  }
+
+  /// Runs `action` when a request starts; throwing ends the request with the error.
+  public func onPrompt(
+    @_inheritActorContext perform action: @escaping @Sendable () async throws -> Void
+  ) -> some LanguageModelSession.DynamicProfile {
+    onPrompt { _ in try await action() }
   }
 
   /// Runs `action` for every tool call the model asks for, before it runs; throwing ends the request.
   public func onToolCall(
     @_inheritActorContext perform action: @escaping @Sendable (Transcript.ToolCall) async throws -> Void
   ) -> some LanguageModelSession.DynamicProfile {
-    modified { $0.onToolCall.append(action) }
+    setting { $0.onToolCall.append(action) }
+  }
+
+  /// Runs `action` for every tool call the model asks for, before it runs; throwing ends the request.
+  public func onToolCall(
+    @_inheritActorContext perform action: @escaping @Sendable () async throws -> Void
+  ) -> some LanguageModelSession.DynamicProfile {
+    onToolCall { _ in try await action() }
   }
 
   /// Runs `action` for every tool output, with its call; throwing ends the request.
@@ -445,19 +428,62 @@ extension LanguageModelSession.DynamicProfile {
       @escaping @Sendable (Transcript.ToolCall, Transcript.ToolOutput) async throws
       -> Void
   ) -> some LanguageModelSession.DynamicProfile {
-    modified { $0.onToolOutput.append(action) }
+    setting { $0.onToolOutput.append(action) }
+  }
+
+  /// Runs `action` for every tool output; throwing ends the request.
+  public func onToolOutput(
+    @_inheritActorContext perform action: @escaping @Sendable () async throws -> Void
+  ) -> some LanguageModelSession.DynamicProfile {
+    onToolOutput { _, _ in try await action() }
   }
 
   /// Runs `action` with the model's response, before the request returns it; throwing ends the request.
   public func onResponse(
     @_inheritActorContext perform action: @escaping @Sendable (Transcript.Response) async throws -> Void
   ) -> some LanguageModelSession.DynamicProfile {
-    modified { $0.onResponse.append(action) }
+    setting { $0.onResponse.append(action) }
+  }
+
+  /// Runs `action` when the model has responded, before the request returns; throwing ends the request.
+  public func onResponse(
+    @_inheritActorContext perform action: @escaping @Sendable () async throws -> Void
+  ) -> some LanguageModelSession.DynamicProfile {
+    onResponse { _ in try await action() }
+  }
+
+  /// Runs `action` with the model's reasoning, when a turn of a reasoning model has some, before the turn's calls
+  /// or answer are used; throwing ends the request (toolhost's: the macOS 27 interface has no reasoning hook).
+  public func onReasoning(
+    @_inheritActorContext perform action: @escaping @Sendable (Transcript.Reasoning) async throws -> Void
+  ) -> some LanguageModelSession.DynamicProfile {
+    setting { $0.onReasoning.append(action) }
+  }
+
+  /// Runs `action` when this profile becomes part of what the session works out: on the first turn, or when an
+  /// `if` turns to it.
+  public func onActivate(
+    @_inheritActorContext perform action: @escaping @Sendable () async -> Void
+  ) -> some LanguageModelSession.DynamicProfile {
+    LanguageModelSession.ModifiedDynamicProfile(
+      content: self,
+      modifier: ProfileSetting { profile, path in profile.lifecycles[path, default: .init()].activate.append(action) })
+  }
+
+  /// Runs `action` when this profile stops being part of what the session works out (an `if` turned away from it).
+  public func onDeactivate(
+    @_inheritActorContext perform action: @escaping @Sendable () async -> Void
+  ) -> some LanguageModelSession.DynamicProfile {
+    LanguageModelSession.ModifiedDynamicProfile(
+      content: self,
+      modifier: ProfileSetting { profile, path in profile.lifecycles[path, default: .init()].deactivate.append(action) }
+    )
   }
 }
 
 extension Collection where Element == Transcript.Entry {
-  /// Whether a tool was called after the last prompt: what "required until the first tool call" looks at.
+  /// Whether a tool was called after the last prompt: what "required until the first tool call" looks at
+  /// (toolhost's).
   public var calledToolSinceLastPrompt: Bool {
     for entry in reversed() {
       switch entry {
@@ -469,5 +495,3 @@ extension Collection where Element == Transcript.Entry {
     return false
   }
 }
-
-extension LanguageModelSession.SessionProperty: Sendable where Value: Sendable {}

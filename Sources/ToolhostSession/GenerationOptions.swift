@@ -80,8 +80,8 @@ public struct GenerationOptions: Sendable, Equatable {
     }
   }
 
-  /// Whether the model may, must or must not call tools. Default ``ToolCallingMode/allowed``.
-  public var toolCallingMode: ToolCallingMode
+  /// Whether the model may, must or must not call tools; `nil` (the default) is ``ToolCallingMode/allowed``.
+  public var toolCallingMode: ToolCallingMode?
   /// How tokens are picked; `nil` leaves it to ``temperature``, ``topP`` and the backend.
   public var samplingMode: SamplingMode?
   /// Sampling temperature (0 is near-deterministic).
@@ -112,7 +112,7 @@ public struct GenerationOptions: Sendable, Equatable {
     toolCallingMode: ToolCallingMode? = nil, parallelToolCalls: Bool? = nil, topP: Double? = nil, seed: Int? = nil,
     stop: [String]? = nil, additionalParameters: JSONObject = JSONObject(), offeredTools: [String]? = nil
   ) {
-    self.toolCallingMode = toolCallingMode ?? .allowed
+    self.toolCallingMode = toolCallingMode
     self.samplingMode = samplingMode
     self.temperature = temperature
     self.maximumResponseTokens = maximumResponseTokens
@@ -124,7 +124,23 @@ public struct GenerationOptions: Sendable, Equatable {
     self.offeredTools = offeredTools
   }
 
-  /// Makes options with the mode under its earlier name.
+  /// Makes options with the sampling mode under FoundationModels 26's name.
+  @available(*, deprecated, renamed: "init(samplingMode:temperature:maximumResponseTokens:)")
+  public init(sampling: SamplingMode?, temperature: Double? = nil, maximumResponseTokens: Int? = nil) {
+    self.init(samplingMode: sampling, temperature: temperature, maximumResponseTokens: maximumResponseTokens)
+  }
+
+  /// The sampling mode under FoundationModels 26's name.
+  @available(*, deprecated, renamed: "samplingMode")
+  public var sampling: SamplingMode? {
+    get { samplingMode }
+    set { samplingMode = newValue }
+  }
+
+  /// The tool-calling mode a turn gets: ``toolCallingMode``, or ``ToolCallingMode/allowed`` when it is `nil`.
+  public var effectiveToolCallingMode: ToolCallingMode { toolCallingMode ?? .allowed }
+
+  /// Makes options with the mode under its earlier name (toolhost's).
   @available(
     *, deprecated,
     renamed:
@@ -141,11 +157,34 @@ public struct GenerationOptions: Sendable, Equatable {
       additionalParameters: additionalParameters, offeredTools: offeredTools)
   }
 
-  /// The mode under its earlier name.
+  /// The mode under its earlier name (toolhost's).
   @available(*, deprecated, renamed: "toolCallingMode")
   public var toolCalling: ToolCallingMode {
-    get { toolCallingMode }
+    get { effectiveToolCallingMode }
     set { toolCallingMode = newValue }
+  }
+}
+
+/// What goes into the model's context besides the prompt (FoundationModels 27's `ContextOptions`).
+public struct ContextOptions: Sendable, Equatable {
+  /// How much a reasoning model thinks before it answers.
+  public enum ReasoningLevel: Sendable, Equatable {
+    /// Little reasoning (sent as `reasoning_effort: low`).
+    case light
+    /// Some reasoning (`medium`).
+    case moderate
+    /// Much reasoning (`high`).
+    case deep
+    /// A level the model's server names (sent as it is).
+    case custom(String)
+  }
+
+  /// How much the model reasons; `nil` leaves it to the model.
+  public var reasoningLevel: ReasoningLevel?
+
+  /// Makes context options; `nil` leaves the level to the model.
+  public init(reasoningLevel: ReasoningLevel? = nil) {
+    self.reasoningLevel = reasoningLevel
   }
 }
 

@@ -68,6 +68,8 @@ public final class LanguageModelSession: Sendable {
     var profile: (any DynamicProfile)?
     /// The names and schemas of the profile's tools that `tools` was made of, to make it again only on a change.
     var profileToolsKey: [String] = []
+    /// The `onActivate`/`onDeactivate` actions of the profile's parts in the latest worked-out profile.
+    var activeParts: [String: ResolvedProfile.Lifecycle] = [:]
   }
 
   /// The model.
@@ -368,7 +370,7 @@ public final class LanguageModelSession: Sendable {
 
   private func commit(_ transcript: Transcript) {
     state.withLock { $0.transcript = transcript }
-    properties.history = transcript.entries[...]
+    properties.setHistory(transcript.entries[...])
   }
 
   /// Where a request's events go besides the observers: the event, the current model turn's text so far, and the
@@ -414,7 +416,7 @@ public final class LanguageModelSession: Sendable {
     prompt: String, format: ResponseFormatRequest?, options: GenerationOptions, streaming: Bool,
     from start: Transcript, sink: EventSink
   ) async throws -> RawResponse {
-    let policy = self.policy
+    var policy = self.policy
     var working = start
     let promptEntry = Transcript.Prompt(text: prompt)
     working.append(.prompt(promptEntry))
@@ -426,37 +428,52 @@ public final class LanguageModelSession: Sendable {
     var answerNow = false
     var profile = try applyProfile(to: &working)
     do {
+      await activateParts(of: profile)
+      if let chosen = profile?.transcriptErrorHandlingPolicy {
+        policy.toolFailures = chosen.preserves ? .throwAndPreserve : .throwAndRevert
+      }
       for hook in profile?.onPrompt ?? [] { try await hook(promptEntry) }
       while true {
         try Task.checkCancellation()
         // Again before every turn: a hook may have changed the properties the profile reads.
-        if profile != nil { profile = try applyProfile(to: &working) }
+        if profile != nil {
+          profile = try applyProfile(to: &working)
+          await activateParts(of: profile)
+        }
         let options = profile?.applied(to: options) ?? options
         let tools = self.tools
         let offered = options.offeredTools.map { names in names.filter { tools.tool(named: $0) != nil } }
         let definitions = Self.definitions(of: tools).filter { offered?.contains($0.name) ?? true }
         let choice: ToolChoice =
-          definitions.isEmpty || answerNow ? .none : options.toolCallingMode.choice(afterToolCalls: calledTool)
+          definitions.isEmpty || answerNow
+          ? .none : options.effectiveToolCallingMode.choice(afterToolCalls: calledTool)
         // With no tool to call, a generated type's turn is constrained to its schema from the start.
         let constrained = format != nil && choice == .none
+        let seen = profile?.transformed(working) ?? working
         let request = ModelRequest(
-          transcript: offered.map { working.steering(toward: $0) } ?? working, tools: definitions, toolChoice: choice,
+          transcript: offered.map { seen.steering(toward: $0) } ?? seen, tools: definitions, toolChoice: choice,
           options: options, responseFormat: constrained ? format?.request : nil)
         emit(.modelTurnStarted(round: rounds + 1), "", sink)
-        let turn = try await nextTurn(request, streaming: streaming, partial: constrained, sink: sink)
+        let model = profile?.model ?? self.model
+        let turn = try await nextTurn(request, model: model, streaming: streaming, partial: constrained, sink: sink)
         try Task.checkCancellation()
-        if let reasoning = turn.reasoning { working.append(.reasoning(Transcript.Reasoning(text: reasoning))) }
+        if let reasoning = turn.reasoning {
+          let reasoningEntry = Transcript.Reasoning(text: reasoning)
+          working.append(.reasoning(reasoningEntry))
+          for hook in profile?.onReasoning ?? [] { try await hook(reasoningEntry) }
+        }
 
         if turn.toolCalls.isEmpty {
           var text = turn.text
           var content = GeneratedContent(kind: .string(text))
           if let format {
             (text, content) = try await structured(
-              format, answer: turn.text, constrained: constrained, request: request, streaming: streaming,
-              round: rounds + 1, sink: sink)
+              format, answer: turn.text, constrained: constrained, request: request, model: model,
+              streaming: streaming, round: rounds + 1, sink: sink)
           }
           let responseEntry = Transcript.Response(text: text, usage: turn.usage)
           for hook in profile?.onResponse ?? [] { try await hook(responseEntry) }
+          adoptWrittenHistory(into: &working)
           working.append(.response(responseEntry))
           commit(working)
           // From the prompt on (a profile may have put instructions before it since the request began).
@@ -505,7 +522,7 @@ public final class LanguageModelSession: Sendable {
       }
     } catch {
       // The properties' history goes back to what was kept.
-      properties.history = self.transcript.entries[...]
+      properties.setHistory(self.transcript.entries[...])
       // The transcript was not committed (except by throwAndPreserve above): it is as it was before the request.
       // A cancelled request reports cancellation, whatever the model or the tools failed with on the way out.
       if Task.isCancelled, !(error is LanguageModelSessionError) { throw CancellationError() }
@@ -519,7 +536,8 @@ public final class LanguageModelSession: Sendable {
   ///
   /// - Throws: ``ToolCallError`` when a profile's tool has a parameters schema that does not compile.
   private func applyProfile(to working: inout Transcript) throws -> ResolvedProfile? {
-    properties.history = working.entries[...]
+    adoptWrittenHistory(into: &working)
+    properties.setHistory(working.entries[...])
     let resolved = try state.withLock { s throws(ToolCallError) -> ResolvedProfile? in
       guard let profile = s.profile else { return nil }
       let resolved = Self.resolve(profile, properties: properties)
@@ -547,14 +565,35 @@ public final class LanguageModelSession: Sendable {
     return resolved
   }
 
+  /// Makes `working` the history a hook wrote (compacted, say), if one did.
+  private func adoptWrittenHistory(into working: inout Transcript) {
+    if let written = properties.takeWrittenHistory() { working = Transcript(entries: Array(written)) }
+  }
+
+  /// Runs the `onActivate` actions of the profile's parts that were not in the previous worked-out profile and the
+  /// `onDeactivate` actions of those no longer in it.
+  private func activateParts(of profile: ResolvedProfile?) async {
+    guard let profile else { return }
+    let (ended, started) = state.withLock { s in
+      let before = s.activeParts
+      s.activeParts = profile.lifecycles
+      return (
+        before.filter { profile.lifecycles[$0.key] == nil }.sorted { $0.key < $1.key }.flatMap(\.value.deactivate),
+        profile.lifecycles.filter { before[$0.key] == nil }.sorted { $0.key < $1.key }.flatMap(\.value.activate)
+      )
+    }
+    for action in ended { await action() }
+    for action in started { await action() }
+  }
+
   /// The answer of a request for a generated type: `answer` when it already fits, else a turn constrained to the
   /// schema (with the tools described but not callable), and once more with what was wrong.
   ///
   /// - Throws: ``LanguageModelError`` of kind ``LanguageModelError/Kind/decodingFailure`` naming the path and what
   ///   was expected, when the second constrained answer does not fit either.
   private func structured(
-    _ format: ResponseFormatRequest, answer: String, constrained: Bool, request: ModelRequest, streaming: Bool,
-    round: Int, sink: EventSink
+    _ format: ResponseFormatRequest, answer: String, constrained: Bool, request: ModelRequest,
+    model: any LanguageModel, streaming: Bool, round: Int, sink: EventSink
   ) async throws -> (String, GeneratedContent) {
     var problem: String
     switch format.decode(answer) {
@@ -576,7 +615,7 @@ public final class LanguageModelSession: Sendable {
                 + "corrected JSON value.")))
       }
       emit(.modelTurnStarted(round: round), "", sink)
-      let turn = try await nextTurn(retry, streaming: streaming, partial: true, sink: sink)
+      let turn = try await nextTurn(retry, model: model, streaming: streaming, partial: true, sink: sink)
       try Task.checkCancellation()
       text = turn.text
       switch format.decode(text) {
@@ -591,9 +630,9 @@ public final class LanguageModelSession: Sendable {
         + "try a larger model, or a simpler type")
   }
 
-  private func nextTurn(_ request: ModelRequest, streaming: Bool, partial: Bool = false, sink: EventSink)
-    async throws -> ModelTurn
-  {
+  private func nextTurn(
+    _ request: ModelRequest, model: any LanguageModel, streaming: Bool, partial: Bool = false, sink: EventSink
+  ) async throws -> ModelTurn {
     guard streaming else { return try await model.turn(for: request) }
     var content = ""
     for try await event in model.streamTurn(for: request) {

@@ -11,6 +11,7 @@ var generationMacros: [String: MacroSpec] {
   [
     "Generable": MacroSpec(type: GenerableMacro.self, conformances: ["Generable"]),
     "Guide": MacroSpec(type: GuideMacro.self),
+    "SessionPropertyEntry": MacroSpec(type: SessionPropertyEntryMacro.self),
   ]
 }
 
