@@ -231,6 +231,11 @@ let package = Package(
     .executableTarget(
       name: "ToolhostExampleAssistant", dependencies: ["Toolhost"], path: "Examples/Assistant/Sources/Assistant",
       swiftSettings: upcomingFeatures),
+    // The samples of FoundationModels 27's documentation (tool calling, tool-calling modes, dynamic profiles,
+    // errors, the transcript), unchanged but for the import, with the app's own stand-ins: built as an app is (no
+    // upcoming features), type-checked in Swift 5 and 6 modes by a test, and run against the local model by another.
+    .executableTarget(
+      name: "ToolhostAppleSamples", dependencies: ["Toolhost"], path: "Examples/AppleSamples/Sources/AppleSamples"),
     // What several test targets need: paths, the built binary and its one driver, temporary folders and plugin
     // folders, running and checking processes, fakellm, a Swift tool (used only by tests; every test target depends on
     // it). Peers/ holds the Python scripts that run and check fakellm.

@@ -28,6 +28,9 @@ extension LanguageModelSession {
   /// }
   /// let session = LanguageModelSession(profile: Forecaster().model(model))
   /// ```
+  ///
+  /// A setting written at several levels takes the value nearest the ``Profile``; the outer ones are defaults, and a
+  /// request's own ``GenerationOptions`` win over all of them. Hooks add up: each level's run.
   public protocol DynamicProfile: SendableMetatype {
     /// What this profile is made of.
     associatedtype Body: DynamicProfile
@@ -165,10 +168,10 @@ extension LanguageModelSession {
       var deactivate: [@Sendable () async -> Void] = []
     }
 
-    /// `options` with the profile's settings: its tool-calling mode, and its sampling where the request sets none.
+    /// `options` with the profile's settings where the request sets none (a request's own options win).
     func applied(to options: GenerationOptions) -> GenerationOptions {
       var o = options
-      if let toolCallingMode { o.toolCallingMode = toolCallingMode }
+      if o.toolCallingMode == nil { o.toolCallingMode = toolCallingMode }
       if o.temperature == nil { o.temperature = temperature }
       if o.samplingMode == nil { o.samplingMode = samplingMode }
       if o.maximumResponseTokens == nil { o.maximumResponseTokens = maximumResponseTokens }
@@ -261,8 +264,10 @@ extension LanguageModelSession.ModifiedDynamicProfile: PrimitiveDynamicProfile {
     into profile: inout LanguageModelSession.ResolvedProfile, properties: SessionPropertyValues, path: String
   ) {
     if let setting = modifier as? ProfileSetting {
-      LanguageModelSession.resolve(content, into: &profile, properties: properties, path: path + ".")
+      // The setting first, then what it modifies: the modifier nearest the profile wins (FoundationModels'
+      // precedence), and the outer ones are defaults.
       setting.change(&profile, path)
+      LanguageModelSession.resolve(content, into: &profile, properties: properties, path: path + ".")
       return
     }
     LanguageModelSession.bind(modifier, to: properties)
@@ -341,7 +346,7 @@ extension LanguageModelSession.DynamicProfile {
 
   /// Sets the tool-calling mode of the turns this profile answers.
   public func toolCallingMode(_ mode: GenerationOptions.ToolCallingMode?) -> some LanguageModelSession.DynamicProfile {
-    setting { $0.toolCallingMode = mode }
+    setting { if let mode { $0.toolCallingMode = mode } }
   }
 
   /// Sets the tool-calling mode (FoundationModels' first name for ``toolCallingMode(_:)``).
@@ -352,30 +357,30 @@ extension LanguageModelSession.DynamicProfile {
 
   /// Sets the temperature (a request's own temperature wins).
   public func temperature(_ temperature: Double?) -> some LanguageModelSession.DynamicProfile {
-    setting { $0.temperature = temperature }
+    setting { if let temperature { $0.temperature = temperature } }
   }
 
   /// Sets the sampling mode (a request's own wins).
   public func samplingMode(_ mode: GenerationOptions.SamplingMode?) -> some LanguageModelSession.DynamicProfile {
-    setting { $0.samplingMode = mode }
+    setting { if let mode { $0.samplingMode = mode } }
   }
 
   /// Sets the most tokens a turn may generate (a request's own limit wins).
   public func maximumResponseTokens(_ limit: Int?) -> some LanguageModelSession.DynamicProfile {
-    setting { $0.maximumResponseTokens = limit }
+    setting { if let limit { $0.maximumResponseTokens = limit } }
   }
 
   /// Sets how much the model reasons: sent as `reasoning_effort` (`low`, `medium`, `high` or the custom value) to a
   /// model that takes it, unless the request sets its own.
   public func reasoningLevel(_ level: ContextOptions.ReasoningLevel?) -> some LanguageModelSession.DynamicProfile {
-    setting { $0.reasoningLevel = level }
+    setting { if let level { $0.reasoningLevel = level } }
   }
 
   /// Sets what a request whose tool fails leaves in the transcript (the session's own policy otherwise).
   public func transcriptErrorHandlingPolicy(_ policy: TranscriptErrorHandlingPolicy?)
     -> some LanguageModelSession.DynamicProfile
   {
-    setting { $0.transcriptErrorHandlingPolicy = policy }
+    setting { if let policy { $0.transcriptErrorHandlingPolicy = policy } }
   }
 
   /// Changes the history the model sees on each turn (the transcript itself keeps every entry): for example, only
@@ -453,11 +458,18 @@ extension LanguageModelSession.DynamicProfile {
   }
 
   /// Runs `action` with the model's reasoning, when a turn of a reasoning model has some, before the turn's calls
-  /// or answer are used; throwing ends the request (toolhost's: the macOS 27 interface has no reasoning hook).
+  /// or answer are used; throwing ends the request.
   public func onReasoning(
     @_inheritActorContext perform action: @escaping @Sendable (Transcript.Reasoning) async throws -> Void
   ) -> some LanguageModelSession.DynamicProfile {
     setting { $0.onReasoning.append(action) }
+  }
+
+  /// Runs `action` whenever the model reasons; throwing ends the request.
+  public func onReasoning(
+    @_inheritActorContext perform action: @escaping @Sendable () async throws -> Void
+  ) -> some LanguageModelSession.DynamicProfile {
+    onReasoning { _ in try await action() }
   }
 
   /// Runs `action` when this profile becomes part of what the session works out: on the first turn, or when an

@@ -1,3 +1,4 @@
+import Foundation
 import Testing
 import ToolhostTestSupport
 
@@ -83,5 +84,27 @@ struct ImportSurfaceTests {
       "import Toolhost\n\nlet session = LanguageModelSession(instructions: \"Be brief.\")\n", languageMode: 6,
       likeModule: Self.module)
     #expect(output.status == 0, "\(output.allText)")
+  }
+}
+
+/// The samples of FoundationModels 27's documentation (Examples/AppleSamples: tool calling, the tool-calling modes,
+/// dynamic instructions and profiles, their modifiers and hooks, session properties, a custom modifier, errors and
+/// the transcript), unchanged but for the import, type-checked as an app outside the package would compile them.
+/// The package builds them in Swift 6 mode; this checks both language modes with no upcoming features.
+@Suite("Apple's documentation samples compile")
+struct AppleSamplesCompileTests {
+  static var files: [URL] {
+    let folder = TestPackage.root.appendingPathComponent("Examples/AppleSamples/Sources/AppleSamples")
+    let names = (try? FileManager.default.contentsOfDirectory(atPath: folder.path)) ?? []
+    return names.filter { $0.hasSuffix(".swift") }.sorted().map { folder.appendingPathComponent($0) }
+  }
+
+  @Test(arguments: [5, 6])
+  func theSamplesTypeCheck(languageMode: Int) throws {
+    let files = Self.files
+    #expect(files.count >= 4, "the samples' folder: \(files)")
+    let output = try SwiftTypecheck.check(
+      files: files, languageMode: languageMode, likeModule: ImportSurfaceTests.module)
+    #expect(output.status == 0, "Swift \(languageMode): \(output.allText)")
   }
 }

@@ -155,6 +155,19 @@ struct ProfileModifierTests {
     #expect(options.additionalParameters["reasoning_effort"] == "high")
   }
 
+  @Test func theSettingNearestTheProfileWinsAndTheRequestsOwnOverAll() async throws {
+    let model = ScriptedModel(turns: [ModelTurn(text: "ok")])
+    let profile = LanguageModelSession.Profile { Instructions("Hi.") }
+      .temperature(1.0).toolCallingMode(.disallowed)
+      .temperature(0.5).maximumResponseTokens(10)
+    let session = LanguageModelSession(model: model, profile: profile)
+    _ = try await session.respond(to: "hello")
+    _ = try await session.respond(to: "again", options: GenerationOptions(temperature: 0.1, toolCallingMode: .allowed))
+    #expect(model.requests.map(\.options.temperature) == [1.0, 0.1])
+    #expect(model.requests.map(\.options.toolCallingMode) == [.disallowed, .allowed])
+    #expect(model.requests.map(\.options.maximumResponseTokens) == [10, 10])
+  }
+
   @Test func partsAreActivatedAndDeactivatedAsTheProfileSwitches() async throws {
     let heard = Heard()
     let model = ScriptedModel(turns: [

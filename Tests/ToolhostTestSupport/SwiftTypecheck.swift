@@ -47,6 +47,22 @@ public enum SwiftTypecheck {
       .finished()
   }
 
+  /// Runs `swiftc -typecheck` on `files` together, as one module (`-parse-as-library` when `library`: a program
+  /// with `@main`), in Swift `languageMode`, with the search paths of `module`'s build.
+  public static func check(
+    files: [URL], languageMode: Int, likeModule module: String, library: Bool = true, timeout: TimeInterval = 300
+  ) throws -> Subprocess.Output {
+    guard let search = searchArguments(likeModule: module) else {
+      throw TestFailure("no compile command for \(module) in SwiftPM's build description; build the tests first")
+    }
+    guard let swiftc = TestPackage.which("swiftc") else { throw TestFailure("swiftc is not on PATH") }
+    let arguments =
+      ["-typecheck", "-swift-version", String(languageMode)] + (library ? ["-parse-as-library"] : []) + search
+      + files.map(\.path)
+    return try Subprocess.run(executable: URL(fileURLWithPath: swiftc), arguments: arguments, timeout: timeout)
+      .finished()
+  }
+
   /// The build description SwiftPM wrote for the build this test runs from (`.build/debug.yaml` beside
   /// `.build/<triple>/debug/`), else the package's `.build/debug.yaml`.
   static func buildDescription() -> URL? {

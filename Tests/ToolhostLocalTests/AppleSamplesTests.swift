@@ -1,0 +1,56 @@
+import Foundation
+import Testing
+import ToolhostTestSupport
+
+/// FoundationModels 27's documentation samples (Examples/AppleSamples, built with the package) run against the
+/// local model as an app runs them: the default model, `LanguageModelSession(tools:)`, the tool-calling mode of a
+/// dynamic profile with a `@SessionPropertyEntry` counter, and the transcript read back.
+@Suite(
+  "Apple's samples with the local model", .serialized,
+  .enabled(if: LocalTestEnvironment.runsLocalModel, LocalTestEnvironment.skipReason))
+struct AppleSamplesTests {
+  /// The samples' binary, built beside `toolhost`.
+  static func binary() throws -> String {
+    let toolhost = try TestPackage.requireToolhostBinary()
+    let path = URL(fileURLWithPath: toolhost).deletingLastPathComponent().appendingPathComponent(
+      "ToolhostAppleSamples"
+    ).path
+    guard FileManager.default.isExecutableFile(atPath: path) else {
+      throw TestFailure("the samples are not built at \(path); run swift build")
+    }
+    return path
+  }
+
+  func run(_ sample: String) async throws -> (status: Int32, output: String) {
+    let home = try TemporaryFolder.make(prefix: "toolhost-samples")
+    defer { try? FileManager.default.removeItem(at: home) }
+    let before = LocalTestEnvironment.serverPIDs()
+    let result = try await Subprocess.runWithoutBlocking(
+      executable: URL(fileURLWithPath: try Self.binary()), arguments: [sample],
+      environment: LocalTestEnvironment.environment(home: home), timeout: 300
+    ).finished()
+    #expect(LocalTestEnvironment.serverPIDs().subtracting(before).isEmpty, "a model server was left running")
+    return (result.status, result.allText)
+  }
+
+  /// "Find three sourdough bread recipes": the tool is called and the answer names the database's recipes.
+  @Test func theToolCallingArticlesSession() async throws {
+    let (status, output) = try await run("tool-calling")
+    #expect(status == 0, "\(output)")
+    #expect(output.contains("toolCalls: searchBreadDatabase"), "\(output)")
+    #expect(output.contains("toolOutput: searchBreadDatabase"), "\(output)")
+    let answer = output.split(separator: "\n").first { $0.hasPrefix("answer: ") } ?? ""
+    #expect(answer.lowercased().contains("sourdough"), "the answer uses the tool's recipes: \(output)")
+  }
+
+  /// The dynamic profile of the tool-calling modes: required until the first call, counted by a session property,
+  /// then allowed, so the model answers.
+  @Test func theRequiredUntilCalledProfile() async throws {
+    let (status, output) = try await run("profile")
+    #expect(status == 0, "\(output)")
+    #expect(output.contains("toolCallCount: 1"), "\(output)")
+    #expect(output.contains("toolCalls: searchBreadDatabase"), "\(output)")
+    #expect(output.contains("profile answer: "), "\(output)")
+    #expect(output.contains("response: "), "the request ended with a response: \(output)")
+  }
+}
