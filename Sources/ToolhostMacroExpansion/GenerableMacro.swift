@@ -44,12 +44,17 @@ public struct GenerableMacro: ExtensionMacro, MemberMacro {
     let reading = StructProperties(structDecl.memberBlock.members, of: structDecl.name.text)
     guard reading.problems.isEmpty else { return [] }
     let access = declaration.generatedAccess
-    let properties = reading.properties
-    let stored = properties.map { "\(access)var \($0.name.text): \($0.partialType)\n" }.joined()
+    let properties = reading.properties.filter { !$0.isGenerationID }
+    let identities = reading.properties.filter(\.isGenerationID)
+    let stored =
+      identities.map { "\(access)var \($0.name.text): \($0.type.trimmedDescription)\n" }.joined()
+      + properties.map { "\(access)var \($0.name.text): \($0.partialType)\n" }.joined()
     // A property still being generated (a half-written enum case, a number cut short) is nil until it converts.
-    let assignments = properties.map {
-      "self.\($0.name.text) = try? content.value(\($0.partialType).self, forProperty: \(swiftStringLiteral($0.key)))\n"
-    }.joined()
+    let assignments =
+      identities.map { "self.\($0.name.text) = \($0.identityValue)\n" }.joined()
+      + properties.map {
+        "self.\($0.name.text) = try? content.value(\($0.partialType).self, forProperty: \(swiftStringLiteral($0.key)))\n"
+      }.joined()
     return [
       """
       \(raw: access)nonisolated struct PartiallyGenerated: ConvertibleFromGeneratedContent {
@@ -69,8 +74,11 @@ public struct GenerableMacro: ExtensionMacro, MemberMacro {
 
   /// The members of a struct's `Generable` extension.
   private static func structMembers(
-    _ properties: [GenerableProperty], description: ExprSyntax?, access: String
+    _ allProperties: [GenerableProperty], description: ExprSyntax?, access: String
   ) -> String {
+    // A `GenerationID` is not generated: it is the content's, or a new one.
+    let properties = allProperties.filter { !$0.isGenerationID }
+    let identities = allProperties.filter(\.isGenerationID).map { "self.\($0.name.text) = \($0.identityValue)\n" }
     let schemaProperties = properties.map { property in
       var arguments = ["name: \(swiftStringLiteral(property.key))"]
       if let description = property.description { arguments.append("description: \(description.trimmedDescription)") }
@@ -107,7 +115,7 @@ public struct GenerableMacro: ExtensionMacro, MemberMacro {
       )
       }
       \(access)nonisolated init(_ content: GeneratedContent) throws {
-      \(assignments.joined())}
+      \(identities.joined())\(assignments.joined())}
       \(access)nonisolated var generatedContent: GeneratedContent {
       \(contentBody)
       }

@@ -14,6 +14,17 @@ struct GenerableProperty {
   /// Whether the property is optional (in any of its spellings).
   var isOptional: Bool { type.isOptional }
 
+  /// Whether the property is a `GenerationID`: an identity the framework gives each generated value, not something
+  /// the model writes, so it is left out of the schema and the content.
+  var isGenerationID: Bool {
+    let base = TypeShape(type).wrapped?.withoutParentheses ?? type
+    return ["GenerationID", "ToolhostGeneration.GenerationID"].contains(base.trimmedDescription)
+  }
+
+  /// What a `GenerationID` property is set to from content: the content's identifier (a new one when it has none
+  /// and the property is not optional).
+  var identityValue: String { isOptional ? "content.id" : "content.id ?? GenerationID()" }
+
   /// The name in the schema and in generated content: without backticks.
   var key: String { name.text.withoutBackticks }
 

@@ -77,8 +77,8 @@ enum Guides {
     }
     if numeric.contains(name) {
       switch shape {
-      case .scalar(.int), .scalar(.double), .scalar(.float): return []
-      default: return mismatch("Int, Double and Float")
+      case .scalar(.int), .scalar(.double), .scalar(.float), .scalar(.decimal): return []
+      default: return mismatch("Int, Double, Float and Decimal")
       }
     }
     if array.contains(name) {

@@ -2,12 +2,12 @@ import SwiftSyntax
 
 /// The scalar types a `GenerationSchema` describes directly.
 enum ScalarType {
-  case string, int, double, float, bool
+  case string, int, double, float, decimal, bool
 }
 
 /// What `@Generable` makes of a property's type, read from its syntax alone (the macro sees no type information).
 enum TypeShape {
-  /// `String`, `Int`, `Double`, `Float` or `Bool`.
+  /// `String`, `Int`, `Double`, `Float`, `Decimal` or `Bool`.
   case scalar(ScalarType)
   /// `[T]` or `Array<T>`.
   case array(element: TypeSyntax)
@@ -20,13 +20,13 @@ enum TypeShape {
 
   /// Named types of the standard library and Foundation that are not `Generable`.
   private static let unsupportedNames: Set<String> = [
-    "Dictionary", "Set", "Date", "URL", "Data", "UUID", "Decimal", "Character", "Substring", "Any", "AnyObject",
+    "Dictionary", "Set", "Date", "URL", "Data", "UUID", "Character", "Substring", "Any", "AnyObject",
     "AnyHashable", "Void", "Never", "UInt", "Int8", "Int16", "Int32", "Int64", "Int128", "UInt8", "UInt16", "UInt32",
     "UInt64", "UInt128", "Float16", "Float80", "CGFloat",
   ]
 
   private static let scalars: [String: ScalarType] = [
-    "String": .string, "Int": .int, "Double": .double, "Float": .float, "Bool": .bool,
+    "String": .string, "Int": .int, "Double": .double, "Float": .float, "Decimal": .decimal, "Bool": .bool,
   ]
 
   /// The shape of a type.

@@ -68,6 +68,8 @@ public final class LanguageModelSession: Sendable {
     var profile: (any DynamicProfile)?
     /// The names and schemas of the profile's tools that `tools` was made of, to make it again only on a change.
     var profileToolsKey: [String] = []
+    /// Whether ``transcript`` was set while a request ran: that request must not commit over it.
+    var transcriptReplaced = false
     /// The `onActivate`/`onDeactivate` actions of the profile's parts in the latest worked-out profile.
     var activeParts: [String: ResolvedProfile.Lifecycle] = [:]
   }
@@ -164,8 +166,18 @@ public final class LanguageModelSession: Sendable {
   }
 
   /// Everything so far. While a request runs this is the transcript before it; the request's entries are added when
-  /// it ends.
-  public var transcript: Transcript { state.withLock { $0.transcript } }
+  /// it ends. Setting it (to trim a long chat, say) takes effect from the next request; a request that is running
+  /// then ends with ``LanguageModelSessionError/transcriptMutationWhileResponding`` instead of keeping its entries.
+  public var transcript: Transcript {
+    get { state.withLock { $0.transcript } }
+    set {
+      state.withLock {
+        $0.transcript = newValue
+        if $0.isResponding { $0.transcriptReplaced = true }
+      }
+      properties.setHistory(of: newValue)
+    }
+  }
 
   /// Whether a request is running.
   public var isResponding: Bool { state.withLock { $0.isResponding } }
@@ -365,12 +377,21 @@ public final class LanguageModelSession: Sendable {
   }
 
   private func endRequest() {
-    state.withLock { $0.isResponding = false }
+    state.withLock {
+      $0.isResponding = false
+      $0.transcriptReplaced = false
+    }
   }
 
-  private func commit(_ transcript: Transcript) {
-    state.withLock { $0.transcript = transcript }
-    properties.setHistory(transcript.entries[...])
+  /// Keeps a request's transcript, unless the session's was set while it ran.
+  ///
+  /// - Throws: ``LanguageModelSessionError/transcriptMutationWhileResponding`` when it was.
+  private func commit(_ transcript: Transcript) throws(LanguageModelSessionError) {
+    try state.withLock { s throws(LanguageModelSessionError) in
+      if s.transcriptReplaced { throw .transcriptMutationWhileResponding }
+      s.transcript = transcript
+    }
+    properties.setHistory(of: transcript)
   }
 
   /// Where a request's events go besides the observers: the event, the current model turn's text so far, and the
@@ -475,7 +496,7 @@ public final class LanguageModelSession: Sendable {
           for hook in profile?.onResponse ?? [] { try await hook(responseEntry) }
           adoptWrittenHistory(into: &working)
           working.append(.response(responseEntry))
-          commit(working)
+          try commit(working)
           // From the prompt on (a profile may have put instructions before it since the request began).
           let firstNew = working.entries.lastIndex { $0.id == promptEntry.id } ?? working.startIndex
           let entries = working.entries[firstNew...]
@@ -509,7 +530,7 @@ public final class LanguageModelSession: Sendable {
         if outcome.ranAny { calledTool = true }
 
         if let failure = outcome.failure {
-          if policy.toolFailures == .throwAndPreserve { commit(working) }
+          if policy.toolFailures == .throwAndPreserve { try commit(working) }
           throw failure
         }
         if let problem = outcome.repairProblem {
@@ -522,7 +543,7 @@ public final class LanguageModelSession: Sendable {
       }
     } catch {
       // The properties' history goes back to what was kept.
-      properties.setHistory(self.transcript.entries[...])
+      properties.setHistory(of: self.transcript)
       // The transcript was not committed (except by throwAndPreserve above): it is as it was before the request.
       // A cancelled request reports cancellation, whatever the model or the tools failed with on the way out.
       if Task.isCancelled, !(error is LanguageModelSessionError) { throw CancellationError() }
@@ -537,7 +558,7 @@ public final class LanguageModelSession: Sendable {
   /// - Throws: ``ToolCallError`` when a profile's tool has a parameters schema that does not compile.
   private func applyProfile(to working: inout Transcript) throws -> ResolvedProfile? {
     adoptWrittenHistory(into: &working)
-    properties.setHistory(working.entries[...])
+    properties.setHistory(of: working)
     let resolved = try state.withLock { s throws(ToolCallError) -> ResolvedProfile? in
       guard let profile = s.profile else { return nil }
       let resolved = Self.resolve(profile, properties: properties)
@@ -567,7 +588,7 @@ public final class LanguageModelSession: Sendable {
 
   /// Makes `working` the history a hook wrote (compacted, say), if one did.
   private func adoptWrittenHistory(into working: inout Transcript) {
-    if let written = properties.takeWrittenHistory() { working = Transcript(entries: Array(written)) }
+    if let written = properties.takeWrittenHistory() { working.history = written }
   }
 
   /// Runs the `onActivate` actions of the profile's parts that were not in the previous worked-out profile and the

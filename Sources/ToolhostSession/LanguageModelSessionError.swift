@@ -8,6 +8,8 @@ public enum LanguageModelSessionError: Error, Sendable, CustomStringConvertible 
   case toolRoundLimitReached(limit: Int)
   /// The model kept sending invalid tool calls; `lastProblem` is the last one.
   case repairLimitReached(limit: Int, lastProblem: ToolCallError)
+  /// The session's transcript was set while the request ran; the request's entries were not kept over it.
+  case transcriptMutationWhileResponding
 
   /// What went wrong and what to do.
   public var description: String {
@@ -25,6 +27,10 @@ public enum LanguageModelSessionError: Error, Sendable, CustomStringConvertible 
       return
         "the model sent invalid tool calls \(limit + 1) times and was told the problem each time; last: "
         + "\(problem.description)"
+    case .transcriptMutationWhileResponding:
+      return
+        "the session's transcript was replaced while this request ran, so its answer was not added; set the "
+        + "transcript between requests (isResponding is false), then ask again"
     }
   }
 }

@@ -53,8 +53,9 @@ public final class SessionPropertyValues: Sendable {
   /// Empty properties (toolhost's: a session makes its own).
   public init() {}
 
-  /// The session's entries so far, the current request's among them while it runs. A hook that sets it (to compact
-  /// a long chat, say) changes the session's transcript from then on.
+  /// The session's entries so far but its leading instructions (``Transcript/history``), the current request's among
+  /// them while it runs. A hook that sets it (to compact a long chat, say) changes the session's transcript from
+  /// then on; the instructions stay.
   public var history: ArraySlice<Transcript.Entry> {
     get { state.withLock { $0.history } }
     set {
@@ -65,10 +66,10 @@ public final class SessionPropertyValues: Sendable {
     }
   }
 
-  /// Sets ``history`` as the session sees it, which is not a rewrite.
-  func setHistory(_ entries: ArraySlice<Transcript.Entry>) {
+  /// Sets ``history`` from the session's transcript, which is not a rewrite.
+  func setHistory(of transcript: Transcript) {
     state.withLock {
-      $0.history = entries
+      $0.history = transcript.history
       $0.historyWritten = false
     }
   }

@@ -24,6 +24,23 @@ public struct Transcript: Sendable, Equatable, Codable, RandomAccessCollection {
   /// The entry at `position`.
   public subscript(position: Int) -> Entry { entries[position] }
 
+  /// The entries but the leading instructions entry, if the transcript starts with one (FoundationModels'
+  /// `history`): the prompts, responses, tool calls and outputs. Setting it replaces those and keeps the leading
+  /// instructions.
+  public var history: ArraySlice<Entry> {
+    get {
+      if case .instructions? = entries.first { return entries.dropFirst() }
+      return entries[...]
+    }
+    set {
+      if case .instructions(let instructions)? = entries.first {
+        entries = [.instructions(instructions)] + newValue
+      } else {
+        entries = Array(newValue)
+      }
+    }
+  }
+
   /// Appends an entry.
   public mutating func append(_ entry: Entry) {
     entries.append(entry)

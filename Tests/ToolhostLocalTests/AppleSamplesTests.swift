@@ -53,4 +53,19 @@ struct AppleSamplesTests {
     #expect(output.contains("profile answer: "), "\(output)")
     #expect(output.contains("response: "), "the request ended with a response: \(output)")
   }
+
+  /// The prompt builder with `respond` and `streamResponse(generating:)`, its snapshots and `collect()`, for a type
+  /// whose optional properties have `.anyOf` and `.range` guides: the grammar holds the values to them.
+  @Test func aStreamedTypeWithGuidesOnOptionals() async throws {
+    let (status, output) = try await run("guided")
+    #expect(status == 0, "\(output)")
+    #expect(output.contains("title: "), "\(output)")
+    #expect(output.contains("so far: "), "snapshots were streamed: \(output)")
+    let listing = output.split(separator: "\n").first { $0.hasPrefix("listing: Listing(") }.map(String.init) ?? ""
+    #expect(!listing.isEmpty, "\(output)")
+    let area = listing.firstMatch(of: /area: Optional\("([a-z]+)"\)/)?.1
+    #expect(area.map { ["central", "suburban", "rural"].contains($0) } ?? true, "\(listing)")
+    let bedrooms = listing.firstMatch(of: /bedrooms: Optional\((-?[0-9]+)\)/).flatMap { Int($0.1) }
+    #expect(bedrooms.map { (1...6).contains($0) } ?? true, "\(listing)")
+  }
 }

@@ -44,7 +44,8 @@ import Testing
         """,
       diagnostics: [
         DiagnosticSpec(
-          message: "@Guide .range does not fit property 'name' of type String: it applies to Int, Double and Float",
+          message:
+            "@Guide .range does not fit property 'name' of type String: it applies to Int, Double, Float and Decimal",
           line: 3, column: 31)
       ])
   }
@@ -194,8 +195,8 @@ import Testing
       diagnostics: [
         DiagnosticSpec(
           message:
-            "@Guide .range does not fit the elements of property 'lines' of type [String]: it applies to Int, Double "
-            + "and Float",
+            "@Guide .range does not fit the elements of property 'lines' of type [String]: it applies to Int, Double, "
+            + "Float and Decimal",
           line: 3, column: 19)
       ])
   }

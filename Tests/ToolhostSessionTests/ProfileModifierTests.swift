@@ -198,3 +198,34 @@ extension Transcript.Entry {
     if case .prompt(let prompt) = self { prompt.text } else { nil }
   }
 }
+
+/// A session's transcript set from outside, as FoundationModels 27 allows: between requests it trims the chat; during
+/// one it wins, and the request says its answer was not kept.
+struct TranscriptAssignmentTests {
+  @Test func aTranscriptSetBetweenRequestsIsWhatTheNextRequestContinues() async throws {
+    let model = ScriptedModel(turns: [ModelTurn(text: "one"), ModelTurn(text: "two")])
+    let session = LanguageModelSession(model: model, tools: .empty, instructions: "Be brief.")
+    _ = try await session.respond(to: "first")
+    let entries = session.transcript
+    session.transcript = Transcript(entries: [entries.first, entries.last].compactMap { $0 })
+    _ = try await session.respond(to: "second")
+    #expect(model.requests[1].transcript.entries.compactMap(\.promptText) == ["second"])
+    #expect(session.transcript.history.count == 3)  // the kept response, the new prompt and its response
+  }
+
+  @Test func aTranscriptSetDuringARequestEndsItWithoutKeepingItsAnswer() async throws {
+    let model = ScriptedModel([
+      { _ in
+        try await Task.sleep(for: .milliseconds(300))
+        return ModelTurn(text: "late")
+      }
+    ])
+    let session = LanguageModelSession(model: model, tools: .empty, instructions: "Be brief.")
+    let request = Task { try await session.respond(to: "slow") }
+    for _ in 0..<500 where !session.isResponding { try await Task.sleep(for: .milliseconds(10)) }
+    #expect(session.isResponding)
+    session.transcript = Transcript()
+    await #expect(throws: LanguageModelSessionError.self) { _ = try await request.value }
+    #expect(session.transcript.isEmpty)
+  }
+}

@@ -1,5 +1,5 @@
-// Runs the samples against the default model: `tool-calling`, `modes`, `profile` or `errors`, each printing the
-// answers and the transcript's entries (the call graph). Exits 1 when a sample throws, 2 for an unknown sample.
+// Runs the samples against the default model: `tool-calling`, `modes`, `profile`, `errors` or `guided`, each
+// printing the answers and, for the sessions with tools, the transcript's entries (the call graph). Exits 1 when a sample throws, 2 for an unknown sample.
 
 import Foundation
 import Toolhost
@@ -15,8 +15,9 @@ struct AppleSamples {
             case "modes": printCallGraph(of: try await requiredThenDisallowed())
             case "profile": printCallGraph(of: try await requiredUntilTheFirstCall())
             case "errors": await handleToolErrors(LanguageModelSession(profile: PreservingProfile()))
+            case "guided": print("listing: \(try await streamAListing())")
             default:
-                print("unknown sample \(sample): tool-calling, modes, profile or errors")
+                print("unknown sample \(sample): tool-calling, modes, profile, errors or guided")
                 status = 2
             }
         } catch {
