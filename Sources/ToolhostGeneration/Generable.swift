@@ -54,6 +54,13 @@ extension Generable {
 public macro Generable(description: String? = nil) =
   #externalMacro(module: "ToolhostMacros", type: "GenerableMacro")
 
+/// Derives ``Generable`` as ``Generable(description:)`` does, the schema named `name` (its title, and the name the
+/// model and ``GenerationSchema/name`` see) instead of the type's own name.
+@attached(extension, conformances: Generable, names: named(init(_:)), named(generatedContent), named(generationSchema))
+@attached(member, names: named(PartiallyGenerated))
+public macro Generable(name: String, description: String? = nil) =
+  #externalMacro(module: "ToolhostMacros", type: "GenerableMacro")
+
 /// Describes a property of a `@Generable` type to the model, and constrains its values.
 @attached(peer)
 public macro Guide<T: Generable>(description: String? = nil, _ guides: GenerationGuide<T>...) =

@@ -47,7 +47,8 @@ public struct GeneratedContent: Sendable, Equatable, CustomDebugStringConvertibl
     self.isComplete = true
   }
 
-  /// `null` content.
+  /// `null` content (toolhost's: the first FoundationModels 27 beta had it, the release does not; write
+  /// `GeneratedContent(kind: .null)` in code that must build against both).
   public static let null = GeneratedContent(kind: .null)
 
   /// The content of a value that can be converted.

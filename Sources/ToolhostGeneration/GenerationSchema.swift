@@ -143,6 +143,17 @@ public struct GenerationSchema: Sendable, CustomDebugStringConvertible {
     self.init(typeName: Self.name(of: type), object)
   }
 
+  /// The name of the schema (FoundationModels 27's name for ``typeName``).
+  public var name: String { typeName }
+
+  /// This schema under another name: its ``typeName`` and its JSON Schema `title` (what `@Generable(name:)` gives;
+  /// toolhost's).
+  public func renamed(_ name: String) -> GenerationSchema {
+    guard case .object(var object) = jsonSchema else { return GenerationSchema(typeName: name, jsonSchema: jsonSchema) }
+    object["title"] = .string(name)
+    return GenerationSchema(typeName: name, jsonSchema: .object(object))
+  }
+
   /// A schema given as JSON Schema, for a type written by hand.
   public init(typeName: String, jsonSchema: JSONValue) {
     self.typeName = typeName

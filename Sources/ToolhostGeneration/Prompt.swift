@@ -145,6 +145,8 @@ extension Array: InstructionsRepresentable where Element: InstructionsRepresenta
 
 extension Optional: PromptRepresentable, InstructionsRepresentable where Wrapped: ConvertibleToGeneratedContent {}
 
+/// A `Result` as a prompt, so a tool may return one (toolhost's: FoundationModels 26.4 and the first 27 beta had the
+/// conformance, the 27 release does not).
 extension Result: PromptRepresentable where Success: PromptRepresentable {
   /// The success's prompt; a failure is the structured value `{"error": "…"}`, so that a tool returning a `Result`
   /// reports its failure to the model instead of throwing.

@@ -30,7 +30,8 @@ public struct GenerableMacro: ExtensionMacro, MemberMacro {
       return []
     }
     let conformances = protocols.isEmpty ? "" : ": " + protocols.map(\.trimmedDescription).joined(separator: ", ")
-    let decl = DeclSyntax("extension \(raw: type.trimmedDescription)\(raw: conformances) {\n\(raw: members)}")
+    let named = node.nameArgument.map { renaming(members, to: $0) } ?? members
+    let decl = DeclSyntax("extension \(raw: type.trimmedDescription)\(raw: conformances) {\n\(raw: named)}")
     return decl.as(ExtensionDeclSyntax.self).map { [$0] } ?? []
   }
 
@@ -64,6 +65,15 @@ public struct GenerableMacro: ExtensionMacro, MemberMacro {
       }
       """
     ]
+  }
+
+  /// `members` with the schema named `name` (`@Generable(name:)`): `.renamed(name)` after the schema's expression,
+  /// which is the whole body of `generationSchema`.
+  static func renaming(_ members: String, to name: ExprSyntax) -> String {
+    guard let property = members.firstRange(of: "static var generationSchema: GenerationSchema {"),
+      let end = members[property.upperBound...].firstRange(of: "\n}\n")
+    else { return members }
+    return members[..<end.lowerBound] + ".renamed(\(name.trimmedDescription))" + members[end.lowerBound...]
   }
 
   /// Reports the problems; true when there are none.

@@ -37,6 +37,11 @@ extension AttributeSyntax {
   var descriptionArgument: ExprSyntax? {
     arguments?.as(LabeledExprListSyntax.self)?.first { $0.label?.text == "description" }?.expression
   }
+
+  /// The `name:` argument, as written (`@Generable(name: "Recipe")`).
+  var nameArgument: ExprSyntax? {
+    arguments?.as(LabeledExprListSyntax.self)?.first { $0.label?.text == "name" }?.expression
+  }
 }
 
 /// A guide applied to a type it does not constrain (`.range` on a String).

@@ -1,8 +1,8 @@
 public import ToolhostGeneration
 public import ToolhostJSON
 
-/// Any tool behind one type (FoundationModels 27's type-erased tool), for collections and APIs that want a single
-/// concrete `Tool` type.
+/// Any tool behind one type, for collections and APIs that want a single concrete `Tool` type (toolhost's: the first
+/// FoundationModels 27 beta had it, the release does not).
 ///
 /// The wrapped tool runs as it would unwrapped: a ``ToolRegistry`` (and so a session) keeps the tool it wraps, so
 /// approvals, trust and the tool's output are the wrapped tool's own.

@@ -41,3 +41,27 @@ struct DecimalAndIdentityTests {
     #expect(throws: GeneratedContentError.self) { try PricedItem(GeneratedContent(json: #"{"price": "cheap"}"#)) }
   }
 }
+
+/// A type whose schema has a name of its own.
+@Generable(name: "Recipe", description: "A bread recipe")
+struct BreadRecipeCard {
+  var title: String
+}
+
+/// An enum with one too.
+@Generable(name: "Crust")
+enum CrustKind {
+  case soft, crisp
+}
+
+/// `@Generable(name:description:)` (FoundationModels 27).
+struct GenerableNameTests {
+  @Test func theNameIsTheSchemasTitleAndName() throws {
+    #expect(BreadRecipeCard.generationSchema.name == "Recipe")
+    #expect(BreadRecipeCard.generationSchema.jsonSchema["title"] == "Recipe")
+    #expect(BreadRecipeCard.generationSchema.jsonSchema["description"] == "A bread recipe")
+    #expect(CrustKind.generationSchema.name == "Crust")
+    #expect(CrustKind.generationSchema.jsonSchema["title"] == "Crust")
+    #expect(try BreadRecipeCard(GeneratedContent(json: #"{"title": "Rye"}"#)).title == "Rye")
+  }
+}
