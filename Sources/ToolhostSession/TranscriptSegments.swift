@@ -59,9 +59,18 @@ extension Transcript {
       self.content = content
     }
 
+    /// Makes a structured segment, the schema name under FoundationModels 26's name.
+    @available(*, deprecated, renamed: "init(id:schemaName:content:)")
+    public init(id: String = Transcript.newID(), source: String, content: GeneratedContent) {
+      self.init(id: id, schemaName: source, content: content)
+    }
+
     /// The schema name under FoundationModels 26's name.
     @available(*, deprecated, renamed: "schemaName")
-    public var source: String { schemaName }
+    public var source: String {
+      get { schemaName }
+      set { schemaName = newValue }
+    }
   }
 }
 

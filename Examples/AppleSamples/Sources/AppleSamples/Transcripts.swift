@@ -76,3 +76,15 @@ func recordATranscript() async throws -> Data {
 func conversationTurns(of session: LanguageModelSession) -> Int {
     session.transcript.history.count
 }
+
+/// FoundationModels 26 code reading a structured segment's schema name under its first name.
+@available(*, deprecated, message: "uses StructuredSegment.source, as FoundationModels 26 code does")
+func structuredSources(of session: LanguageModelSession) -> [String] {
+    session.transcript.compactMap { entry -> [String]? in
+        guard case .response(let response) = entry else { return nil }
+        return response.segments.compactMap { segment in
+            if case .structure(let structure) = segment { return structure.source }
+            return nil
+        }
+    }.flatMap { $0 }
+}
