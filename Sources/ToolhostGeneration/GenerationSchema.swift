@@ -1,5 +1,6 @@
 public import ToolhostJSON
 public import ToolhostSchema
+
 /// The shape a model's output must take, derived from a ``Generable`` type (FoundationModels' `GenerationSchema`).
 /// It is a standard JSON Schema (``jsonSchema``): what toolhost's validator checks tool calls against, what a local
 /// model's output is constrained to, and what an HTTP model is sent as a `json_schema` response format.

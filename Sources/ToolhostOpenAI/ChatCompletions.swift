@@ -69,10 +69,10 @@ public enum ChatCompletions {
   static func addOptions(_ o: GenerationOptions, stream: Bool, to body: inout JSONObject) {
     switch o.samplingMode?.kind {
     case .greedy: body["temperature"] = 0
-    case .top(let k, let seed):
+    case .randomTopK(let k, let seed):
       body["top_k"] = .integer(Int64(k))
       if let seed { body["seed"] = .integer(Int64(truncatingIfNeeded: seed)) }
-    case .nucleus(let threshold, let seed):
+    case .randomProbabilityThreshold(let threshold, let seed):
       body["top_p"] = .real(threshold)
       if let seed { body["seed"] = .integer(Int64(truncatingIfNeeded: seed)) }
     case nil: break

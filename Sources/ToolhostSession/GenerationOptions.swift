@@ -55,14 +55,14 @@ public struct GenerationOptions: Sendable, Equatable {
 
   /// How tokens are picked (FoundationModels' `SamplingMode`).
   public struct SamplingMode: Sendable, Equatable {
-    /// The ways of sampling.
+    /// The ways of sampling (FoundationModels 27's kinds).
     public enum Kind: Sendable, Equatable {
       /// Always the likeliest token (sent as temperature 0).
       case greedy
       /// One of the `k` likeliest tokens (sent as `top_k`, which llama.cpp, vLLM and Ollama read), with a seed.
-      case top(k: Int, seed: UInt64?)
-      /// One of the likeliest tokens whose probabilities add up to `threshold` (sent as `top_p`), with a seed.
-      case nucleus(threshold: Double, seed: UInt64?)
+      case randomTopK(Int, seed: UInt64?)
+      /// One of the likeliest tokens whose probabilities add up to the threshold (sent as `top_p`), with a seed.
+      case randomProbabilityThreshold(Double, seed: UInt64?)
     }
 
     /// The way of sampling.
@@ -72,11 +72,11 @@ public struct GenerationOptions: Sendable, Equatable {
     public static var greedy: SamplingMode { SamplingMode(kind: .greedy) }
     /// One of the `k` likeliest tokens.
     public static func random(top k: Int, seed: UInt64? = nil) -> SamplingMode {
-      SamplingMode(kind: .top(k: k, seed: seed))
+      SamplingMode(kind: .randomTopK(k, seed: seed))
     }
     /// One of the likeliest tokens whose probabilities add up to `probabilityThreshold`.
     public static func random(probabilityThreshold: Double, seed: UInt64? = nil) -> SamplingMode {
-      SamplingMode(kind: .nucleus(threshold: probabilityThreshold, seed: seed))
+      SamplingMode(kind: .randomProbabilityThreshold(probabilityThreshold, seed: seed))
     }
   }
 

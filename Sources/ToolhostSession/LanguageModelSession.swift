@@ -246,9 +246,8 @@ public final class LanguageModelSession: Sendable {
   /// ```
   /// - Parameter includeSchemaInPrompt: also write the schema into the prompt (FoundationModels' flag); models
   ///   that are not constrained by it need it to know the shape.
-  /// - Throws: what ``respond(to:options:)`` throws, and ``LanguageModelError`` of kind
-  ///   ``LanguageModelError/Kind/decodingFailure`` naming the path and the expected type when the answer does not
-  ///   fit twice.
+  /// - Throws: what ``respond(to:options:)`` throws, and `GeneratedContent.ParsingError` naming the path and the
+  ///   expected type when the answer does not fit twice.
   @discardableResult
   public func respond<Content: Generable>(
     to prompt: String, generating type: Content.Type = Content.self, includeSchemaInPrompt: Bool = true,
@@ -610,8 +609,9 @@ public final class LanguageModelSession: Sendable {
   /// The answer of a request for a generated type: `answer` when it already fits, else a turn constrained to the
   /// schema (with the tools described but not callable), and once more with what was wrong.
   ///
-  /// - Throws: ``LanguageModelError`` of kind ``LanguageModelError/Kind/decodingFailure`` naming the path and what
-  ///   was expected, when the second constrained answer does not fit either.
+  /// - Throws: `GeneratedContent.ParsingError` naming the path and what was expected (its underlying error a
+  ///   ``LanguageModelError`` of kind ``LanguageModelError/Kind/decodingFailure``), when the second constrained answer
+  ///   does not fit either.
   private func structured(
     _ format: ResponseFormatRequest, answer: String, constrained: Bool, request: ModelRequest,
     model: any LanguageModel, streaming: Bool, round: Int, sink: EventSink
@@ -644,11 +644,12 @@ public final class LanguageModelSession: Sendable {
       case .failure(let why): problem = why.description
       }
     }
-    throw LanguageModelError(
-      kind: .decodingFailure,
-      message:
-        "\(model.displayName): the answer does not fit \(format.schema.typeName) even after one retry: \(problem); "
-        + "try a larger model, or a simpler type")
+    let message =
+      "\(model.displayName): the answer does not fit \(format.schema.typeName) even after one retry: \(problem); "
+      + "try a larger model, or a simpler type"
+    throw GeneratedContent.ParsingError(
+      rawContent: text, underlyingError: LanguageModelError(kind: .decodingFailure, message: message),
+      debugDescription: message)
   }
 
   private func nextTurn(

@@ -143,8 +143,11 @@ struct GuidedGenerationTests {
         await #expect {
           _ = try await session.respond(to: "Weather in Oslo?", generating: CityWeather.self)
         } throws: { error in
-          guard let e = error as? LanguageModelError else { return false }
-          return e.kind == .decodingFailure && e.message.contains("CityWeather") && e.message.contains("/temperatureC")
+          guard let e = error as? GeneratedContent.ParsingError,
+            let underlying = e.underlyingError as? LanguageModelError
+          else { return false }
+          return underlying.kind == .decodingFailure && e.debugDescription.contains("CityWeather")
+            && e.debugDescription.contains("/temperatureC") && e.rawContent.contains("cold")
         }
         let sent = try server.requests().count
         #expect(sent == 2)
