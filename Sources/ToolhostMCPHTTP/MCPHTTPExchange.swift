@@ -252,7 +252,8 @@ public struct MCPHTTPExchange: Sendable {
   }
 
   /// An error answer with no request id.
-  package static func plainError(_ status: Int, _ code: Int, _ text: String, headers: [String: String] = [:]) -> Answer {
+  package static func plainError(_ status: Int, _ code: Int, _ text: String, headers: [String: String] = [:]) -> Answer
+  {
     var answer = Answer.message(
       .errorResponse(id: nil, error: JSONRPCError(code: code, message: text)), headers: headers)
     answer.status = status
