@@ -1,3 +1,4 @@
+// swift-format-ignore-file
 // "Composing dynamic sessions with instructions and profiles" and the DynamicProfile pages (FoundationModels 27
 // documentation), their samples as the pages show them with `import FoundationModels` changed to
 // `import Toolhost`. The types the pages assume (the photo tools, the nested instructions, the access policy, the

@@ -1,3 +1,4 @@
+// swift-format-ignore-file
 // "Generating Swift data structures with guided generation", the Generable and GenerationGuide pages and "Managing
 // the context window" (FoundationModels 27 documentation), their samples as the pages show them with
 // `import FoundationModels` changed to `import Toolhost`. The pages have no sample of `.anyOf` in `@Guide` or of a

@@ -6,26 +6,26 @@ import Toolhost
 
 @main
 struct AppleSamples {
-    static func main() async {
-        let sample = CommandLine.arguments.dropFirst().first ?? "tool-calling"
-        var status: Int32 = 0
-        do {
-            switch sample {
-            case "tool-calling": printCallGraph(of: try await findSourdoughRecipes())
-            case "modes": printCallGraph(of: try await requiredThenDisallowed())
-            case "profile": printCallGraph(of: try await requiredUntilTheFirstCall())
-            case "errors": await handleToolErrors(LanguageModelSession(profile: PreservingProfile()))
-            case "guided": print("listing: \(try await streamAListing())")
-            default:
-                print("unknown sample \(sample): tool-calling, modes, profile, errors or guided")
-                status = 2
-            }
-        } catch {
-            print("error: \(error)")
-            status = 1
-        }
-        // The local model's server ends with the program.
-        await SystemLanguageModel.default.shutdown()
-        exit(status)
+  static func main() async {
+    let sample = CommandLine.arguments.dropFirst().first ?? "tool-calling"
+    var status: Int32 = 0
+    do {
+      switch sample {
+      case "tool-calling": printCallGraph(of: try await findSourdoughRecipes())
+      case "modes": printCallGraph(of: try await requiredThenDisallowed())
+      case "profile": printCallGraph(of: try await requiredUntilTheFirstCall())
+      case "errors": await handleToolErrors(LanguageModelSession(profile: PreservingProfile()))
+      case "guided": print("listing: \(try await streamAListing())")
+      default:
+        print("unknown sample \(sample): tool-calling, modes, profile, errors or guided")
+        status = 2
+      }
+    } catch {
+      print("error: \(error)")
+      status = 1
     }
+    // The local model's server ends with the program.
+    await SystemLanguageModel.default.shutdown()
+    exit(status)
+  }
 }

@@ -1,5 +1,6 @@
+// swift-format-ignore-file
 // "Expanding generation with tool calling" (FoundationModels 27 documentation), its samples as the page shows them
-// with `import FoundationModels` changed to `import Toolhost`. Statements the page shows at the top level are the
+// (and in its layout, which swift-format leaves) with `import FoundationModels` changed to `import Toolhost`. Statements the page shows at the top level are the
 // bodies of the functions here; the app's own code the page leaves as a comment ("Put your code here") is filled in
 // from `BreadDatabase` (AppSupport.swift).
 

@@ -1,3 +1,4 @@
+// swift-format-ignore-file
 // The Transcript page and "Inspecting session transcripts and reporting model feedback" (FoundationModels 27
 // documentation), their samples as the pages show them with `import FoundationModels` changed to `import Toolhost`
 // (the page's SwiftUI view as a function over the same entries).
