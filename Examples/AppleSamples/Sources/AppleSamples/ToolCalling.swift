@@ -1,8 +1,8 @@
 // swift-format-ignore-file
 // "Expanding generation with tool calling" (FoundationModels 27 documentation), its samples as the page shows them
-// (and in its layout, which swift-format leaves) with `import FoundationModels` changed to `import Toolhost`. Statements the page shows at the top level are the
-// bodies of the functions here; the app's own code the page leaves as a comment ("Put your code here") is filled in
-// from `BreadDatabase` (AppSupport.swift).
+// (in its layout too, which swift-format leaves) with `import FoundationModels` changed to `import Toolhost`.
+// Statements the page shows at the top level are the bodies of the functions here; the app's own code the page
+// leaves as a comment ("Put your code here") is filled in from `BreadDatabase` (AppSupport.swift).
 
 import Toolhost
 
