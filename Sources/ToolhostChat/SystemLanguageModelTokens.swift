@@ -37,7 +37,8 @@ extension SystemLanguageModel {
   public func tokenCount(for tools: [any Tool]) async throws -> Int {
     try requireAvailable()
     return tools.map { tool in
-      Self.estimate(characters: tool.name.count + tool.description.count + tool.parameters.serialized().count)
+      Transcript.estimatedTokens(
+        characters: tool.name.count + tool.description.count + tool.parameters.serialized().count)
     }.reduce(0, +)
   }
 
@@ -46,7 +47,7 @@ extension SystemLanguageModel {
   /// - Throws: ``LanguageModelError`` of kind `.configuration` when no model is set up.
   public func tokenCount(for schema: GenerationSchema) async throws -> Int {
     try requireAvailable()
-    return Self.estimate(characters: schema.jsonSchema.serialized().count)
+    return Transcript.estimatedTokens(characters: schema.jsonSchema.serialized().count)
   }
 
   /// About how many tokens `transcriptEntries` take as they are sent (reasoning is not sent, so it takes none).
@@ -54,11 +55,8 @@ extension SystemLanguageModel {
   /// - Throws: ``LanguageModelError`` of kind `.configuration` when no model is set up.
   public func tokenCount(for transcriptEntries: some Collection<Transcript.Entry>) async throws -> Int {
     try requireAvailable()
-    return transcriptEntries.map(Transcript.estimatedTokens).reduce(0, +)
+    return transcriptEntries.map(Transcript.estimatedTokens(_:)).reduce(0, +)
   }
-
-  /// The estimate of ``Transcript/estimatedTokens(_:)`` for text of `characters` characters.
-  static func estimate(characters: Int) -> Int { characters / 3 + 8 }
 
   /// Throws what a request would when no model is set up.
   private func requireAvailable() throws(LanguageModelError) {

@@ -1,8 +1,9 @@
 public import Foundation
 import ToolhostJSON
 
-// `Decimal` as a generated value (FoundationModels 27): a JSON number, read back through its decimal text so that
-// 0.1 stays 0.1 and not the nearest binary fraction, with the numeric guides.
+// `Decimal` as a generated value (FoundationModels 27): a JSON number, read through the number's shortest decimal
+// text, so that 0.1 is 0.1 and not the nearest binary fraction, with the numeric guides. The number was parsed as a
+// double first, so a figure of more than about 17 significant digits keeps only those (both ways).
 
 extension Decimal: Generable {
   /// `{"type": "number"}`.

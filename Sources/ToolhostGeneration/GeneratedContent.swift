@@ -1,11 +1,26 @@
 public import ToolhostJSON
 
-/// An identifier of one generated value, stable across the snapshots of a stream (FoundationModels' `GenerationID`).
+/// An identifier of one generated value, stable across the snapshots of a stream (FoundationModels' `GenerationID`):
+/// a session gives each response's content one, and the values inside it get theirs from it and where they are (a
+/// property's name, an element's index), so the same element has the same identifier in every snapshot.
 public struct GenerationID: Sendable, Hashable {
   let value: UInt64
 
   /// A new identifier.
   public init() { value = UInt64.random(in: 0...UInt64.max) }
+
+  init(value: UInt64) { self.value = value }
+
+  /// The identifier of the value at `key` inside the value this one identifies: the same for the same two, always
+  /// (FNV-1a of the key's bytes, started from this identifier).
+  func child(_ key: String) -> GenerationID {
+    var hash = value ^ 0xcbf2_9ce4_8422_2325
+    for byte in key.utf8 {
+      hash ^= UInt64(byte)
+      hash &*= 0x0000_0100_0000_01b3
+    }
+    return GenerationID(value: hash)
+  }
 }
 
 /// A value a model generated, before (or after) it is converted into a Swift type: FoundationModels'
@@ -227,8 +242,11 @@ public struct GeneratedContent: Sendable, Equatable, CustomDebugStringConvertibl
   ///
   /// - Throws: ``GeneratedContentError`` when the content is not an object.
   public func properties() throws -> [String: GeneratedContent] {
-    guard case .structure(let properties, _) = kind else {
+    guard case .structure(var properties, _) = kind else {
       throw GeneratedContentError(path: "", message: "expected an object, found \(kindName)")
+    }
+    if let id {
+      for (key, value) in properties where value.id == nil { properties[key]?.id = id.child(key) }
     }
     return properties
   }
@@ -240,7 +258,12 @@ public struct GeneratedContent: Sendable, Equatable, CustomDebugStringConvertibl
     guard case .array(let items) = kind else {
       throw GeneratedContentError(path: "", message: "expected an array, found \(kindName)")
     }
-    return items
+    guard let id else { return items }
+    return items.enumerated().map { index, item in
+      var item = item
+      if item.id == nil { item.id = id.child(String(index)) }
+      return item
+    }
   }
 
   /// The kind's name, for messages.

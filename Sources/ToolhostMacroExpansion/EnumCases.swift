@@ -76,10 +76,10 @@ struct EnumCases {
   }
 
   /// The members of the enum's `Generable` extension: the schema of the cases, and conversions that switch over them.
-  func members(description: ExprSyntax?, access: String) -> String {
+  func members(description: ExprSyntax?, renaming: String, access: String) -> String {
     let descriptionArgument = description.map { "description: \($0.trimmedDescription), " } ?? ""
     guard cases.contains(where: { $0.values != nil }) else {
-      return namesOnly(descriptionArgument: descriptionArgument, access: access)
+      return namesOnly(descriptionArgument: descriptionArgument, renaming: renaming, access: access)
     }
     let schemaCases = cases.map { c -> String in
       let name = swiftStringLiteral(c.key)
@@ -124,7 +124,7 @@ struct EnumCases {
     }.joined()
     return """
       \(access)nonisolated static var generationSchema: GenerationSchema {
-      GenerationSchema(type: Self.self, \(descriptionArgument)cases: [\(schemaCases.joined(separator: ", "))])
+      GenerationSchema(type: Self.self, \(descriptionArgument)cases: [\(schemaCases.joined(separator: ", "))])\(renaming)
       }
       \(access)nonisolated init(_ content: GeneratedContent) throws {
       switch try content.enumCase() {
@@ -141,7 +141,7 @@ struct EnumCases {
   }
 
   /// The members of an enum whose cases have no associated values: a string schema of the case names.
-  private func namesOnly(descriptionArgument: String, access: String) -> String {
+  private func namesOnly(descriptionArgument: String, renaming: String, access: String) -> String {
     let names = cases.map(\.name)
     let keys = names.map { swiftStringLiteral($0.text.withoutBackticks) }
     let decoding = zip(names, keys).map { name, key in "case \(key): self = .\(name.text)\n" }.joined()
@@ -151,7 +151,7 @@ struct EnumCases {
     }.joined()
     return """
       \(access)nonisolated static var generationSchema: GenerationSchema {
-      GenerationSchema(type: Self.self, \(descriptionArgument)anyOf: [\(keys.joined(separator: ", "))])
+      GenerationSchema(type: Self.self, \(descriptionArgument)anyOf: [\(keys.joined(separator: ", "))])\(renaming)
       }
       \(access)nonisolated init(_ content: GeneratedContent) throws {
       switch try String(content) {

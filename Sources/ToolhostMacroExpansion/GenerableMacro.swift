@@ -20,18 +20,19 @@ public struct GenerableMacro: ExtensionMacro, MemberMacro {
       let reading = StructProperties(structDecl.memberBlock.members, of: structDecl.name.text)
       guard report(reading.problems, in: context) else { return [] }
       members = structMembers(
-        reading.properties, description: node.descriptionArgument, access: declaration.generatedAccess)
+        reading.generated, identities: reading.identities, description: node.descriptionArgument,
+        renaming: node.renaming, access: declaration.generatedAccess)
     } else if let enumDecl = declaration.as(EnumDeclSyntax.self) {
       let reading = EnumCases(enumDecl.memberBlock.members, of: enumDecl.name.text)
       guard report(reading.problems, in: context) else { return [] }
-      members = reading.members(description: node.descriptionArgument, access: declaration.generatedAccess)
+      members = reading.members(
+        description: node.descriptionArgument, renaming: node.renaming, access: declaration.generatedAccess)
     } else {
       context.diagnose(.notAStructOrEnum, at: declaration.introducer)
       return []
     }
     let conformances = protocols.isEmpty ? "" : ": " + protocols.map(\.trimmedDescription).joined(separator: ", ")
-    let named = node.nameArgument.map { renaming(members, to: $0) } ?? members
-    let decl = DeclSyntax("extension \(raw: type.trimmedDescription)\(raw: conformances) {\n\(raw: named)}")
+    let decl = DeclSyntax("extension \(raw: type.trimmedDescription)\(raw: conformances) {\n\(raw: members)}")
     return decl.as(ExtensionDeclSyntax.self).map { [$0] } ?? []
   }
 
@@ -45,8 +46,8 @@ public struct GenerableMacro: ExtensionMacro, MemberMacro {
     let reading = StructProperties(structDecl.memberBlock.members, of: structDecl.name.text)
     guard reading.problems.isEmpty else { return [] }
     let access = declaration.generatedAccess
-    let properties = reading.properties.filter { !$0.isGenerationID }
-    let identities = reading.properties.filter(\.isGenerationID)
+    let properties = reading.generated
+    let identities = reading.identities
     let stored =
       identities.map { "\(access)var \($0.name.text): \($0.type.trimmedDescription)\n" }.joined()
       + properties.map { "\(access)var \($0.name.text): \($0.partialType)\n" }.joined()
@@ -67,15 +68,6 @@ public struct GenerableMacro: ExtensionMacro, MemberMacro {
     ]
   }
 
-  /// `members` with the schema named `name` (`@Generable(name:)`): `.renamed(name)` after the schema's expression,
-  /// which is the whole body of `generationSchema`.
-  static func renaming(_ members: String, to name: ExprSyntax) -> String {
-    guard let property = members.firstRange(of: "static var generationSchema: GenerationSchema {"),
-      let end = members[property.upperBound...].firstRange(of: "\n}\n")
-    else { return members }
-    return members[..<end.lowerBound] + ".renamed(\(name.trimmedDescription))" + members[end.lowerBound...]
-  }
-
   /// Reports the problems; true when there are none.
   private static func report(_ problems: [DeclarationProblem], in context: some MacroExpansionContext) -> Bool {
     for problem in problems { context.diagnose(problem.message, at: problem.node) }
@@ -84,11 +76,11 @@ public struct GenerableMacro: ExtensionMacro, MemberMacro {
 
   /// The members of a struct's `Generable` extension.
   private static func structMembers(
-    _ allProperties: [GenerableProperty], description: ExprSyntax?, access: String
+    _ properties: [GenerableProperty], identities identityProperties: [GenerableProperty], description: ExprSyntax?,
+    renaming: String, access: String
   ) -> String {
     // A `GenerationID` is not generated: it is the content's, or a new one.
-    let properties = allProperties.filter { !$0.isGenerationID }
-    let identities = allProperties.filter(\.isGenerationID).map { "self.\($0.name.text) = \($0.identityValue)\n" }
+    let identities = identityProperties.map { "self.\($0.name.text) = \($0.identityValue)\n" }
     let schemaProperties = properties.map { property in
       var arguments = ["name: \(swiftStringLiteral(property.key))"]
       if let description = property.description { arguments.append("description: \(description.trimmedDescription)") }
@@ -109,12 +101,14 @@ public struct GenerableMacro: ExtensionMacro, MemberMacro {
       "if let value = self.\($0.name.text) { properties.append((\(swiftStringLiteral($0.key)), value)) }\n"
     }
     let pairs = properties.map { "\(swiftStringLiteral($0.key)): \($0.name.text)" }
+    // The value's identity goes with its content.
+    let idArgument = identityProperties.first.map { ", id: self.\($0.name.text)" } ?? ""
     let contentBody =
       optionals.isEmpty
-      ? "GeneratedContent(properties: [\(pairs.isEmpty ? ":" : pairs.joined(separator: ", "))])"
+      ? "GeneratedContent(properties: [\(pairs.isEmpty ? ":" : pairs.joined(separator: ", "))]\(idArgument))"
       : """
       var properties: [(String, any ConvertibleToGeneratedContent)] = [\(required.joined(separator: ", "))]
-      \(optionals.joined())return GeneratedContent(properties: properties, uniquingKeysWith: { first, _ in first })
+      \(optionals.joined())return GeneratedContent(properties: properties\(idArgument), uniquingKeysWith: { first, _ in first })
       """
     let descriptionArgument = description.map { "description: \($0.trimmedDescription),\n" } ?? ""
     return """
@@ -122,7 +116,7 @@ public struct GenerableMacro: ExtensionMacro, MemberMacro {
       GenerationSchema(
       type: Self.self,
       \(descriptionArgument)properties: [\(schemaProperties.isEmpty ? "" : "\n")\(schemaProperties.joined())]
-      )
+      )\(renaming)
       }
       \(access)nonisolated init(_ content: GeneratedContent) throws {
       \(identities.joined())\(assignments.joined())}

@@ -48,8 +48,12 @@ struct DeclarationProblem {
 
 /// The stored properties of a struct, in order, and what prevents describing them.
 struct StructProperties {
-  /// The properties to generate.
+  /// The stored properties `@Generable` reads, in order.
   private(set) var properties: [GenerableProperty] = []
+  /// The properties the model generates: all but the `GenerationID`s.
+  var generated: [GenerableProperty] { properties.filter { !$0.isGenerationID } }
+  /// The `GenerationID` properties: each generated value's identity, not generated.
+  var identities: [GenerableProperty] { properties.filter(\.isGenerationID) }
   /// What `@Generable` cannot describe.
   private(set) var problems: [DeclarationProblem] = []
 

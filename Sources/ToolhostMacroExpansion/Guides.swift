@@ -38,9 +38,12 @@ extension AttributeSyntax {
     arguments?.as(LabeledExprListSyntax.self)?.first { $0.label?.text == "description" }?.expression
   }
 
-  /// The `name:` argument, as written (`@Generable(name: "Recipe")`).
-  var nameArgument: ExprSyntax? {
-    arguments?.as(LabeledExprListSyntax.self)?.first { $0.label?.text == "name" }?.expression
+  /// What follows the schema's expression for `@Generable(name: "Recipe")`: `.renamed("Recipe")`; nothing without a
+  /// name.
+  var renaming: String {
+    guard let name = arguments?.as(LabeledExprListSyntax.self)?.first(where: { $0.label?.text == "name" })?.expression
+    else { return "" }
+    return ".renamed(\(name.trimmedDescription))"
   }
 }
 

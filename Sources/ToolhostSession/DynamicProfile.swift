@@ -30,7 +30,8 @@ extension LanguageModelSession {
   /// ```
   ///
   /// A setting written at several levels takes the value nearest the ``Profile``; the outer ones are defaults, and a
-  /// request's own ``GenerationOptions`` win over all of them. Hooks add up: each level's run.
+  /// request's own ``GenerationOptions`` win over all of them. Hooks and history transforms add up: each level's run,
+  /// in the order they are written.
   public protocol DynamicProfile: SendableMetatype {
     /// What this profile is made of.
     associatedtype Body: DynamicProfile
@@ -181,12 +182,15 @@ extension LanguageModelSession {
       return o
     }
 
-    /// The history as the model sees it: the profile's transforms applied in order.
+    /// The transcript as the model sees it: the profile's transforms applied in order to its history (the
+    /// leading instructions stay).
     func transformed(_ transcript: Transcript) -> Transcript {
       guard !historyTransforms.isEmpty else { return transcript }
-      var entries = transcript.entries
-      for transform in historyTransforms { entries = transform(entries) }
-      return Transcript(entries: entries)
+      var transformed = transcript
+      var history = Array(transcript.history)
+      for transform in historyTransforms { history = transform(history) }
+      transformed.history = history[...]
+      return transformed
     }
   }
 }
@@ -215,8 +219,12 @@ protocol PrimitiveDynamicProfile {
     into profile: inout LanguageModelSession.ResolvedProfile, properties: SessionPropertyValues, path: String)
 }
 
-/// One of the modifiers toolhost's own profile modifiers are made of: a change to the worked-out profile.
+/// One of the modifiers toolhost's own profile modifiers are made of: a change to the worked-out profile. A value
+/// (a temperature, a model) is set before what it modifies, so the setting nearest the `Profile` wins; an action (a
+/// hook, a transform) is added after it, so actions run in the order they are written.
 struct ProfileSetting: LanguageModelSession.DynamicProfileModifier {
+  /// Whether the change adds an action rather than setting a value.
+  var addsAction = false
   let change: @Sendable (inout LanguageModelSession.ResolvedProfile, _ path: String) -> Void
 
   func body(content: Content) -> Never { fatalError("a profile setting has no body") }
@@ -236,7 +244,8 @@ extension LanguageModelSession.AnyDynamicProfile: PrimitiveDynamicProfile {
   func resolve(
     into profile: inout LanguageModelSession.ResolvedProfile, properties: SessionPropertyValues, path: String
   ) {
-    LanguageModelSession.resolve(base, into: &profile, properties: properties, path: path)
+    // The erased type is part of where the parts are, as a type-erased view's identity is.
+    LanguageModelSession.resolve(base, into: &profile, properties: properties, path: path + "/\(type(of: base))")
   }
 }
 
@@ -264,10 +273,11 @@ extension LanguageModelSession.ModifiedDynamicProfile: PrimitiveDynamicProfile {
     into profile: inout LanguageModelSession.ResolvedProfile, properties: SessionPropertyValues, path: String
   ) {
     if let setting = modifier as? ProfileSetting {
-      // The setting first, then what it modifies: the modifier nearest the profile wins (FoundationModels'
-      // precedence), and the outer ones are defaults.
-      setting.change(&profile, path)
+      // A value first, then what it modifies: the value nearest the profile wins (FoundationModels' precedence), and
+      // the outer ones are defaults. An action after it: actions accumulate in the order written.
+      if !setting.addsAction { setting.change(&profile, path) }
       LanguageModelSession.resolve(content, into: &profile, properties: properties, path: path + ".")
+      if setting.addsAction { setting.change(&profile, path) }
       return
     }
     LanguageModelSession.bind(modifier, to: properties)

@@ -16,11 +16,20 @@ extension ContextOptions.ReasoningLevel {
 }
 
 extension LanguageModelSession.DynamicProfile {
+  /// Sets a value of the worked-out profile (the one nearest the `Profile` wins).
   private func setting(_ change: @escaping @Sendable (inout LanguageModelSession.ResolvedProfile) -> Void)
     -> LanguageModelSession.ModifiedDynamicProfile<Self, ProfileSetting>
   {
     LanguageModelSession.ModifiedDynamicProfile(
       content: self, modifier: ProfileSetting { profile, _ in change(&profile) })
+  }
+
+  /// Adds an action to the worked-out profile (`path` says where this part is, for its activation); actions run in
+  /// the order they are written.
+  private func adding(_ add: @escaping @Sendable (inout LanguageModelSession.ResolvedProfile, _ path: String) -> Void)
+    -> LanguageModelSession.ModifiedDynamicProfile<Self, ProfileSetting>
+  {
+    LanguageModelSession.ModifiedDynamicProfile(content: self, modifier: ProfileSetting(addsAction: true, change: add))
   }
 
   /// Applies a modifier of your own.
@@ -31,12 +40,6 @@ extension LanguageModelSession.DynamicProfile {
   }
 
   /// Sets the model that answers the turns this profile is worked out for.
-  public func model(_ model: some LanguageModel) -> some LanguageModelSession.DynamicProfile {
-    setting { $0.model = model }
-  }
-
-  /// Sets the model that answers the turns this profile is worked out for.
-  @_disfavoredOverload
   public func model(_ model: any LanguageModel) -> some LanguageModelSession.DynamicProfile {
     setting { $0.model = model }
   }
@@ -80,12 +83,13 @@ extension LanguageModelSession.DynamicProfile {
     setting { if let policy { $0.transcriptErrorHandlingPolicy = policy } }
   }
 
-  /// Changes the history the model sees on each turn (the transcript itself keeps every entry): for example, only
-  /// the latest entries. Transforms apply in the order the modifiers are written.
+  /// Changes the history the model sees on each turn (the entries after the leading instructions, which stay; the
+  /// transcript itself keeps every entry): for example, only the latest entries. Transforms apply in the order the
+  /// modifiers are written.
   public func historyTransform(
     _ transform: @escaping @Sendable ([Transcript.Entry]) -> [Transcript.Entry]
   ) -> some LanguageModelSession.DynamicProfile {
-    setting { $0.historyTransforms.append(transform) }
+    adding { profile, _ in profile.historyTransforms.append(transform) }
   }
 
   /// Changes the history the model sees (FoundationModels' first name for ``historyTransform(_:)``).
@@ -100,7 +104,7 @@ extension LanguageModelSession.DynamicProfile {
   public func onPrompt(
     @_inheritActorContext perform action: @escaping @Sendable (Transcript.Prompt) async throws -> Void
   ) -> some LanguageModelSession.DynamicProfile {
-    setting { $0.onPrompt.append(action) }
+    adding { profile, _ in profile.onPrompt.append(action) }
   }
 
   /// Runs `action` when a request starts; throwing ends the request with the error.
@@ -114,7 +118,7 @@ extension LanguageModelSession.DynamicProfile {
   public func onToolCall(
     @_inheritActorContext perform action: @escaping @Sendable (Transcript.ToolCall) async throws -> Void
   ) -> some LanguageModelSession.DynamicProfile {
-    setting { $0.onToolCall.append(action) }
+    adding { profile, _ in profile.onToolCall.append(action) }
   }
 
   /// Runs `action` for every tool call the model asks for, before it runs; throwing ends the request.
@@ -130,7 +134,7 @@ extension LanguageModelSession.DynamicProfile {
       @escaping @Sendable (Transcript.ToolCall, Transcript.ToolOutput) async throws
       -> Void
   ) -> some LanguageModelSession.DynamicProfile {
-    setting { $0.onToolOutput.append(action) }
+    adding { profile, _ in profile.onToolOutput.append(action) }
   }
 
   /// Runs `action` for every tool output; throwing ends the request.
@@ -144,7 +148,7 @@ extension LanguageModelSession.DynamicProfile {
   public func onResponse(
     @_inheritActorContext perform action: @escaping @Sendable (Transcript.Response) async throws -> Void
   ) -> some LanguageModelSession.DynamicProfile {
-    setting { $0.onResponse.append(action) }
+    adding { profile, _ in profile.onResponse.append(action) }
   }
 
   /// Runs `action` when the model has responded, before the request returns; throwing ends the request.
@@ -159,7 +163,7 @@ extension LanguageModelSession.DynamicProfile {
   public func onReasoning(
     @_inheritActorContext perform action: @escaping @Sendable (Transcript.Reasoning) async throws -> Void
   ) -> some LanguageModelSession.DynamicProfile {
-    setting { $0.onReasoning.append(action) }
+    adding { profile, _ in profile.onReasoning.append(action) }
   }
 
   /// Runs `action` whenever the model reasons; throwing ends the request.
@@ -174,18 +178,13 @@ extension LanguageModelSession.DynamicProfile {
   public func onActivate(
     @_inheritActorContext perform action: @escaping @Sendable () async -> Void
   ) -> some LanguageModelSession.DynamicProfile {
-    LanguageModelSession.ModifiedDynamicProfile(
-      content: self,
-      modifier: ProfileSetting { profile, path in profile.lifecycles[path, default: .init()].activate.append(action) })
+    adding { profile, path in profile.lifecycles[path, default: .init()].activate.append(action) }
   }
 
   /// Runs `action` when this profile stops being part of what the session works out (an `if` turned away from it).
   public func onDeactivate(
     @_inheritActorContext perform action: @escaping @Sendable () async -> Void
   ) -> some LanguageModelSession.DynamicProfile {
-    LanguageModelSession.ModifiedDynamicProfile(
-      content: self,
-      modifier: ProfileSetting { profile, path in profile.lifecycles[path, default: .init()].deactivate.append(action) }
-    )
+    adding { profile, path in profile.lifecycles[path, default: .init()].deactivate.append(action) }
   }
 }

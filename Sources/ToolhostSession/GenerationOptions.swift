@@ -247,6 +247,21 @@ public struct SessionPolicy: Sendable {
   }
 }
 
+extension SessionPolicy.ToolFailurePolicy {
+  /// The policy that throws and keeps or reverts the transcript as `policy` says.
+  init(_ policy: TranscriptErrorHandlingPolicy) { self = policy.preserves ? .throwAndPreserve : .throwAndRevert }
+}
+
+extension SessionPolicy {
+  /// This policy with what a worked-out profile sets (its transcript error handling), for one model turn.
+  func with(_ profile: LanguageModelSession.ResolvedProfile?) -> SessionPolicy {
+    guard let chosen = profile?.transcriptErrorHandlingPolicy else { return self }
+    var policy = self
+    policy.toolFailures = ToolFailurePolicy(chosen)
+    return policy
+  }
+}
+
 /// What a request that throws leaves in the transcript (FoundationModels 27's policy): the transcript as it was
 /// before the request, or the entries the request made so far. It applies to tool failures, the errors after which a
 /// request has calls and outputs to keep (``SessionPolicy/ToolFailurePolicy``).

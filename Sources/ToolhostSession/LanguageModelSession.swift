@@ -202,7 +202,7 @@ public final class LanguageModelSession: Sendable {
     }
     set {
       guard let newValue else { return }
-      state.withLock { $0.policy.toolFailures = newValue.preserves ? .throwAndPreserve : .throwAndRevert }
+      state.withLock { $0.policy.toolFailures = SessionPolicy.ToolFailurePolicy(newValue) }
     }
   }
 
@@ -418,9 +418,11 @@ public final class LanguageModelSession: Sendable {
   /// ```
   public func warmUp() async {
     var transcript = self.transcript
+    // A dynamic profile names the model, the tools and the instructions the first request will have.
+    let profile = await SessionPropertyValues.$current.withValue(properties) { try? applyProfile(to: &transcript) }
     transcript.append(.prompt(Transcript.Prompt(text: "")))
     let tools = Self.definitions(of: self.tools)
-    await model.prewarm(
+    await (profile?.model ?? model).prewarm(
       for: ModelRequest(transcript: transcript, tools: tools, toolChoice: tools.isEmpty ? .none : .auto))
   }
 
@@ -432,12 +434,27 @@ public final class LanguageModelSession: Sendable {
     }
   }
 
+  /// Runs a request with the session's properties as the ones `@SessionProperty` reads (in its profile, hooks and
+  /// tools, whichever session they were first bound to).
   private func run(
     prompt: String, format: ResponseFormatRequest?, options: GenerationOptions, streaming: Bool,
     from start: Transcript, sink: EventSink
   ) async throws -> RawResponse {
-    var policy = self.policy
+    try await SessionPropertyValues.$current.withValue(properties) {
+      try await runRequest(
+        prompt: prompt, format: format, options: options, streaming: streaming, from: start, sink: sink)
+    }
+  }
+
+  private func runRequest(
+    prompt: String, format: ResponseFormatRequest?, options: GenerationOptions, streaming: Bool,
+    from start: Transcript, sink: EventSink
+  ) async throws -> RawResponse {
+    let sessionPolicy = self.policy
+    var policy = sessionPolicy
     var working = start
+    // A history written between requests (compacted by the app, say) is where this request starts.
+    adoptWrittenHistory(into: &working)
     let promptEntry = Transcript.Prompt(text: prompt)
     working.append(.prompt(promptEntry))
     emit(.requestStarted(promptEntry), "", sink)
@@ -446,19 +463,20 @@ public final class LanguageModelSession: Sendable {
     var repairs = 0
     var calledTool = false
     var answerNow = false
+    // The identity of this request's generated content, in its snapshots and in its answer.
+    let generation = GenerationID()
     var profile = try applyProfile(to: &working)
     do {
       await activateParts(of: profile)
-      if let chosen = profile?.transcriptErrorHandlingPolicy {
-        policy.toolFailures = chosen.preserves ? .throwAndPreserve : .throwAndRevert
-      }
-      for hook in profile?.onPrompt ?? [] { try await hook(promptEntry) }
+      policy = sessionPolicy.with(profile)
+      try await runHooks(profile?.onPrompt, on: &working) { try await $0(promptEntry) }
       while true {
         try Task.checkCancellation()
         // Again before every turn: a hook may have changed the properties the profile reads.
         if profile != nil {
           profile = try applyProfile(to: &working)
           await activateParts(of: profile)
+          policy = sessionPolicy.with(profile)
         }
         let options = profile?.applied(to: options) ?? options
         let tools = self.tools
@@ -475,12 +493,13 @@ public final class LanguageModelSession: Sendable {
           options: options, responseFormat: constrained ? format?.request : nil)
         emit(.modelTurnStarted(round: rounds + 1), "", sink)
         let model = profile?.model ?? self.model
-        let turn = try await nextTurn(request, model: model, streaming: streaming, partial: constrained, sink: sink)
+        let turn = try await nextTurn(
+          request, model: model, streaming: streaming, partial: constrained ? generation : nil, sink: sink)
         try Task.checkCancellation()
         if let reasoning = turn.reasoning {
           let reasoningEntry = Transcript.Reasoning(text: reasoning)
           working.append(.reasoning(reasoningEntry))
-          for hook in profile?.onReasoning ?? [] { try await hook(reasoningEntry) }
+          try await runHooks(profile?.onReasoning, on: &working) { try await $0(reasoningEntry) }
         }
 
         if turn.toolCalls.isEmpty {
@@ -489,11 +508,11 @@ public final class LanguageModelSession: Sendable {
           if let format {
             (text, content) = try await structured(
               format, answer: turn.text, constrained: constrained, request: request, model: model,
-              streaming: streaming, round: rounds + 1, sink: sink)
+              streaming: streaming, generation: generation, round: rounds + 1, sink: sink)
+            content.id = generation
           }
           let responseEntry = Transcript.Response(text: text, usage: turn.usage)
-          for hook in profile?.onResponse ?? [] { try await hook(responseEntry) }
-          adoptWrittenHistory(into: &working)
+          try await runHooks(profile?.onResponse, on: &working) { try await $0(responseEntry) }
           working.append(.response(responseEntry))
           try commit(working)
           // From the prompt on (a profile may have put instructions before it since the request began).
@@ -519,11 +538,13 @@ public final class LanguageModelSession: Sendable {
         working.append(
           .toolCalls(Transcript.ToolCalls(calls: calls, text: turn.text.isEmpty ? nil : turn.text, usage: turn.usage)))
 
-        for hook in profile?.onToolCall ?? [] { for call in calls { try await hook(call) } }
+        try await runHooks(profile?.onToolCall, on: &working) { hook in for call in calls { try await hook(call) } }
+        // The tools read the history as it is now (they do not write it).
+        properties.setHistory(of: working)
         let outcome = try await runCalls(
           calls, choice: choice, offered: offered, policy: policy, content: turn.text, sink: sink)
         for record in outcome.records { working.append(.toolOutput(record.output)) }
-        for hook in profile?.onToolOutput ?? [] {
+        try await runHooks(profile?.onToolOutput, on: &working) { hook in
           for record in outcome.records { try await hook(record.call, record.output) }
         }
         if outcome.ranAny { calledTool = true }
@@ -585,6 +606,17 @@ public final class LanguageModelSession: Sendable {
     return resolved
   }
 
+  /// Runs a group of hooks (`run` calls each one) with the properties' history showing `working`, then makes
+  /// `working` the history a hook wrote, if one did.
+  private func runHooks<Hook>(
+    _ hooks: [Hook]?, on working: inout Transcript, _ run: (Hook) async throws -> Void
+  ) async throws {
+    guard let hooks, !hooks.isEmpty else { return }
+    properties.setHistory(of: working)
+    for hook in hooks { try await run(hook) }
+    adoptWrittenHistory(into: &working)
+  }
+
   /// Makes `working` the history a hook wrote (compacted, say), if one did.
   private func adoptWrittenHistory(into working: inout Transcript) {
     if let written = properties.takeWrittenHistory() { working.history = written }
@@ -614,7 +646,7 @@ public final class LanguageModelSession: Sendable {
   ///   does not fit either.
   private func structured(
     _ format: ResponseFormatRequest, answer: String, constrained: Bool, request: ModelRequest,
-    model: any LanguageModel, streaming: Bool, round: Int, sink: EventSink
+    model: any LanguageModel, streaming: Bool, generation: GenerationID, round: Int, sink: EventSink
   ) async throws -> (String, GeneratedContent) {
     var problem: String
     switch format.decode(answer) {
@@ -636,7 +668,7 @@ public final class LanguageModelSession: Sendable {
                 + "corrected JSON value.")))
       }
       emit(.modelTurnStarted(round: round), "", sink)
-      let turn = try await nextTurn(retry, model: model, streaming: streaming, partial: true, sink: sink)
+      let turn = try await nextTurn(retry, model: model, streaming: streaming, partial: generation, sink: sink)
       try Task.checkCancellation()
       text = turn.text
       switch format.decode(text) {
@@ -653,7 +685,8 @@ public final class LanguageModelSession: Sendable {
   }
 
   private func nextTurn(
-    _ request: ModelRequest, model: any LanguageModel, streaming: Bool, partial: Bool = false, sink: EventSink
+    _ request: ModelRequest, model: any LanguageModel, streaming: Bool, partial generation: GenerationID? = nil,
+    sink: EventSink
   ) async throws -> ModelTurn {
     guard streaming else { return try await model.turn(for: request) }
     var content = ""
@@ -661,7 +694,11 @@ public final class LanguageModelSession: Sendable {
       switch event {
       case .textDelta(let delta):
         content += delta
-        emit(.textDelta(delta), content, sink, partial: partial ? try? GeneratedContent(json: content) : nil)
+        // A generated type's snapshot, with the request's identity.
+        let snapshot = generation.flatMap { id in
+          (try? GeneratedContent(json: content)).map { GeneratedContent($0, id: id) }
+        }
+        emit(.textDelta(delta), content, sink, partial: snapshot)
       case .finished(let turn):
         return turn
       }

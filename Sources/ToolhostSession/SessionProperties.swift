@@ -90,6 +90,12 @@ public final class SessionPropertyValues: Sendable {
   }
 }
 
+extension SessionPropertyValues {
+  /// The properties of the session whose request this task runs: what a `@SessionProperty` reads first, so that a
+  /// profile or tool value two sessions share reads the session at hand.
+  @TaskLocal static var current: SessionPropertyValues?
+}
+
 /// A place a ``LanguageModelSession/SessionProperty`` reads: the properties of the session that evaluates its profile.
 final class SessionPropertyLocation: Sendable {
   private let values = Mutex<SessionPropertyValues?>(nil)
@@ -120,8 +126,8 @@ extension LanguageModelSession {
 
     /// The value in the session evaluating the profile (the default before one does).
     public var wrappedValue: Value {
-      get { location.current[keyPath: keyPath] }
-      nonmutating set { location.current[keyPath: keyPath] = newValue }
+      get { (SessionPropertyValues.current ?? location.current)[keyPath: keyPath] }
+      nonmutating set { (SessionPropertyValues.current ?? location.current)[keyPath: keyPath] = newValue }
     }
 
     func bind(to properties: SessionPropertyValues) { location.bind(to: properties) }

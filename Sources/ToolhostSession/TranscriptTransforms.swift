@@ -23,7 +23,7 @@ extension Transcript {
 
   /// The instructions and as many of the latest turns as fit in `budget` tokens (as `estimate` counts them): whole
   /// turns are dropped, oldest first. The current turn is always kept, even when it alone is over the budget.
-  public func window(budget: Int, estimate: (Entry) -> Int = Transcript.estimatedTokens) -> Transcript {
+  public func window(budget: Int, estimate: (Entry) -> Int = Transcript.estimatedTokens(_:)) -> Transcript {
     let instructions = entries.filter { if case .instructions = $0 { true } else { false } }
     let rest = entries.filter { if case .instructions = $0 { false } else { true } }
     // Turns: each starts at a prompt (entries before the first prompt form a turn of their own).
@@ -50,7 +50,7 @@ extension Transcript {
 
   /// The transcript as it is when it fits in `budget` tokens; otherwise without the tool calls of answered turns,
   /// and then, if that is still too long, the latest turns that fit (``window(budget:estimate:)``).
-  public func fitted(toTokens budget: Int, estimate: (Entry) -> Int = Transcript.estimatedTokens) -> Transcript {
+  public func fitted(toTokens budget: Int, estimate: (Entry) -> Int = Transcript.estimatedTokens(_:)) -> Transcript {
     if entries.map(estimate).reduce(0, +) <= budget { return self }
     let lighter = droppingCompletedToolCalls()
     if lighter.entries.map(estimate).reduce(0, +) <= budget { return lighter }
@@ -70,8 +70,12 @@ extension Transcript {
     case .response(let e): characters = e.text.count
     case .reasoning: return 0  // not sent back to the model
     }
-    return characters / 3 + 8
+    return estimatedTokens(characters: characters)
   }
+
+  /// The rough token count of a message of `characters` characters: one token per 3 characters, plus a few for the
+  /// message around it.
+  public static func estimatedTokens(characters: Int) -> Int { characters / 3 + 8 }
 
   /// The index of the last prompt, if any.
   private var lastPromptIndex: Int? {

@@ -37,6 +37,11 @@ struct DecimalAndIdentityTests {
     #expect(first.id != second.id)
   }
 
+  @Test func aDecimalReadsExponentsAndLongFigures() throws {
+    #expect(try PricedItem(GeneratedContent(json: #"{"price": 1e-7}"#)).price == Decimal(string: "0.0000001"))
+    #expect(try PricedItem(GeneratedContent(json: #"{"price": 12345678.9}"#)).price == Decimal(string: "12345678.9"))
+  }
+
   @Test func aDecimalIsNotAString() throws {
     #expect(throws: GeneratedContentError.self) { try PricedItem(GeneratedContent(json: #"{"price": "cheap"}"#)) }
   }

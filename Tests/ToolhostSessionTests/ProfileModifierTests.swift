@@ -73,6 +73,18 @@ struct Compacting: LanguageModelSession.DynamicProfile {
   }
 }
 
+/// Keeps the history from the newest prompt on, once a tool has answered.
+struct CompactingOnOutput: LanguageModelSession.DynamicProfile {
+  @SessionProperty(\.history) var history
+
+  var body: some LanguageModelSession.DynamicProfile {
+    Profile { AddTool() }
+      .onToolOutput {
+        if let last = history.lastIndex(where: { $0.promptText != nil }) { history = history[last...] }
+      }
+  }
+}
+
 /// The modifiers and hooks of FoundationModels 27 beyond the tool-calling mode: the model, the history the model
 /// sees, the failure policy, reasoning, a modifier of one's own, activation, and a hook that rewrites the history.
 struct ProfileModifierTests {
@@ -111,6 +123,49 @@ struct ProfileModifierTests {
     #expect(session.transcript.entries.count == 5)  // instructions, two prompts, two responses
   }
 
+  @Test func historyTransformsSeeTheHistoryWithoutTheInstructionsInTheOrderWritten() async throws {
+    let model = ScriptedModel(turns: [ModelTurn(text: "one"), ModelTurn(text: "two")])
+    let profile = LanguageModelSession.Profile { Instructions("Be brief.") }
+      .historyTransform { Array($0.suffix(2)) }
+      .historyTransform { $0 + $0 }
+    let session = LanguageModelSession(model: model, profile: profile)
+    _ = try await session.respond(to: "first")
+    _ = try await session.respond(to: "second")
+    let seen = model.requests[1].transcript.entries
+    // Instructions stay first; then the last two entries of the history ("one", "second"), twice. The other order
+    // (twice, then the last two) would leave two.
+    guard case .instructions? = seen.first else {
+      Issue.record("the instructions were transformed away: \(seen)")
+      return
+    }
+    #expect(seen.count == 5, "\(seen)")
+    #expect(seen.compactMap(\.promptText) == ["second", "second"])
+  }
+
+  @Test func aHistoryCompactedWhenAToolAnswersKeepsThatCallAndItsOutput() async throws {
+    let model = ScriptedModel(turns: [
+      ModelTurn(text: "earlier"), ModelTurn(toolCalls: [call("add", ["a": 1, "b": 2], id: "c1")]), ModelTurn(text: "3"),
+    ])
+    let session = LanguageModelSession(model: model, profile: CompactingOnOutput())
+    _ = try await session.respond(to: "hello")
+    _ = try await session.respond(to: "1+2?")
+    let seen = model.requests[2].transcript.entries
+    #expect(!seen.contains { $0.promptText == "hello" }, "the history was compacted: \(seen)")
+    #expect(seen.contains { if case .toolCalls = $0 { true } else { false } }, "\(seen)")
+    #expect(seen.contains { if case .toolOutput = $0 { true } else { false } }, "\(seen)")
+    #expect(model.requests.count == 3)
+  }
+
+  @Test func aHistoryWrittenBetweenRequestsKeepsTheNextPrompt() async throws {
+    let model = ScriptedModel(turns: [ModelTurn(text: "one"), ModelTurn(text: "two")])
+    let session = LanguageModelSession(model: model, profile: LanguageModelSession.Profile { Instructions("Hi.") })
+    _ = try await session.respond(to: "first")
+    session.properties.history = []
+    _ = try await session.respond(to: "second")
+    #expect(model.requests[1].transcript.entries.compactMap(\.promptText) == ["second"])
+    #expect(session.transcript.history.count == 2)
+  }
+
   @Test func aPreservingPolicyKeepsTheFailedRequestsEntries() async throws {
     let model = ScriptedModel(turns: [ModelTurn(toolCalls: [call("explode", [:], id: "c1")])])
     let profile = LanguageModelSession.Profile { FailingTool() }.transcriptErrorHandlingPolicy(.preserveTranscript)
@@ -118,9 +173,11 @@ struct ProfileModifierTests {
     await #expect(throws: ToolCallError.self) { _ = try await session.respond(to: "boom") }
     #expect(session.transcript.entries.contains { if case .toolOutput = $0 { true } else { false } })
 
+    // The profile's policy wins over the session's own.
     let reverting = LanguageModelSession(
       model: ScriptedModel(turns: [ModelTurn(toolCalls: [call("explode", [:], id: "c1")])]),
-      profile: LanguageModelSession.Profile { FailingTool() }.transcriptErrorHandlingPolicy(.revertTranscript))
+      profile: LanguageModelSession.Profile { FailingTool() }.transcriptErrorHandlingPolicy(.revertTranscript),
+      policy: SessionPolicy(toolFailures: .throwAndPreserve))
     await #expect(throws: ToolCallError.self) { _ = try await reverting.respond(to: "boom") }
     #expect(reverting.transcript.isEmpty)
   }
@@ -225,7 +282,67 @@ struct TranscriptAssignmentTests {
     for _ in 0..<500 where !session.isResponding { try await Task.sleep(for: .milliseconds(10)) }
     #expect(session.isResponding)
     session.transcript = Transcript()
-    await #expect(throws: LanguageModelSessionError.self) { _ = try await request.value }
+    await #expect {
+      _ = try await request.value
+    } throws: { error in
+      guard case .transcriptMutationWhileResponding = error as? LanguageModelSessionError else { return false }
+      return true
+    }
     #expect(session.transcript.isEmpty)
+  }
+}
+
+/// A book on a shelf, each with the identity FoundationModels gives generated values.
+@Generable
+struct Book {
+  var id: GenerationID
+  var title: String
+}
+
+@Generable
+struct Shelf {
+  var id: GenerationID
+  var books: [Book]
+}
+
+/// Streams its answer a few characters at a time.
+struct ChunkedModel: LanguageModel {
+  let text: String
+  let displayName = "chunked"
+  func turn(for request: ModelRequest) async throws -> ModelTurn { ModelTurn(text: text) }
+  func streamTurn(for request: ModelRequest) -> ModelStream {
+    let text = self.text
+    return AsyncThrowingStream { continuation in
+      var rest = Substring(text)
+      while !rest.isEmpty {
+        continuation.yield(.textDelta(String(rest.prefix(5))))
+        rest = rest.dropFirst(5)
+      }
+      continuation.yield(.finished(ModelTurn(text: text)))
+      continuation.finish()
+    }
+  }
+}
+
+/// `GenerationID`s stay the same across a stream's snapshots and its answer, for the value and what is inside it.
+struct GenerationIdentityTests {
+  @Test func theSameBookHasTheSameIdentityInEverySnapshotAndTheAnswer() async throws {
+    let model = ChunkedModel(text: #"{"books": [{"title": "Emma"}, {"title": "Persuasion"}]}"#)
+    let session = LanguageModelSession(model: model, tools: .empty)
+    let stream = session.streamResponse(to: "Two books", generating: Shelf.self)
+    var firstBook: Set<GenerationID> = []
+    var shelves: Set<GenerationID> = []
+    for try await snapshot in stream {
+      shelves.insert(snapshot.content.id)
+      if let book = snapshot.content.books?.first { firstBook.insert(book.id) }
+    }
+    let answer = try await stream.collect().content
+    #expect(shelves.count == 1)
+    #expect(firstBook.count == 1)
+    #expect(shelves.first == answer.id)
+    #expect(firstBook.first == answer.books[0].id)
+    #expect(answer.books[0].id != answer.books[1].id)
+    // The identity goes with the value's content.
+    #expect(try Shelf(answer.generatedContent).books[1].id == answer.books[1].id)
   }
 }
