@@ -35,16 +35,11 @@ public enum SwiftTypecheck {
     _ source: String, fileName: String = "main.swift", languageMode: Int, likeModule module: String,
     timeout: TimeInterval = 300
   ) throws -> Subprocess.Output {
-    guard let search = searchArguments(likeModule: module) else {
-      throw TestFailure("no compile command for \(module) in SwiftPM's build description; build the tests first")
-    }
-    guard let swiftc = TestPackage.which("swiftc") else { throw TestFailure("swiftc is not on PATH") }
     let folder = TemporaryFolder()
     let file = folder.url.appendingPathComponent(fileName)
     try Data(source.utf8).write(to: file)
-    let arguments = ["-typecheck", "-swift-version", String(languageMode)] + search + [file.path]
-    return try Subprocess.run(executable: URL(fileURLWithPath: swiftc), arguments: arguments, timeout: timeout)
-      .finished()
+    return try check(
+      files: [file], languageMode: languageMode, likeModule: module, library: false, timeout: timeout)
   }
 
   /// Runs `swiftc -typecheck` on `files` together, as one module (`-parse-as-library` when `library`: a program
@@ -95,6 +90,8 @@ public enum SwiftTypecheck {
           rest.removeFirst(2)
           kept += ["-Xfrontend", flag, "-Xfrontend", plugin]
         }
+      } else if ["-F", "-Fsystem", "-L"].contains(argument), let value = rest.popFirst() {
+        kept += [argument, value]
       } else if argument.hasPrefix("-F") || argument.hasPrefix("-L") {
         kept.append(argument)
       }
