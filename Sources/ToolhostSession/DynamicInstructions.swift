@@ -54,11 +54,11 @@ struct ResolvedInstructions {
 
 /// A part that knows what it resolves to (the builder's own parts and the leaves).
 protocol PrimitiveDynamicInstructions {
-  func resolved(reading properties: SessionPropertyValues) -> ResolvedInstructions
+  func resolved() -> ResolvedInstructions
 }
 
 extension Instructions: PrimitiveDynamicInstructions {
-  func resolved(reading properties: SessionPropertyValues) -> ResolvedInstructions {
+  func resolved() -> ResolvedInstructions {
     ResolvedInstructions(texts: [text])
   }
 }
@@ -68,10 +68,8 @@ public struct ToolsDynamicInstructions: DynamicInstructions, PrimitiveDynamicIns
   let tools: [any Tool]
   /// No further parts.
   public var body: Never { fatalError("a leaf") }
-  func resolved(reading properties: SessionPropertyValues) -> ResolvedInstructions {
-    // A tool's own `@SessionProperty` fields read the session that offers it.
-    for tool in tools { LanguageModelSession.bind(tool, to: properties) }
-    return ResolvedInstructions(tools: tools)
+  func resolved() -> ResolvedInstructions {
+    ResolvedInstructions(tools: tools)
   }
 }
 
@@ -80,9 +78,9 @@ public struct TupleDynamicInstructions: DynamicInstructions, PrimitiveDynamicIns
   let parts: [any DynamicInstructions]
   /// No further parts.
   public var body: Never { fatalError("a leaf") }
-  func resolved(reading properties: SessionPropertyValues) -> ResolvedInstructions {
+  func resolved() -> ResolvedInstructions {
     var all = ResolvedInstructions()
-    for part in parts { all.add(resolve(part, reading: properties)) }
+    for part in parts { all.add(resolve(part)) }
     return all
   }
 }
@@ -93,7 +91,7 @@ public struct EmptyDynamicInstructions: DynamicInstructions, PrimitiveDynamicIns
   public init() {}
   /// No further parts.
   public var body: Never { fatalError("a leaf") }
-  func resolved(reading properties: SessionPropertyValues) -> ResolvedInstructions { ResolvedInstructions() }
+  func resolved() -> ResolvedInstructions { ResolvedInstructions() }
 }
 
 /// What `if`/`else` gives.
@@ -114,10 +112,10 @@ public struct ConditionalDynamicInstructions<TrueContent: DynamicInstructions, F
   public init(_ branch: Branch) { self.branch = branch }
   /// No further parts.
   public var body: Never { fatalError("a leaf") }
-  func resolved(reading properties: SessionPropertyValues) -> ResolvedInstructions {
+  func resolved() -> ResolvedInstructions {
     switch branch {
-    case .trueContent(let c): resolve(c, reading: properties)
-    case .falseContent(let c): resolve(c, reading: properties)
+    case .trueContent(let c): resolve(c)
+    case .falseContent(let c): resolve(c)
     }
   }
 }
@@ -128,8 +126,8 @@ extension Optional: DynamicInstructions where Wrapped: DynamicInstructions {
 }
 
 extension Optional: PrimitiveDynamicInstructions where Wrapped: DynamicInstructions {
-  func resolved(reading properties: SessionPropertyValues) -> ResolvedInstructions {
-    map { resolve($0, reading: properties) } ?? ResolvedInstructions()
+  func resolved() -> ResolvedInstructions {
+    map { resolve($0) } ?? ResolvedInstructions()
   }
 }
 
@@ -145,8 +143,8 @@ public struct AnyDynamicInstructions: DynamicInstructions, PrimitiveDynamicInstr
 
   /// No further parts.
   public var body: Never { fatalError("a leaf") }
-  func resolved(reading properties: SessionPropertyValues) -> ResolvedInstructions {
-    resolve(base, reading: properties)
+  func resolved() -> ResolvedInstructions {
+    resolve(base)
   }
 }
 
@@ -176,9 +174,9 @@ public struct DynamicInstructionsForEach<Data: RandomAccessCollection, ID: Hasha
   /// No further parts.
   public var body: Never { fatalError("a leaf") }
 
-  func resolved(reading properties: SessionPropertyValues) -> ResolvedInstructions {
+  func resolved() -> ResolvedInstructions {
     var all = ResolvedInstructions()
-    for element in data { all.add(resolve(content(element), reading: properties)) }
+    for element in data { all.add(resolve(content(element))) }
     return all
   }
 }
@@ -190,16 +188,10 @@ extension DynamicInstructionsForEach where Data.Element: Identifiable, ID == Dat
   }
 }
 
-/// The text and tools of any instructions: a leaf's own, or its body's, with its `@SessionProperty` fields reading
-/// `properties`.
-func resolve(_ instructions: any DynamicInstructions, reading properties: SessionPropertyValues)
-  -> ResolvedInstructions
-{
-  if let primitive = instructions as? any PrimitiveDynamicInstructions {
-    return primitive.resolved(reading: properties)
-  }
-  LanguageModelSession.bind(instructions, to: properties)
-  return resolve(instructions.body, reading: properties)
+/// The text and tools of any instructions: a leaf's own, or its body's.
+func resolve(_ instructions: any DynamicInstructions) -> ResolvedInstructions {
+  if let primitive = instructions as? any PrimitiveDynamicInstructions { return primitive.resolved() }
+  return resolve(instructions.body)
 }
 
 /// Builds ``DynamicInstructions`` from ``Instructions``, tools, lists of tools, `if`/`else` and `if #available`.

@@ -215,8 +215,7 @@ extension Never: LanguageModelSession.DynamicProfile {}
 
 /// A part of a profile that knows what it comes to; `path` says where it is in the profile (for its activation).
 protocol PrimitiveDynamicProfile {
-  func resolve(
-    into profile: inout LanguageModelSession.ResolvedProfile, properties: SessionPropertyValues, path: String)
+  func resolve(into profile: inout LanguageModelSession.ResolvedProfile, path: String)
 }
 
 /// One of the modifiers toolhost's own profile modifiers are made of: a change to the worked-out profile. A value
@@ -231,88 +230,66 @@ struct ProfileSetting: LanguageModelSession.DynamicProfileModifier {
 }
 
 extension LanguageModelSession.Profile: PrimitiveDynamicProfile {
-  func resolve(
-    into profile: inout LanguageModelSession.ResolvedProfile, properties: SessionPropertyValues, path: String
-  ) {
-    let resolved = ToolhostSession.resolve(instructions, reading: properties)
+  func resolve(into profile: inout LanguageModelSession.ResolvedProfile, path: String) {
+    let resolved = ToolhostSession.resolve(instructions)
     profile.instructions = resolved.texts.isEmpty ? nil : resolved.texts.joined(separator: "\n\n")
     profile.tools = resolved.tools
   }
 }
 
 extension LanguageModelSession.AnyDynamicProfile: PrimitiveDynamicProfile {
-  func resolve(
-    into profile: inout LanguageModelSession.ResolvedProfile, properties: SessionPropertyValues, path: String
-  ) {
+  func resolve(into profile: inout LanguageModelSession.ResolvedProfile, path: String) {
     // The erased type is part of where the parts are, as a type-erased view's identity is.
-    LanguageModelSession.resolve(base, into: &profile, properties: properties, path: path + "/\(type(of: base))")
+    LanguageModelSession.resolve(base, into: &profile, path: path + "/\(type(of: base))")
   }
 }
 
 extension LanguageModelSession.ConditionalDynamicProfile: PrimitiveDynamicProfile {
-  func resolve(
-    into profile: inout LanguageModelSession.ResolvedProfile, properties: SessionPropertyValues, path: String
-  ) {
+  func resolve(into profile: inout LanguageModelSession.ResolvedProfile, path: String) {
     switch branch {
-    case .trueContent(let c): LanguageModelSession.resolve(c, into: &profile, properties: properties, path: path + "?")
-    case .falseContent(let c): LanguageModelSession.resolve(c, into: &profile, properties: properties, path: path + "!")
+    case .trueContent(let c): LanguageModelSession.resolve(c, into: &profile, path: path + "?")
+    case .falseContent(let c): LanguageModelSession.resolve(c, into: &profile, path: path + "!")
     }
   }
 }
 
 extension LanguageModelSession.DynamicProfileModifierContent: PrimitiveDynamicProfile {
-  func resolve(
-    into profile: inout LanguageModelSession.ResolvedProfile, properties: SessionPropertyValues, path: String
-  ) {
-    LanguageModelSession.resolve(content, into: &profile, properties: properties, path: path + "<")
+  func resolve(into profile: inout LanguageModelSession.ResolvedProfile, path: String) {
+    LanguageModelSession.resolve(content, into: &profile, path: path + "<")
   }
 }
 
 extension LanguageModelSession.ModifiedDynamicProfile: PrimitiveDynamicProfile {
-  func resolve(
-    into profile: inout LanguageModelSession.ResolvedProfile, properties: SessionPropertyValues, path: String
-  ) {
+  func resolve(into profile: inout LanguageModelSession.ResolvedProfile, path: String) {
     if let setting = modifier as? ProfileSetting {
       // A value first, then what it modifies: the value nearest the profile wins (FoundationModels' precedence), and
       // the outer ones are defaults. An action after it: actions accumulate in the order written.
       if !setting.addsAction { setting.change(&profile, path) }
-      LanguageModelSession.resolve(content, into: &profile, properties: properties, path: path + ".")
+      LanguageModelSession.resolve(content, into: &profile, path: path + ".")
       if setting.addsAction { setting.change(&profile, path) }
       return
     }
-    LanguageModelSession.bind(modifier, to: properties)
     let modified = modifier.body(content: LanguageModelSession.DynamicProfileModifierContent(content: content))
     LanguageModelSession.resolve(
-      modified, into: &profile, properties: properties, path: path + "/\(Modifier.self)")
+      modified, into: &profile, path: path + "/\(Modifier.self)")
   }
 }
 
 extension LanguageModelSession {
-  /// Works out a profile for one model turn, its `@SessionProperty`s (and those of the profiles in its body, its
-  /// instructions and its tools) reading `properties`.
-  static func resolve(_ profile: any DynamicProfile, properties: SessionPropertyValues) -> ResolvedProfile {
+  /// Works out a profile for one model turn. Its `@SessionProperty`s (and those of the profiles in its body, its
+  /// instructions and its tools) read the session whose request runs.
+  static func resolve(_ profile: any DynamicProfile) -> ResolvedProfile {
     var resolved = ResolvedProfile()
-    resolve(profile, into: &resolved, properties: properties, path: "")
+    resolve(profile, into: &resolved, path: "")
     return resolved
   }
 
-  static func resolve(
-    _ profile: any DynamicProfile, into resolved: inout ResolvedProfile, properties: SessionPropertyValues,
-    path: String
-  ) {
+  static func resolve(_ profile: any DynamicProfile, into resolved: inout ResolvedProfile, path: String) {
     if let primitive = profile as? any PrimitiveDynamicProfile {
-      primitive.resolve(into: &resolved, properties: properties, path: path)
+      primitive.resolve(into: &resolved, path: path)
       return
     }
-    bind(profile, to: properties)
-    resolve(profile.body, into: &resolved, properties: properties, path: path + "/\(type(of: profile))")
-  }
-
-  /// Points every `@SessionProperty` stored in `value` at `properties`.
-  static func bind(_ value: Any, to properties: SessionPropertyValues) {
-    for child in Mirror(reflecting: value).children {
-      if let binding = child.value as? any SessionPropertyBinding { binding.bind(to: properties) }
-    }
+    resolve(profile.body, into: &resolved, path: path + "/\(type(of: profile))")
   }
 }
 

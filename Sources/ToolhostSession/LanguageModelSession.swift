@@ -435,7 +435,7 @@ public final class LanguageModelSession: Sendable {
   }
 
   /// Runs a request with the session's properties as the ones `@SessionProperty` reads (in its profile, hooks and
-  /// tools, whichever session they were first bound to).
+  /// tools, whichever sessions they are shared with).
   private func run(
     prompt: String, format: ResponseFormatRequest?, options: GenerationOptions, streaming: Bool,
     from start: Transcript, sink: EventSink
@@ -451,7 +451,6 @@ public final class LanguageModelSession: Sendable {
     from start: Transcript, sink: EventSink
   ) async throws -> RawResponse {
     let sessionPolicy = self.policy
-    var policy = sessionPolicy
     var working = start
     // A history written between requests (compacted by the app, say) is where this request starts.
     adoptWrittenHistory(into: &working)
@@ -468,7 +467,6 @@ public final class LanguageModelSession: Sendable {
     var profile = try applyProfile(to: &working)
     do {
       await activateParts(of: profile)
-      policy = sessionPolicy.with(profile)
       try await runHooks(profile?.onPrompt, on: &working) { try await $0(promptEntry) }
       while true {
         try Task.checkCancellation()
@@ -476,8 +474,8 @@ public final class LanguageModelSession: Sendable {
         if profile != nil {
           profile = try applyProfile(to: &working)
           await activateParts(of: profile)
-          policy = sessionPolicy.with(profile)
         }
+        let policy = sessionPolicy.with(profile)
         let options = profile?.applied(to: options) ?? options
         let tools = self.tools
         let offered = options.offeredTools.map { names in names.filter { tools.tool(named: $0) != nil } }
@@ -581,7 +579,7 @@ public final class LanguageModelSession: Sendable {
     properties.setHistory(of: working)
     let resolved = try state.withLock { s throws(ToolCallError) -> ResolvedProfile? in
       guard let profile = s.profile else { return nil }
-      let resolved = Self.resolve(profile, properties: properties)
+      let resolved = Self.resolve(profile)
       let key = resolved.tools.map { $0.name + " " + $0.parameters.serialized() }
       if key != s.profileToolsKey {
         s.tools = try ToolRegistry(resolved.tools)

@@ -96,41 +96,24 @@ extension SessionPropertyValues {
   @TaskLocal static var current: SessionPropertyValues?
 }
 
-/// A place a ``LanguageModelSession/SessionProperty`` reads: the properties of the session that evaluates its profile.
-final class SessionPropertyLocation: Sendable {
-  private let values = Mutex<SessionPropertyValues?>(nil)
-
-  var current: SessionPropertyValues { values.withLock { $0 } ?? SessionPropertyValues() }
-
-  func bind(to properties: SessionPropertyValues) { values.withLock { $0 = properties } }
-}
-
-/// A property wrapper field the session binds before it evaluates a profile.
-protocol SessionPropertyBinding {
-  func bind(to properties: SessionPropertyValues)
-}
-
 extension LanguageModelSession {
   /// Reads (and writes) one of the session's properties: `@SessionProperty(\.history)`, in a dynamic profile, in
-  /// dynamic instructions or in a tool a profile offers. The session binds them when it works its profile out;
-  /// before that the wrapper reads the defaults.
+  /// dynamic instructions, in a modifier or in a tool. It reads the session whose request is running (its profile
+  /// being worked out, its hooks and its tools); outside a request it reads the defaults, and a write is lost.
   @propertyWrapper
-  public struct SessionProperty<Value>: SessionPropertyBinding {
+  public struct SessionProperty<Value> {
     let keyPath: any ReferenceWritableKeyPath<SessionPropertyValues, Value> & Sendable
-    let location = SessionPropertyLocation()
 
     /// A property of the session (a key path literal such as `\.history`).
     public init(_ keyPath: any ReferenceWritableKeyPath<SessionPropertyValues, Value> & Sendable) {
       self.keyPath = keyPath
     }
 
-    /// The value in the session evaluating the profile (the default before one does).
+    /// The value in the session whose request is running (the default outside one).
     public var wrappedValue: Value {
-      get { (SessionPropertyValues.current ?? location.current)[keyPath: keyPath] }
-      nonmutating set { (SessionPropertyValues.current ?? location.current)[keyPath: keyPath] = newValue }
+      get { (SessionPropertyValues.current ?? SessionPropertyValues())[keyPath: keyPath] }
+      nonmutating set { (SessionPropertyValues.current ?? SessionPropertyValues())[keyPath: keyPath] = newValue }
     }
-
-    func bind(to properties: SessionPropertyValues) { location.bind(to: properties) }
   }
 }
 

@@ -346,3 +346,56 @@ struct GenerationIdentityTests {
     #expect(try Shelf(answer.generatedContent).books[1].id == answer.books[1].id)
   }
 }
+
+extension SessionPropertyValues {
+  @SessionPropertyEntry var sumsDone: Int = 0
+}
+
+/// Adds two numbers and counts the sums in the session it runs for.
+struct CountingAdder: Tool {
+  let name = "add"
+  let description = "Adds two integers."
+  let parameters: JSONValue = [
+    "type": "object", "required": ["a", "b"],
+    "properties": ["a": ["type": "integer"], "b": ["type": "integer"]],
+  ]
+  @SessionProperty(\.sumsDone) var sumsDone
+
+  func call(arguments: JSONValue) async throws -> String {
+    sumsDone += 1
+    return "\((arguments["a"]?.integerValue ?? 0) + (arguments["b"]?.integerValue ?? 0))"
+  }
+}
+
+/// `@SessionProperty` reads the session whose request runs: in a tool, and in one profile two sessions share.
+struct SessionPropertyScopeTests {
+  @Test func aToolWritesTheSessionItRunsFor() async throws {
+    let model = ScriptedModel(turns: [
+      ModelTurn(toolCalls: [call("add", ["a": 1, "b": 2], id: "c1")]), ModelTurn(text: "3"),
+    ])
+    let session = LanguageModelSession(model: model, profile: LanguageModelSession.Profile { CountingAdder() })
+    _ = try await session.respond(to: "1+2?")
+    #expect(session.properties.sumsDone == 1)
+    // Outside a request the property reads its default.
+    #expect(CountingAdder().sumsDone == 0)
+  }
+
+  @Test func aProfileTwoSessionsShareReadsEachSessionsOwn() async throws {
+    let profile = CountingProfile()
+    let first = LanguageModelSession(
+      model: ScriptedModel(turns: [
+        ModelTurn(toolCalls: [call("add", ["a": 1, "b": 2], id: "c1")]), ModelTurn(text: "3"),
+      ]),
+      profile: profile)
+    let second = ScriptedModel(turns: [
+      ModelTurn(toolCalls: [call("add", ["a": 2, "b": 2], id: "c1")]), ModelTurn(text: "4"),
+    ])
+    let other = LanguageModelSession(model: second, profile: profile)
+    _ = try await first.respond(to: "1+2?")
+    _ = try await other.respond(to: "2+2?")
+    // The second session's first turn is required too: it does not see the first session's count.
+    #expect(second.requests.map(\.toolChoice) == [.required, .auto])
+    #expect(first.properties.addCalls == 1)
+    #expect(other.properties.addCalls == 1)
+  }
+}
