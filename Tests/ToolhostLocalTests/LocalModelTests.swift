@@ -274,6 +274,20 @@ struct LocalModelTests {
     return (status, host.stdout, host.stderr)
   }
 
+  /// `toolhost ask --model local --no-tools … "Say hi."` in a scratch home (`options` go before the question): how it
+  /// exited and what it wrote to stderr.
+  func sayHi(
+    _ options: [String] = [], environment: [String: String], home: URL, seconds: Double = 120
+  ) async throws -> (status: Int32?, stderr: String) {
+    let host = try HostProcess(
+      ["ask", "--model", "local", "--no-tools"] + options + ["Say hi."], environment: environment,
+      workingDirectory: home)
+    defer { host.cleanUp() }
+    host.closeInput()
+    let status = await host.waitForExit(seconds: seconds)
+    return (status, host.stderr)
+  }
+
   /// The first server saves the state after the system message; a server started later restores it instead of
   /// reading the message again, and a guided reply (grammar checked last) is still a valid call of the right tool.
   @Test func aLaterServerStartsFromTheSavedPromptPrefix() async throws {
@@ -326,24 +340,17 @@ struct LocalModelTests {
     #expect(ProcessProbe.isAlive(pid))
 
     // ask with a keep-alive reuses it and leaves it running.
-    let host = try HostProcess(
-      ["ask", "--model", "local", "--no-tools", "--keep-alive", "1m", "Say hi."],
-      environment: LocalTestEnvironment.environment(home: home), workingDirectory: home)
-    host.closeInput()
-    #expect(await host.waitForExit(seconds: 120) == 0, "\(host.stderr)")
-    host.cleanUp()
-    #expect(!host.stderr.contains("starting the local model"), "\(host.stderr)")
+    let withKeepAlive = try await sayHi(
+      ["--keep-alive", "1m"], environment: LocalTestEnvironment.environment(home: home), home: home)
+    #expect(withKeepAlive.status == 0, "\(withKeepAlive.stderr)")
+    #expect(!withKeepAlive.stderr.contains("starting the local model"), "\(withKeepAlive.stderr)")
     #expect(ProcessProbe.isAlive(pid))
     let status = try await model(["status"], home: home)
     #expect(status.stdout.contains("running: pid \(pid)"), "\(status.stdout)")
 
     // ask without a keep-alive of its own uses it too (issue 49: the server `model start` started), and leaves it.
-    let plain = try HostProcess(
-      ["ask", "--model", "local", "--no-tools", "Say hi."],
-      environment: LocalTestEnvironment.environment(home: home), workingDirectory: home)
-    plain.closeInput()
-    #expect(await plain.waitForExit(seconds: 120) == 0, "\(plain.stderr)")
-    plain.cleanUp()
+    let plain = try await sayHi(environment: LocalTestEnvironment.environment(home: home), home: home)
+    #expect(plain.status == 0, "\(plain.stderr)")
     #expect(!plain.stderr.contains("starting the local model"), "\(plain.stderr)")
     #expect(ProcessProbe.isAlive(pid))
 
@@ -357,12 +364,9 @@ struct LocalModelTests {
     try await Task.sleep(for: .seconds(2))
     let busy = try await model(["status"], home: home)
     #expect(busy.stdout.contains("running: pid \(pid)"), "\(busy.stdout)")
-    let during = try HostProcess(
-      ["ask", "--model", "local", "--no-tools", "Say hi."],
-      environment: LocalTestEnvironment.environment(home: home), workingDirectory: home)
-    during.closeInput()
-    #expect(await during.waitForExit(seconds: 180) == 0, "\(during.stderr)")
-    during.cleanUp()
+    let during = try await sayHi(
+      environment: LocalTestEnvironment.environment(home: home), home: home, seconds: 180)
+    #expect(during.status == 0, "\(during.stderr)")
     #expect(!during.stderr.contains("does not answer"), "\(during.stderr)")
     #expect(try await generating.value.text.isEmpty == false)
     #expect(ProcessProbe.isAlive(pid), "the busy server was restarted")
@@ -387,11 +391,8 @@ struct LocalModelTests {
     // With no keep-alive given anywhere, ask leaves the model loaded for the default 5 minutes, as Ollama does.
     var plainEnvironment = LocalTestEnvironment.environment(home: home)
     plainEnvironment["TOOLHOST_MODEL_KEEP_ALIVE"] = nil
-    let byDefault = try HostProcess(
-      ["ask", "--model", "local", "--no-tools", "Say hi."], environment: plainEnvironment, workingDirectory: home)
-    byDefault.closeInput()
-    #expect(await byDefault.waitForExit(seconds: 120) == 0, "\(byDefault.stderr)")
-    byDefault.cleanUp()
+    let byDefault = try await sayHi(environment: plainEnvironment, home: home)
+    #expect(byDefault.status == 0, "\(byDefault.stderr)")
     let left = try await model(["status"], home: home)
     #expect(left.stdout.contains("stops after 300 s without a request"), "\(left.stdout)")
     let kept = try #require(left.stdout.firstMatch(of: /running: pid (\d+)/).flatMap { Int32($0.1) }, "\(left.stdout)")
