@@ -9,28 +9,8 @@ import ToolhostTestSupport
   "Apple's samples with the local model", .serialized,
   .enabled(if: LocalTestEnvironment.runsLocalModel, LocalTestEnvironment.skipReason))
 struct AppleSamplesTests {
-  /// The samples' binary, built beside `toolhost`.
-  static func binary() throws -> String {
-    let toolhost = try TestPackage.requireToolhostBinary()
-    let path = URL(fileURLWithPath: toolhost).deletingLastPathComponent().appendingPathComponent(
-      "ToolhostAppleSamples"
-    ).path
-    guard FileManager.default.isExecutableFile(atPath: path) else {
-      throw TestFailure("the samples are not built at \(path); run swift build")
-    }
-    return path
-  }
-
   func run(_ sample: String) async throws -> (status: Int32, output: String) {
-    let home = try TemporaryFolder.make(prefix: "toolhost-samples")
-    defer { try? FileManager.default.removeItem(at: home) }
-    let before = LocalTestEnvironment.serverPIDs()
-    let result = try await Subprocess.runWithoutBlocking(
-      executable: URL(fileURLWithPath: try Self.binary()), arguments: [sample],
-      environment: LocalTestEnvironment.environment(home: home), timeout: 300
-    ).finished()
-    #expect(LocalTestEnvironment.serverPIDs().subtracting(before).isEmpty, "a model server was left running")
-    return (result.status, result.allText)
+    try await LocalTestEnvironment.runExample("ToolhostAppleSamples", [sample])
   }
 
   /// "Find three sourdough bread recipes": the tool is called and the answer names the database's recipes.

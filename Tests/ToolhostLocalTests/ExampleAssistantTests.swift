@@ -9,29 +9,8 @@ import ToolhostTestSupport
   "The example assistant with the local model", .serialized,
   .enabled(if: LocalTestEnvironment.runsLocalModel, LocalTestEnvironment.skipReason))
 struct ExampleAssistantTests {
-  /// The example's binary, built beside `toolhost`.
-  static func binary() throws -> String {
-    let toolhost = try TestPackage.requireToolhostBinary()
-    let path = URL(fileURLWithPath: toolhost).deletingLastPathComponent().appendingPathComponent(
-      "ToolhostExampleAssistant"
-    ).path
-    guard FileManager.default.isExecutableFile(atPath: path) else {
-      throw TestFailure("the example assistant is not built at \(path); run swift build")
-    }
-    return path
-  }
-
   func run(_ arguments: [String]) async throws -> (status: Int32, output: String) {
-    let home = try TemporaryFolder.make(prefix: "toolhost-example")
-    defer { try? FileManager.default.removeItem(at: home) }
-    let before = LocalTestEnvironment.serverPIDs()
-    let result = try await Subprocess.runWithoutBlocking(
-      executable: URL(fileURLWithPath: try Self.binary()), arguments: arguments,
-      environment: LocalTestEnvironment.environment(home: home), timeout: 300
-    ).finished()
-    // The program stops the model server it started.
-    #expect(LocalTestEnvironment.serverPIDs().subtracting(before).isEmpty, "a model server was left running")
-    return (result.status, result.allText)
+    try await LocalTestEnvironment.runExample("ToolhostExampleAssistant", arguments)
   }
 
   @Test func answersFromAPluginAndShowsTheCall() async throws {

@@ -32,6 +32,25 @@ enum LocalTestEnvironment {
     return env
   }
 
+  /// Runs a program the package builds beside `toolhost` (an example app) with `arguments`, in a scratch home with
+  /// the local model, and checks that it left no model server running: how it exited and all it wrote.
+  static func runExample(_ name: String, _ arguments: [String]) async throws -> (status: Int32, output: String) {
+    let toolhost = try TestPackage.requireToolhostBinary()
+    let binary = URL(fileURLWithPath: toolhost).deletingLastPathComponent().appendingPathComponent(name)
+    guard FileManager.default.isExecutableFile(atPath: binary.path) else {
+      throw TestFailure("\(name) is not built at \(binary.path); run swift build")
+    }
+    let home = try TemporaryFolder.make(prefix: "toolhost-example")
+    defer { try? FileManager.default.removeItem(at: home) }
+    let before = serverPIDs()
+    let result = try await Subprocess.runWithoutBlocking(
+      executable: binary, arguments: arguments, environment: environment(home: home), timeout: 300
+    ).finished()
+    // The program stops the model server it started.
+    #expect(serverPIDs().subtracting(before).isEmpty, "a model server was left running")
+    return (result.status, result.allText)
+  }
+
   /// The PIDs of running llama.cpp servers started by toolhost's launcher.
   static func serverPIDs() -> Set<Int32> {
     Set(ProcessProbe.processes { $0.contains("llama_cpp.server") && $0.contains("--n_ctx") })
