@@ -283,7 +283,7 @@ let package = Package(
         "ToolhostCore", "ToolhostCLI", "ToolhostCommandLine", "ToolhostJSON", "ToolhostOpenAI", "ToolhostTestSupport",
         .product(name: "ArgumentParser", package: "swift-argument-parser"),
       ],
-      exclude: ["Hostile"], swiftSettings: upcomingFeatures),
+      exclude: ["Hostile", "Escape"], swiftSettings: upcomingFeatures),
     .testTarget(
       name: "ToolhostSessionTests",
       dependencies: [

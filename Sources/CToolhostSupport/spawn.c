@@ -94,6 +94,27 @@ pid_t toolhost_spawn(const toolhost_spawn_attr *a, int *error_out, int *stage_ou
       child_fail(rep, TOOLHOST_SPAWN_STAGE_STDIO);
     if ((in >= 0 && dup2(in, 0) < 0) || (out >= 0 && dup2(out, 1) < 0) || (err >= 0 && dup2(err, 2) < 0))
       child_fail(rep, TOOLHOST_SPAWN_STAGE_STDIO);
+    /* Confinement before the descriptors are closed (the ruleset is one of them): no new privileges (no set-user-id
+       program undoes it), the Landlock domain, then the socket filter. */
+#if defined(__linux__)
+    if (a->landlock_ruleset_fd >= 0 || a->deny_sockets) {
+      if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0) child_fail(rep, TOOLHOST_SPAWN_STAGE_CONFINE);
+      /* No capabilities after exec, even for root: CAP_SYS_PTRACE would read the host's /proc files (its
+         environment) past its non-dumpable setting, and CAP_SYS_MODULE or CAP_SYS_ADMIN would step out of any
+         sandbox. Dropping from the bounding set needs CAP_SETPCAP; a process without it has none of them anyway. */
+      for (int cap = 0; cap < 64; cap++) {
+        if (prctl(PR_CAPBSET_DROP, cap, 0, 0, 0) != 0 && errno == EINVAL) break;
+      }
+      if (a->landlock_ruleset_fd >= 0 && syscall(446 /* landlock_restrict_self */, a->landlock_ruleset_fd, 0) != 0)
+        child_fail(rep, TOOLHOST_SPAWN_STAGE_CONFINE);
+      if (a->deny_sockets && toolhost_install_socket_filter() != 0) child_fail(rep, TOOLHOST_SPAWN_STAGE_CONFINE);
+    }
+#else
+    if (a->landlock_ruleset_fd >= 0 || a->deny_sockets) {
+      errno = ENOSYS;
+      child_fail(rep, TOOLHOST_SPAWN_STAGE_CONFINE);
+    }
+#endif
     /* Nothing of the host's reaches the plugin but stdio: descriptors opened without close-on-exec (by the
        embedding program, or a library) are closed; only the report pipe stays, until exec closes it. */
     close_all_from(3, rep);

@@ -230,7 +230,8 @@ final class ChatConsole: Sendable {
       closeText(&s)
       let origin = (tool as? PluginTool)?.manifest.location
       let question = ApprovalPrompt.text(
-        tool: call.toolName, origin: origin, reason: decision.reason, argumentsJSON: call.argumentsJSON)
+        tool: call.toolName, origin: origin, reason: decision.reason, argumentsJSON: call.argumentsJSON,
+        reach: (tool as? PluginTool)?.reach)
       Self.err(paint(question, "33"))
     }
     var answer = await reader.nextLine()?.trimmingCharacters(in: .whitespaces).lowercased() ?? ""

@@ -199,13 +199,21 @@ struct Doctor: AsyncParsableCommand {
     printer.say("\(catalog.entries.count) tools ok")
     printer.say("containment: " + ProcessRunner.shared.containment.summary)
     printer.say("default limits per call: \(ResourceLimits.pluginDefaults)")
+    printer.say("confinement: " + ConfinementSupport.current.description)
+    // A plugin this machine cannot confine, and that may not run unconfined, is broken here.
+    var refused: [String: String] = [:]
+    for entry in catalog.entries where refused[entry.tool.manifest.path] == nil {
+      if case .refused(let reason) = entry.tool.confinement { refused[entry.tool.manifest.path] = reason }
+    }
     printer.say(
       "ownership checks (StrictModes): "
         + (catalog.trust.configuration.strictModes ? "on" : "off (\"strictModes\": false in config.json)"))
     for line in Report.untrustedNotices(catalog) { printer.say("note : \(line)") }
     for d in catalog.diagnostics { printer.say("\(d.isError ? "error" : "note "): \(d)") }
-    if catalog.hasErrors {
-      printer.say("\(catalog.diagnostics.filter(\.isError).count) problems: fix them or remove the plugins")
+    for (path, reason) in refused.sorted(by: { $0.key < $1.key }) { printer.say("error: \(path): not run: \(reason)") }
+    if catalog.hasErrors || !refused.isEmpty {
+      let count = catalog.diagnostics.filter(\.isError).count + refused.count
+      printer.say("\(count) problems: fix them or remove the plugins")
       throw ExitCode(Status.toolFailed)
     }
   }

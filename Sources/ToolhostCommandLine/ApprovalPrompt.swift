@@ -1,7 +1,8 @@
 import ToolhostSystem
 public import ToolhostTools
 
-/// The question a terminal asks before a call whose approval is `ask`: which tool, from where, why it asks, every
+/// The question a terminal asks before a call whose approval is `ask`: which tool, from where, why it asks, what it
+/// may reach (its plugin's confinement), every
 /// top-level argument by name with its value shortened on its own (``ApprovalArguments``, so a padded argument can
 /// neither hide another nor scroll the tool's name out of sight), and the question again with the tool's name.
 /// Answering ``viewWord`` shows the arguments whole (``wholeArguments(_:)``) before the question comes again.
@@ -20,12 +21,14 @@ public enum ApprovalPrompt {
 
   /// The prompt, ending with the question (no newline after it); each value cut at `limit` characters.
   public static func text(
-    tool: String, origin: String?, reason: String, argumentsJSON: String, limit: Int = ApprovalArguments.valueLimit
+    tool: String, origin: String?, reason: String, argumentsJSON: String, reach: String? = nil,
+    limit: Int = ApprovalArguments.valueLimit
   ) -> String {
     let name = TerminalText.visible(tool)
     let from = origin.map { " from " + TerminalText.visible($0) } ?? ""
     let shown = ApprovalArguments(json: argumentsJSON, limit: limit)
     var lines = ["\(name)\(from) asks before it runs (\(TerminalText.visible(reason)))."]
+    if let reach { lines.append("  reaches: \(TerminalText.visible(reach))") }
     if let other = shown.other {
       lines.append("  arguments: \(TerminalText.visible(other.line))")
     } else if shown.arguments.isEmpty {

@@ -71,6 +71,7 @@ public enum SchemaSummary {
       ]
       out += "  approval: \(approval.mode.rawValue), \(words[approval.mode]!) (\(approval.reason))\n"
     }
+    if let plugin = tool as? PluginTool { out += "  reaches: \(plugin.reach)\n" }
     if let plugin = tool as? PluginTool, !plugin.manifest.requestedVariables.isEmpty {
       let rules = configuration ?? UserConfiguration(path: "")
       let secret = rules.unapprovedSecrets(of: plugin.manifest)

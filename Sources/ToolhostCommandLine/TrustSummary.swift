@@ -51,6 +51,13 @@ public enum TrustSummary {
         lines.append("tool \(tool.name): \(runs)\(words(decision.mode, decision.reason))")
       }
     }
+    if manifest.mcp?.url == nil {
+      manifest.unconfinedRunsAllowed = configuration.allowUnconfined
+      var environment = ProcessInfo.processInfo.environment
+      environment["PATH"] = searchPath
+      lines.append(
+        "reaches: " + PluginConfinement.reach(of: manifest, executable: program, hostEnvironment: environment))
+    }
     let variables = manifest.requestedVariables
     if !variables.isEmpty {
       lines.append("environment: " + variables.joined(separator: ", "))

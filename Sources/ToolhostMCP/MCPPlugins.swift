@@ -143,14 +143,24 @@ public enum MCPPlugins {
         }
         transport = remote(url, token)
       }
-      return .success(
-        MCPServerConfiguration(
-          name: declared.name, executable: executable, arguments: declared.arguments,
-          environment: PluginTool.baseEnvironment(
-            server.hostEnvironment, allowed: declared.environment),
-          workingDirectory: m.directory,
-          startupTimeout: Duration(seconds: declared.startupTimeout ?? 10),
-          limits: ResourceLimits.pluginDefaults.overridden(by: m.limits), transport: transport))
+      // A server on stdio is confined as its manifest's "sandbox" says; a remote one runs nothing here.
+      var confinement = PluginConfinement.unconfined
+      var confined: Confinement?
+      if transport == nil {
+        confinement = PluginConfinement.of(m, executable: executable, hostEnvironment: server.hostEnvironment)
+        do { confined = try confinement.prepare(executable: executable) } catch {
+          return .failure(PluginServerLoadError(message: "not started: \(error.description)"))
+        }
+      }
+      var configuration = MCPServerConfiguration(
+        name: declared.name, executable: executable, arguments: declared.arguments,
+        environment: confinement.environment(
+          PluginTool.baseEnvironment(server.hostEnvironment, allowed: declared.environment)),
+        workingDirectory: m.directory,
+        startupTimeout: Duration(seconds: declared.startupTimeout ?? 10),
+        limits: ResourceLimits.pluginDefaults.overridden(by: m.limits), transport: transport)
+      configuration.confinement = confined
+      return .success(configuration)
     }
 
     /// The server's tools as PluginTools; names outside toolhost's rule are adjusted, and input schemas the

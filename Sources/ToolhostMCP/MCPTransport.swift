@@ -72,7 +72,7 @@ struct ProcessTransport: MCPTransport {
   {
     let spec = PersistentProcessSpec(
       executable: c.executable, arguments: c.arguments, environment: c.environment,
-      workingDirectory: c.workingDirectory, outputLimit: c.outputLimit, limits: c.limits)
+      workingDirectory: c.workingDirectory, outputLimit: c.outputLimit, limits: c.limits, confinement: c.confinement)
     do {
       // The limit at the line's end: requests may have raised it since the start.
       let limit = Mutex<PersistentProcess?>(nil)

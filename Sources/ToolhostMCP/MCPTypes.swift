@@ -52,6 +52,9 @@ public struct MCPServerConfiguration: Sendable {
   /// How to reach the server when it is not a child process on stdio (a remote server over HTTP); `nil`: start
   /// ``executable``.
   public var transport: MCPTransportOpener?
+  /// What the server process on stdio may reach, enforced by the kernel; `nil` (the default): everything the user
+  /// can reach. A plugin's server gets its manifest's `"sandbox"` (``PluginConfinement``).
+  public var confinement: Confinement?
 
   /// What tells this server from others for approvals: its executable (for a remote server, its URL) and
   /// arguments, as one line.

@@ -183,6 +183,7 @@ public struct PluginCatalog: Sendable {
         if folder.origin == .project { manifest.projectDigest = TrustStore.digest(bytes) }
         // Read from a folder of the user's own, or pinned by the user as it is (readManifest refuses the rest).
         manifest.isTrusted = true
+        manifest.unconfinedRunsAllowed = trust.configuration.allowUnconfined
         // A remote server runs nothing here: it is reached at its URL.
         let endpoint: PluginServer.Endpoint
         if let url = manifest.mcp?.url {

@@ -54,7 +54,8 @@ public enum EmbeddedSchemas {
           "maximum": 64,
           "description": "How many processes of a persistent plugin may run at once, each serving one call at a time (1 when absent). Processes are started when calls need them."
         },
-        "mcp": { "$ref": "#/$defs/mcp" }
+        "mcp": { "$ref": "#/$defs/mcp" },
+        "sandbox": { "$ref": "#/$defs/sandbox" }
       },
       "$defs": {
         "args": { "type": "array", "items": { "type": "string" } },
@@ -116,6 +117,32 @@ public enum EmbeddedSchemas {
               "additionalProperties": { "enum": ["auto", "ask", "deny"] }
             }
           }
+        },
+        "sandbox": {
+          "description": "What the plugin (or the MCP server it starts) may reach; the kernel enforces it (Landlock and seccomp) for it and everything it starts. Absent: no network; reads of its own folder, of where its command and interpreter are installed and of the system (/usr, /lib, /etc, /opt, /proc, /sys); writes to its own temporary folder ($TMPDIR) only. \"none\": everything you can reach, unconfined. Where the kernel cannot confine, a plugin that is not \"none\" does not run unless config.json has \"allowUnconfined\": true.",
+          "oneOf": [
+            { "const": "none" },
+            {
+              "type": "object",
+              "additionalProperties": false,
+              "properties": {
+                "network": {
+                  "description": "false (default): no sockets at all. true: any host and port. A list of TCP ports: connections to those ports of any host, and UDP (name lookups); no listening.",
+                  "oneOf": [
+                    { "type": "boolean" },
+                    { "type": "array", "minItems": 1, "uniqueItems": true, "items": { "type": "integer", "minimum": 1, "maximum": 65535 } }
+                  ]
+                },
+                "read": { "$ref": "#/$defs/sandboxPaths", "description": "Paths it may also read and run programs from (folders with what is beneath them)." },
+                "write": { "$ref": "#/$defs/sandboxPaths", "description": "Paths it may read, write, create and delete in. A path ending in / is a folder, made (mode 0700) when it does not exist yet." }
+              }
+            }
+          ]
+        },
+        "sandboxPaths": {
+          "type": "array",
+          "uniqueItems": true,
+          "items": { "type": "string", "minLength": 1, "description": "An absolute path, ~/… in your home folder, or a path relative to the manifest's folder." }
         },
         "timeout": { "type": "number", "exclusiveMinimum": 0, "maximum": 86400 },
         "limits": {

@@ -79,6 +79,11 @@ public struct PluginManifest: Sendable {
   /// manifest declares about approvals (``MCPServer/approvals``) counts only when it is set: `false` for a manifest
   /// read any other way.
   public var isTrusted = false
+  /// What the plugin may reach (`"sandbox"`): ``PluginSandbox/standard`` when absent.
+  public var sandbox = PluginSandbox.standard
+  /// Whether the user allows plugins to run unconfined where the kernel cannot confine them (`allowUnconfined` in
+  /// config.json): discovery sets it from the user's configuration; `false` for a manifest read any other way.
+  public var unconfinedRunsAllowed = false
 
   /// The compiled manifest schema.
   static let schema: JSONSchema = {
@@ -181,6 +186,7 @@ public struct PluginManifest: Sendable {
     manifest.maxTimeout = o["maxTimeout"]?.doubleValue
     manifest.persistent = o["persistent"]?.boolValue ?? false
     manifest.poolSize = Int(o["poolSize"]?.integerValue ?? 1)
+    manifest.sandbox = PluginSandbox(json: o["sandbox"])
     if let m = o["mcp"] {
       let server = MCPServer(
         name: m["name"]?.stringValue ?? defaultServerName(path: path), command: m["command"]?.stringValue ?? "",
@@ -207,6 +213,9 @@ public struct PluginManifest: Sendable {
     if let m = o["mcp"] {
       if let approvals = m["approvals"], let problem = approvalsProblem(approvals) { return problem }
       if m["url"] != nil {
+        if o["sandbox"] != nil {
+          return "a remote MCP server (\"url\") runs nothing here, so its manifest cannot have \"sandbox\""
+        }
         let local = ["command", "args", "env", "limits"].filter { m[$0] != nil }
         if !local.isEmpty {
           return "a remote MCP server (\"url\") runs nothing here, so \"mcp\" cannot also have "

@@ -45,6 +45,8 @@ public struct PluginTool: PrecompiledTool, ExternalTool {
   public let backend: (any PluginToolBackend)?
   /// The processes of a persistent plugin (shared by the tools of its manifest); `nil` otherwise.
   let pool: PersistentPool?
+  /// Its ``confinement``, once worked out.
+  let confinementCache = ConfinementCache()
 
   /// The default time limit when neither tool nor manifest sets one: 30 s.
   public static let defaultTimeout: Duration = .seconds(30)
@@ -196,12 +198,29 @@ public struct PluginTool: PrecompiledTool, ExternalTool {
   static func persistentSpec(manifest: PluginManifest, executable: String, hostEnvironment: [String: String])
     -> PersistentProcessSpec
   {
-    var env = baseEnvironment(hostEnvironment, allowed: manifest.environment)
+    let confinement = PluginConfinement.of(manifest, executable: executable, hostEnvironment: hostEnvironment)
+    var env = confinement.environment(baseEnvironment(hostEnvironment, allowed: manifest.environment))
     env["TOOLHOST_PERSISTENT"] = "1"
-    return PersistentProcessSpec(
+    var spec = PersistentProcessSpec(
       executable: executable, arguments: manifest.arguments, environment: env, workingDirectory: manifest.directory,
       outputLimit: manifest.limits.outputBytes ?? ResourceLimits.defaultOutputBytes,
       limits: ResourceLimits.pluginDefaults.overridden(by: manifest.limits))
+    // A refused plugin's calls fail before a process is asked for (callPersistent), so its spec is never started.
+    if case .confined(let c, _, _) = confinement { spec.confinement = c }
+    return spec
+  }
+
+  /// What it may reach, in one line for a person (``PluginConfinement/reach(of:executable:hostEnvironment:support:)``).
+  public var reach: String {
+    PluginConfinement.reach(of: manifest, executable: executable ?? program, hostEnvironment: hostEnvironment)
+  }
+
+  /// How its processes run: confined as its manifest's `"sandbox"` says (``PluginConfinement``), worked out at the
+  /// first call (it reads the command's `#!` line) and kept.
+  public var confinement: PluginConfinement {
+    confinementCache.get {
+      PluginConfinement.of(manifest, executable: executable ?? program, hostEnvironment: hostEnvironment)
+    }
   }
 
   /// The tool's name.
@@ -255,7 +274,10 @@ public struct PluginTool: PrecompiledTool, ExternalTool {
     let context = ToolCallContext.current
     if let backend { return try await backend.call(self, arguments: arguments, context: context) }
     if let pool { return try await callPersistent(pool, arguments: arguments, context: context) }
-    var environment = try environment(arguments: arguments, callID: context.callID ?? Self.makeCallID())
+    let confinement = self.confinement
+    let confined = try confinement.prepare(executable: program)
+    var environment = confinement.environment(
+      try environment(arguments: arguments, callID: context.callID ?? Self.makeCallID()))
     if let trace = context.traceParent { environment["TRACEPARENT"] = trace }
     let callID = environment["TOOLHOST_CALL_ID"]!
     let limit = context.timeout ?? timeout
@@ -269,7 +291,7 @@ public struct PluginTool: PrecompiledTool, ExternalTool {
       environment: environment, workingDirectory: manifest.directory,
       input: Array(request.serialized().utf8), timeout: limit,
       outputLimit: outputLimit(in: context), onStderr: onStderr,
-      limits: limits.overridden(by: context.limits))
+      limits: limits.overridden(by: context.limits), confinement: confined)
     let outcome: ProcessOutcome
     do { outcome = try await runner.run(spec) } catch {
       throw ToolFailure.launchFailed(executable: error.executable, reason: error.reason)
@@ -282,6 +304,7 @@ public struct PluginTool: PrecompiledTool, ExternalTool {
   func callPersistent(_ pool: PersistentPool, arguments: JSONValue, context: ToolCallContext) async throws(ToolFailure)
     -> ToolOutput
   {
+    _ = try confinement.prepare(executable: program)
     let callID = context.callID ?? Self.makeCallID()
     let limit = context.timeout ?? timeout
     let deadline = ContinuousClock.now + limit
@@ -449,5 +472,18 @@ public struct PluginTool: PrecompiledTool, ExternalTool {
       previousLower = scalar.properties.isLowercase || ("0"..."9").contains(scalar)
     }
     return out
+  }
+}
+
+/// A plugin tool's ``PluginConfinement``, worked out once and shared by the tool's copies.
+final class ConfinementCache: Sendable {
+  private let value = Mutex<PluginConfinement?>(nil)
+
+  /// The kept value, or `make()`'s, kept.
+  func get(_ make: () -> PluginConfinement) -> PluginConfinement {
+    if let known = value.withLock({ $0 }) { return known }
+    let made = make()
+    value.withLock { $0 = made }
+    return made
   }
 }

@@ -27,6 +27,7 @@ enum {
   TOOLHOST_SPAWN_STAGE_CHDIR = 6,
   TOOLHOST_SPAWN_STAGE_STDIO = 7,
   TOOLHOST_SPAWN_STAGE_EXEC = 8,
+  TOOLHOST_SPAWN_STAGE_CONFINE = 9,
 };
 
 /// One resource limit for the child (setrlimit).
@@ -51,6 +52,10 @@ typedef struct {
   int new_session;
   toolhost_rlimit limits[8];
   int limit_count;
+  /// A Landlock ruleset (toolhost_landlock_ruleset) the child restricts itself to before exec, or -1 for none.
+  int landlock_ruleset_fd;
+  /// Non-zero: the child installs the socket filter (toolhost_install_socket_filter) before exec.
+  int deny_sockets;
 } toolhost_spawn_attr;
 
 /// Starts a child the way toolhost runs plugins: default signal actions and an empty mask, the cgroup joined, a new
@@ -58,6 +63,25 @@ typedef struct {
 /// moment of the vfork. Returns the pid, or -1 with *error_out (errno) and *stage_out (TOOLHOST_SPAWN_STAGE_*) set;
 /// a child that failed before exec has been reaped.
 pid_t toolhost_spawn(const toolhost_spawn_attr *attr, int *error_out, int *stage_out);
+
+/// The Landlock ABI version this kernel offers (1 and up), or -1 with errno (ENOSYS: not built in; EOPNOTSUPP:
+/// built in but turned off).
+int toolhost_landlock_abi(void);
+/// A new Landlock ruleset that handles every file-system right of `abi`; with `handle_tcp`, TCP bind and connect too
+/// (ABI 4 and up, EOPNOTSUPP below); with `scope` 1, signals to processes outside the domain are refused, with 2
+/// connections to abstract Unix sockets outside it as well (ABI 6 and up; ignored below). A close-on-exec
+/// descriptor, or -1 with errno.
+int toolhost_landlock_ruleset(int abi, int handle_tcp, int scope);
+/// Allows `path` (a folder and what is beneath it, or a file) in `ruleset`: reading and executing, or with `write`
+/// every right. A character device also gets writes and ioctls. 0, or -1 with errno (ENOENT when it does not exist).
+int toolhost_landlock_allow_path(int ruleset, int abi, const char *path, int write);
+/// Allows TCP connections to `port` in a ruleset that handles TCP. 0, or -1 with errno.
+int toolhost_landlock_allow_tcp_port(int ruleset, unsigned port);
+/// 1 when this kernel and architecture take the socket filter, else 0.
+int toolhost_socket_filter_supported(void);
+/// Installs a seccomp filter on the calling thread under which socket(2) and io_uring_setup(2) fail with EACCES;
+/// needs no_new_privs set first. 0, or -1 with errno.
+int toolhost_install_socket_filter(void);
 
 /// Makes the host a child subreaper (orphaned descendants are re-parented to it). -1 with errno where unsupported.
 int toolhost_set_child_subreaper(void);

@@ -16,7 +16,8 @@ import ToolhostTools
 ///   },
 ///   "environment": {"weather": ["OPENWEATHER_API_KEY"]},
 ///   "strictModes": true,
-///   "history": true
+///   "history": true,
+///   "allowUnconfined": false
 /// }
 /// ```
 ///
@@ -54,6 +55,9 @@ public struct UserConfiguration: Sendable {
   public var strictModes = true
   /// `history` (default `true`): keep every `chat` and `ask` in the chat history.
   public var history = true
+  /// `allowUnconfined` (default `false`): where the kernel cannot confine plugins (no Landlock), run the ones that
+  /// did not declare `"sandbox": "none"` unconfined anyway, instead of refusing them.
+  public var allowUnconfined = false
   /// The whole file as read, so that writing one rule keeps the user's other settings as they are.
   private var document: JSONObject = [:]
 
@@ -105,8 +109,9 @@ public struct UserConfiguration: Sendable {
     guard let o = value.objectValue else { throw fail("the file must hold one JSON object") }
     var config = UserConfiguration(path: path)
     config.document = o
-    for key in o.keys where !["approvals", "environment", "strictModes", "history"].contains(key) {
-      throw fail("unknown key \"\(key)\" (the keys are approvals, environment, strictModes and history)")
+    for key in o.keys where !["approvals", "environment", "strictModes", "history", "allowUnconfined"].contains(key) {
+      throw fail(
+        "unknown key \"\(key)\" (the keys are approvals, environment, strictModes, history and allowUnconfined)")
     }
     if let approvals = o["approvals"] {
       guard let a = approvals.objectValue else { throw fail("\"approvals\" must be an object") }
@@ -149,6 +154,10 @@ public struct UserConfiguration: Sendable {
     if let history = o["history"] {
       guard let b = history.boolValue else { throw fail("\"history\" must be true or false") }
       config.history = b
+    }
+    if let allow = o["allowUnconfined"] {
+      guard let b = allow.boolValue else { throw fail("\"allowUnconfined\" must be true or false") }
+      config.allowUnconfined = b
     }
     return config
   }

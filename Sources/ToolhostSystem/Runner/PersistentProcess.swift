@@ -163,7 +163,8 @@ public final class PersistentProcess: Sendable {
     do {
       child = try spawnChild(
         executable: spec.executable, arguments: spec.arguments, environment: spec.environment,
-        workingDirectory: spec.workingDirectory, input: .socket, containment: spec.containment, limits: spec.limits)
+        workingDirectory: spec.workingDirectory, input: .socket, containment: spec.containment, limits: spec.limits,
+        confinement: spec.confinement)
     } catch {
       close(wake[0])
       close(wake[1])

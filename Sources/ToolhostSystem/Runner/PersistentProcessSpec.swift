@@ -28,6 +28,8 @@ public struct PersistentProcessSpec: Sendable {
   public var limits: ResourceLimits
   /// How it and everything it starts are contained.
   public var containment: Containment
+  /// What it may reach, enforced by the kernel; `nil` (the default) leaves it everything the user can reach.
+  public var confinement: Confinement?
 
   /// Makes a spec with the default limits: lines of ``ResourceLimits/defaultOutputBytes`` (8 MiB), 8 KiB of stderr
   /// tail, 200 ms grace, no resource limits.
@@ -35,7 +37,8 @@ public struct PersistentProcessSpec: Sendable {
     executable: String, arguments: [String] = [], environment: [String: String] = [:],
     workingDirectory: String? = nil, outputLimit: Int = ResourceLimits.defaultOutputBytes,
     stderrTailLimit: Int = 8 << 10,
-    killGrace: Duration = .milliseconds(200), limits: ResourceLimits = .none, containment: Containment = .shared
+    killGrace: Duration = .milliseconds(200), limits: ResourceLimits = .none, containment: Containment = .shared,
+    confinement: Confinement? = nil
   ) {
     self.executable = executable
     self.arguments = arguments
@@ -46,5 +49,6 @@ public struct PersistentProcessSpec: Sendable {
     self.killGrace = killGrace
     self.limits = limits
     self.containment = containment
+    self.confinement = confinement
   }
 }

@@ -26,6 +26,9 @@ public struct ProcessSpec: Sendable {
   public var onStderr: (@Sendable ([UInt8]) -> Void)?
   /// The child's resource limits (none by default; plugins get ``ResourceLimits/pluginDefaults``).
   public var limits: ResourceLimits
+  /// What the child may reach, enforced by the kernel; `nil` (the default) leaves it everything the user can reach.
+  /// A confinement this machine cannot enforce makes the run fail to start.
+  public var confinement: Confinement?
 
   /// Makes a spec with the default limits: ``ResourceLimits/defaultOutputBytes`` (8 MiB) of stdout, 8 KiB of stderr
   /// tail, 200 ms grace, no resource limits.
@@ -34,7 +37,7 @@ public struct ProcessSpec: Sendable {
     workingDirectory: String? = nil, input: [UInt8] = [], timeout: Duration? = nil,
     outputLimit: Int = ResourceLimits.defaultOutputBytes, stderrTailLimit: Int = 8 << 10,
     killGrace: Duration = .milliseconds(200),
-    onStderr: (@Sendable ([UInt8]) -> Void)? = nil, limits: ResourceLimits = .none
+    onStderr: (@Sendable ([UInt8]) -> Void)? = nil, limits: ResourceLimits = .none, confinement: Confinement? = nil
   ) {
     self.executable = executable
     self.arguments = arguments
@@ -47,6 +50,7 @@ public struct ProcessSpec: Sendable {
     self.killGrace = killGrace
     self.onStderr = onStderr
     self.limits = limits
+    self.confinement = confinement
   }
 }
 
@@ -177,7 +181,8 @@ public final class ProcessRunner: Sendable {
     let started = ContinuousClock.now
     let child = try spawnChild(
       executable: spec.executable, arguments: spec.arguments, environment: spec.environment,
-      workingDirectory: spec.workingDirectory, input: .pipe, containment: containment, limits: spec.limits)
+      workingDirectory: spec.workingDirectory, input: .pipe, containment: containment, limits: spec.limits,
+      confinement: spec.confinement)
     let cell = child.cell
     // Without the pids controller, the process limit is watched in the call's cgroup.
     let watched =

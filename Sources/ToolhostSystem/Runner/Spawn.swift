@@ -3,15 +3,26 @@ import Foundation
 
 /// Starts a child as toolhost runs every plugin: default signal actions and an empty signal mask, a session of its
 /// own (no controlling terminal), the cell's cgroup joined before anything runs, the resource limits, the working
-/// directory and the given stdio, and `TOOLHOST_MARKER` set to the cell's marker.
+/// directory and the given stdio, `TOOLHOST_MARKER` set to the cell's marker, and the ``Confinement`` when there is
+/// one.
 ///
 /// The child is not reaped by anyone but its caller (through ``toolhost_wait_exited``); it is remembered as started
 /// by toolhost until ``Containment/reaped(_:)``.
 /// - Throws: ``ProcessLaunchError`` with the reason in words when the child cannot be started.
 func spawnProcess(
   executable: String, arguments: [String], environment: [String: String], workingDirectory: String?,
-  stdio: (in: Int32, out: Int32, err: Int32), cell: ContainmentCell?, limits: ResourceLimits
+  stdio: (in: Int32, out: Int32, err: Int32), cell: ContainmentCell?, limits: ResourceLimits,
+  confinement: Confinement? = nil
 ) throws(ProcessLaunchError) -> Int32 {
+  var ruleset: Int32 = -1
+  if let confinement {
+    let support = ConfinementSupport.current
+    if let problem = support.problem(for: confinement) {
+      throw ProcessLaunchError(executable: executable, reason: "it cannot be confined here: \(problem)")
+    }
+    ruleset = try confinement.makeRuleset(abi: support.landlockABI ?? 1, executable: executable)
+  }
+  defer { if ruleset >= 0 { close(ruleset) } }
   var environment = environment
   if let cell { environment[Containment.markerVariable] = cell.marker }
   let argv = CStrings([executable] + arguments)
@@ -22,6 +33,8 @@ func spawnProcess(
   attr.stderr_fd = stdio.err
   attr.cgroup_procs_fd = cell?.joinFD ?? -1
   attr.new_session = 1
+  attr.landlock_ruleset_fd = ruleset
+  attr.deny_sockets = confinement?.network == Confinement.Network.none ? 1 : 0
   let rlimits = limits.rlimits
   withUnsafeMutableBytes(of: &attr.limits) { raw in
     let slots = raw.bindMemory(to: toolhost_rlimit.self)
@@ -73,14 +86,14 @@ enum ChildInput {
   case socket
 }
 
-/// Makes a child's stdio, starts it in a new cell of `containment` (``spawnProcess``), and keeps only the parent's
-/// ends: the one way both runners start a child.
+/// Makes a child's stdio, starts it in a new cell of `containment` (``spawnProcess``), confined when `confinement`
+/// is given, and keeps only the parent's ends: the one way both runners start a child.
 ///
 /// - Throws: ``ProcessLaunchError`` when pipes cannot be made or the child cannot be started; then every descriptor
 ///   made here is closed and the cell released.
 func spawnChild(
   executable: String, arguments: [String], environment: [String: String], workingDirectory: String?,
-  input: ChildInput, containment: Containment, limits: ResourceLimits
+  input: ChildInput, containment: Containment, limits: ResourceLimits, confinement: Confinement?
 ) throws(ProcessLaunchError) -> SpawnedChild {
   // stdin, stdout, stderr: [child's end, parent's end] after the swap below for stdin.
   var pipes: [[Int32]] = Array(repeating: [-1, -1], count: 3)
@@ -114,7 +127,7 @@ func spawnChild(
   do {
     pid = try spawnProcess(
       executable: executable, arguments: arguments, environment: environment, workingDirectory: workingDirectory,
-      stdio: (pipes[0][0], pipes[1][1], pipes[2][1]), cell: cell, limits: limits)
+      stdio: (pipes[0][0], pipes[1][1], pipes[2][1]), cell: cell, limits: limits, confinement: confinement)
   } catch {
     closeAll()
     cell.release()
@@ -158,6 +171,7 @@ func launchReason(
   case Int(TOOLHOST_SPAWN_STAGE_CHDIR):
     return "working directory \(workingDirectory ?? "?") cannot be entered: \(system)"
   case Int(TOOLHOST_SPAWN_STAGE_STDIO): return "could not set up its standard input and output: \(system)"
+  case Int(TOOLHOST_SPAWN_STAGE_CONFINE): return "could not confine it: \(system)"
   default: break
   }
   var info = stat()

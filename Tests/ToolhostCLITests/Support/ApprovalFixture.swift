@@ -45,8 +45,10 @@ struct ApprovalFixture: Sendable {
       "inputSchema": ["type": "object", "properties": ["text": ["type": "string"]]],
     ]
     if let annotations { entry["annotations"] = annotations }
+    // It writes its note (or that it ran) in the fixture's folder, two above its own.
     return JSONValue.object([
       "manifestVersion": 1, "command": "./run", "output": "text", "tools": .array([.object(entry)]),
+      "sandbox": ["write": ["../.."]],
     ]).serialized()
   }
 

@@ -12,7 +12,8 @@ import ToolhostTestSupport
 // MARK: - The fixture
 
 /// A temporary tree: `project/` (the working directory, whose `plugins` is the project folder), `config/`
-/// (`$XDG_CONFIG_HOME`), `home/` (`$HOME`) and `markers/` (the plugins touch a file here when they run). Folders are
+/// (`$XDG_CONFIG_HOME`), `home/` (`$HOME`) and `home/markers/` (the plugins touch a file here when they run, as their
+/// manifests' `"sandbox"` lets them: `~/markers`). Folders are
 /// 0755, files 0644 and scripts 0755, whatever the umask. Removed at the end.
 final class TrustTree {
   private let temp: TemporaryFolder
@@ -32,7 +33,7 @@ final class TrustTree {
     env["TERM"] = "dumb"
     env["PATH"] = Hostile.Fixture.pathWithoutShims(env["PATH"] ?? "/usr/local/bin:/usr/bin:/bin")
     environment = env
-    for name in ["project", "config", "home", "markers"] { try folder(name) }
+    for name in ["project", "config", "home", "home/markers"] { try folder(name) }
   }
 
   /// The absolute path of `relative` in the tree.
@@ -67,15 +68,15 @@ final class TrustTree {
   // MARK: Markers
 
   /// A command that touches the marker `name`.
-  func touch(_ name: String) -> String { "touch '\(path("markers/" + name))'" }
+  func touch(_ name: String) -> String { "touch '\(path("home/markers/" + name))'" }
 
   /// The markers touched so far.
-  var markers: [String] { ((try? FileManager.default.contentsOfDirectory(atPath: path("markers"))) ?? []).sorted() }
+  var markers: [String] { ((try? FileManager.default.contentsOfDirectory(atPath: path("home/markers"))) ?? []).sorted() }
 
-  func hasMarker(_ name: String) -> Bool { exists("markers/" + name) }
+  func hasMarker(_ name: String) -> Bool { exists("home/markers/" + name) }
 
   func removeMarkers() {
-    for name in markers { try? FileManager.default.removeItem(atPath: path("markers/" + name)) }
+    for name in markers { try? FileManager.default.removeItem(atPath: path("home/markers/" + name)) }
   }
 
   // MARK: Plugins
@@ -183,6 +184,7 @@ enum TrustManifest {
     if let annotations { entry["annotations"] = annotations }
     var manifest: JSONObject = [
       "manifestVersion": 1, "command": .string(command), "output": "text", "tools": .array([.object(entry)]),
+      "sandbox": ["write": ["~/markers"]],
     ]
     if !env.isEmpty { manifest["env"] = .array(env.map(JSONValue.string)) }
     return JSONValue.object(manifest).serialized()
@@ -192,6 +194,7 @@ enum TrustManifest {
   static func mcp(name: String) -> String {
     JSONValue.object([
       "manifestVersion": 1, "mcp": ["name": .string(name), "command": "./run", "startupTimeout": 20],
+      "sandbox": ["write": ["~/markers"]],
     ]).serialized()
   }
 

@@ -1,0 +1,138 @@
+import Foundation
+import Testing
+import ToolhostTestSupport
+
+@testable import ToolhostSystem
+
+/// A TCP listener on 127.0.0.1 at a port the system picks, which accepts nothing: a connection to it succeeds or
+/// is refused by the confinement, not by the listener.
+final class TCPListener: Sendable {
+  let fd: Int32
+  let port: Int
+
+  init() throws {
+    let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+    self.fd = fd
+    var address = sockaddr_in()
+    address.sin_family = sa_family_t(AF_INET)
+    address.sin_addr.s_addr = inet_addr("127.0.0.1")
+    var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+    let bound = withUnsafeMutablePointer(to: &address) {
+      $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+        bind(fd, $0, length) == 0 && listen(fd, 8) == 0 && getsockname(fd, $0, &length) == 0
+      }
+    }
+    guard bound else {
+      close(fd)
+      throw POSIXError(.EADDRNOTAVAIL)
+    }
+    port = Int(UInt16(bigEndian: address.sin_port))
+  }
+
+  deinit { close(fd) }
+}
+
+@Suite("Confinement")
+struct ConfinementTests {
+  let runner = ProcessRunner()
+
+  /// Runs `script` with bash (for its /dev/tcp) under `confinement`; its stdout.
+  func run(_ script: String, _ confinement: Confinement?) async throws -> String {
+    let spec = ProcessSpec(
+      executable: "/bin/bash", arguments: ["-c", script], environment: ["PATH": "/usr/bin:/bin"],
+      timeout: .seconds(10), confinement: confinement)
+    let outcome = try await runner.run(spec)
+    return String(decoding: outcome.stdout, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
+  }
+
+  /// `ok` or `no` for each command, one word a line.
+  func attempts(_ commands: [String]) -> String {
+    commands.map { "if \($0) >/dev/null 2>&1; then echo ok; else echo no; fi" }.joined(separator: "\n")
+  }
+
+  @Test func filesOutsideTheDeclaredPathsAreOutOfReach() async throws {
+    try #require(ConfinementSupport.current.landlockABI != nil, "this kernel has no Landlock")
+    let outside = TemporaryFolder(prefix: "toolhost-outside")
+    let secret = outside.write("secret", "s3cret")
+    let own = TemporaryFolder(prefix: "toolhost-own")
+    own.write("data.txt", "mine")
+    symlink(secret, own.file("link"))
+    let scratch = TemporaryFolder(prefix: "toolhost-scratch")
+    let script = attempts([
+      "cat \(secret)", "cat \(own.file("data.txt"))", "cat \(own.file("link"))", "touch \(outside.file("new"))",
+      "touch \(own.file("new"))", "touch \(scratch.file("new"))", "cat /etc/passwd", "echo x >/dev/null",
+    ])
+    let free = try await run(script, nil)
+    #expect(free.split(separator: "\n") == ["ok", "ok", "ok", "ok", "ok", "ok", "ok", "ok"])
+    try? FileManager.default.removeItem(atPath: outside.file("new"))
+    try? FileManager.default.removeItem(atPath: own.file("new"))
+    try? FileManager.default.removeItem(atPath: scratch.file("new"))
+    let confined = try await run(script, Confinement(readable: [own.path], writable: [scratch.path]))
+    #expect(confined.split(separator: "\n") == ["no", "ok", "no", "no", "no", "ok", "ok", "ok"])
+    #expect(!FileManager.default.fileExists(atPath: outside.file("new")))
+  }
+
+  @Test func noNetworkMeansNoSocketAndAListOfPortsOnlyThose() async throws {
+    try #require(ConfinementSupport.current.landlockABI.map { $0 >= 4 } == true, "no Landlock TCP rules")
+    let allowed = try TCPListener()
+    let other = try TCPListener()
+    let script = attempts([
+      "(exec 3<>/dev/tcp/127.0.0.1/\(allowed.port))", "(exec 3<>/dev/tcp/127.0.0.1/\(other.port))",
+    ])
+    let unrestricted = try await run(script, Confinement(network: .unrestricted))
+    let none = try await run(script, Confinement())
+    let ports = try await run(script, Confinement(network: .tcpPorts([allowed.port])))
+    withExtendedLifetime((allowed, other)) {
+      #expect(unrestricted == "ok\nok")
+      #expect(none == "no\nno")
+      #expect(ports == "ok\nno")
+    }
+  }
+
+  @Test func theHostStaysOutOfReach() async throws {
+    try #require(ConfinementSupport.current.landlockABI != nil, "this kernel has no Landlock")
+    // The host's memory map through /proc, a signal to the host (its parent), and capabilities even for root (the
+    // host's environment, which Landlock leaves readable, is guarded by the host's non-dumpable setting and the
+    // missing CAP_SYS_PTRACE: the escape suite checks it through the toolhost binary).
+    let script = attempts([
+      "cat /proc/$PPID/maps", "kill -0 $PPID", "cat /proc/self/status", "grep -q 'CapEff:.*0000000000000000' /proc/self/status",
+    ])
+    let free = try await run(script, nil)
+    let abi = ConfinementSupport.current.landlockABI ?? 0
+    let confined = try await run(script, Confinement())
+    #expect(confined == (abi >= 6 ? "no\nno\nok\nok" : "no\nok\nok\nok"))
+    #expect(free.hasPrefix("ok\nok\nok"))
+  }
+
+  @Test func aPersistentProcessIsConfinedForItsWholeLife() async throws {
+    try #require(ConfinementSupport.current.landlockABI != nil, "this kernel has no Landlock")
+    let outside = TemporaryFolder(prefix: "toolhost-outside")
+    let secret = outside.write("secret", "s3cret")
+    let spec = PersistentProcessSpec(
+      executable: "/bin/sh",
+      arguments: ["-c", "while read -r line; do if cat \(secret) >/dev/null 2>&1; then echo ok; else echo no; fi; done"],
+      environment: ["PATH": "/usr/bin:/bin"], confinement: Confinement())
+    let pool = PersistentPool(spec: spec, size: 1)
+    let worker = try await pool.acquire(deadline: .now + .seconds(5))
+    let reply = await worker.call(
+      Array("go\n".utf8), timeout: .seconds(5), outputLimit: 1 << 10, onStderr: nil)
+    pool.release(worker)
+    await pool.shutdown()
+    guard case .reply(let line) = reply else {
+      Issue.record("no reply: \(reply)")
+      return
+    }
+    #expect(String(decoding: line, as: UTF8.self) == "no")
+  }
+
+  @Test func whatCannotBeEnforcedDoesNotRun() async throws {
+    let none = ConfinementSupport(landlockABI: nil, landlockMissing: "this kernel has no Landlock", socketFilter: true)
+    #expect(none.problem(for: Confinement()) == "this kernel has no Landlock")
+    let old = ConfinementSupport(landlockABI: 3, landlockMissing: nil, socketFilter: true)
+    #expect(old.problem(for: Confinement()) == nil)
+    #expect(old.problem(for: Confinement(network: .tcpPorts([443])))?.contains("ABI 4") == true)
+    let noFilter = ConfinementSupport(landlockABI: 6, landlockMissing: nil, socketFilter: false)
+    #expect(noFilter.problem(for: Confinement())?.contains("seccomp") == true)
+    #expect(noFilter.problem(for: Confinement(network: .unrestricted)) == nil)
+  }
+}
