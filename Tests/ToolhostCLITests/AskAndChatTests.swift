@@ -152,7 +152,8 @@ struct AskAndChatTests {
 
   @Test func destructiveToolIsRefusedWithoutATerminalUnlessYes() async throws {
     defer { try? FileManager.default.removeItem(at: work) }
-    let todo = work.appendingPathComponent("todo.txt").path
+    // Where the to-do plugin's sandbox lets it write (HOME is `work`).
+    let todo = work.appendingPathComponent(".local/share/toolhost-todo/todo.txt").path
     let added = try await toolhost(
       ["call"] + plugins + ["todoAdd", "--text", "Buy milk"], todoFile: todo)
     #expect(added.status == 0, "\(added.allText)")

@@ -255,11 +255,13 @@ struct EscapeTests {
   @Test func trustAndDescribeShowWhatAPluginMayReach() async throws {
     let tree = try EscapeTree()
     let described = try await tree.toolhost(["describe", "--plugins", tree.temp.file("open"), "attemptOpen"])
-    #expect(described.stdoutText.contains("reaches: confined: network: any host and port; reads its folder, the system"))
+    #expect(
+      described.stdoutText.contains("reaches: confined: network: any host and port; reads its folder, the system"))
     #expect(described.stdoutText.contains("~/.ssh"), "\(described.allText)")
     #expect(described.stdoutText.contains("writes its temporary folder, ~/notes, "), "\(described.allText)")
     let plain = try await tree.toolhost(["describe", "--plugins", tree.temp.file("plugins"), "attempt"])
-    #expect(plain.stdoutText.contains("reaches: confined: no network; reads its folder, the system"), "\(plain.allText)")
+    #expect(
+      plain.stdoutText.contains("reaches: confined: no network; reads its folder, the system"), "\(plain.allText)")
     let doctor = try await tree.toolhost(["doctor", "--plugins", tree.temp.file("plugins")])
     #expect(doctor.stdoutText.contains("confinement: files (Landlock ABI"), "\(doctor.allText)")
   }

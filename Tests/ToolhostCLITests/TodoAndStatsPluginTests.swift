@@ -93,7 +93,7 @@ extension ExamplePluginTests {
     let output = try PluginProcess.call(
       plugin: "todo", tool: "todoAdd", arguments: ["text": "Renew passport"], home: home)
     #expect(output.status == 0, "\(output.stderrText)")
-    let file = home.appendingPathComponent(".local/share/toolhost/todo.tsv")
+    let file = home.appendingPathComponent(".local/share/toolhost-todo/todo.tsv")
     #expect(try String(contentsOf: file, encoding: .utf8).contains("\tRenew passport\n"))
   }
 

@@ -95,7 +95,8 @@ struct ConfinementTests {
     // host's environment, which Landlock leaves readable, is guarded by the host's non-dumpable setting and the
     // missing CAP_SYS_PTRACE: the escape suite checks it through the toolhost binary).
     let script = attempts([
-      "cat /proc/$PPID/maps", "kill -0 $PPID", "cat /proc/self/status", "grep -q 'CapEff:.*0000000000000000' /proc/self/status",
+      "cat /proc/$PPID/maps", "kill -0 $PPID", "cat /proc/self/status",
+      "grep -q 'CapEff:.*0000000000000000' /proc/self/status",
     ])
     let free = try await run(script, nil)
     let abi = ConfinementSupport.current.landlockABI ?? 0
@@ -110,7 +111,9 @@ struct ConfinementTests {
     let secret = outside.write("secret", "s3cret")
     let spec = PersistentProcessSpec(
       executable: "/bin/sh",
-      arguments: ["-c", "while read -r line; do if cat \(secret) >/dev/null 2>&1; then echo ok; else echo no; fi; done"],
+      arguments: [
+        "-c", "while read -r line; do if cat \(secret) >/dev/null 2>&1; then echo ok; else echo no; fi; done",
+      ],
       environment: ["PATH": "/usr/bin:/bin"], confinement: Confinement())
     let pool = PersistentPool(spec: spec, size: 1)
     let worker = try await pool.acquire(deadline: .now + .seconds(5))

@@ -210,6 +210,8 @@ struct WebPageBrowserTests {
       return JSONValue.object([
         "manifestVersion": 1, "command": "./run", "output": .string(output), "timeout": .integer(Int64(timeout)),
         "tools": .array([.object(entry)]),
+        // They write their notes and pid in the scratch folder, two above their own.
+        "sandbox": ["write": ["../.."]],
       ]).serialized()
     }
     _ = scratch.write("tools/appender/toolhost.json", manifest("appendNote", output: "text", readOnly: false))

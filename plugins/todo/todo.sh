@@ -7,7 +7,8 @@
 # to stderr and the exit status is 1).
 #
 # The list is a tab-separated file: $TOOLHOST_TODO_FILE, or else
-# $HOME/.local/share/toolhost/todo.tsv. The first line is a header carrying
+# $HOME/.local/share/toolhost-todo/todo.tsv (the folder its manifest's sandbox
+# lets it write; a list elsewhere needs that folder added to "sandbox"."write"). The first line is a header carrying
 # the next id, so ids are never reused; each further line is
 #   id <TAB> open|done <TAB> created (YYYY-MM-DD) <TAB> due <TAB> text
 # with backslash, tab, newline and carriage return in due and text written as
@@ -33,7 +34,7 @@ tool=${TOOLHOST_TOOL-}
 file=${TOOLHOST_TODO_FILE-}
 if [ -z "$file" ]; then
 	[ -n "${HOME-}" ] || die "neither TOOLHOST_TODO_FILE nor HOME is set, so there is no place for the list."
-	file=$HOME/.local/share/toolhost/todo.tsv
+	file=$HOME/.local/share/toolhost-todo/todo.tsv
 fi
 dir=$(dirname -- "$file")
 

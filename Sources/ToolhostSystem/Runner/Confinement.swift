@@ -112,7 +112,8 @@ public struct ConfinementSupport: Sendable, Equatable, CustomStringConvertible {
       #endif
     }
     return ConfinementSupport(
-      landlockABI: abi >= 1 ? abi : nil, landlockMissing: missing, socketFilter: toolhost_socket_filter_supported() == 1)
+      landlockABI: abi >= 1 ? abi : nil, landlockMissing: missing, socketFilter: toolhost_socket_filter_supported() == 1
+    )
   }
 
   /// What this machine lacks to enforce `confinement`, in words that say what to do; `nil` when it can.

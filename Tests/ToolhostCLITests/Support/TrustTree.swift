@@ -71,7 +71,9 @@ final class TrustTree {
   func touch(_ name: String) -> String { "touch '\(path("home/markers/" + name))'" }
 
   /// The markers touched so far.
-  var markers: [String] { ((try? FileManager.default.contentsOfDirectory(atPath: path("home/markers"))) ?? []).sorted() }
+  var markers: [String] {
+    ((try? FileManager.default.contentsOfDirectory(atPath: path("home/markers"))) ?? []).sorted()
+  }
 
   func hasMarker(_ name: String) -> Bool { exists("home/markers/" + name) }
 
