@@ -280,8 +280,8 @@ let package = Package(
     .testTarget(
       name: "ToolhostCLITests",
       dependencies: [
-        "ToolhostCore", "ToolhostCLI", "ToolhostCommandLine", "ToolhostJSON", "ToolhostOpenAI", "ToolhostTestSupport",
-        .product(name: "ArgumentParser", package: "swift-argument-parser"),
+        "ToolhostCore", "ToolhostCLI", "ToolhostCommandLine", "ToolhostJSON", "ToolhostOpenAI", "ToolhostSystem",
+        "ToolhostTestSupport", .product(name: "ArgumentParser", package: "swift-argument-parser"),
       ],
       exclude: ["Hostile", "Escape"], swiftSettings: upcomingFeatures),
     .testTarget(

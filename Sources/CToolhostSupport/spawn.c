@@ -105,8 +105,14 @@ pid_t toolhost_spawn(const toolhost_spawn_attr *a, int *error_out, int *stage_ou
       for (int cap = 0; cap < 64; cap++) {
         if (prctl(PR_CAPBSET_DROP, cap, 0, 0, 0) != 0 && errno == EINVAL) break;
       }
-      if (a->landlock_ruleset_fd >= 0 && syscall(446 /* landlock_restrict_self */, a->landlock_ruleset_fd, 0) != 0)
-        child_fail(rep, TOOLHOST_SPAWN_STAGE_CONFINE);
+      if (a->landlock_ruleset_fd >= 0) {
+        /* The child's own /proc/PID (its /proc/self), which the parent cannot name before the child exists. The
+           ruleset is this spawn's alone. */
+        if (toolhost_landlock_allow_path(a->landlock_ruleset_fd, a->landlock_abi, "/proc/self", 0) != 0)
+          child_fail(rep, TOOLHOST_SPAWN_STAGE_CONFINE);
+        if (syscall(446 /* landlock_restrict_self */, a->landlock_ruleset_fd, 0) != 0)
+          child_fail(rep, TOOLHOST_SPAWN_STAGE_CONFINE);
+      }
       if (a->deny_sockets && toolhost_install_socket_filter() != 0) child_fail(rep, TOOLHOST_SPAWN_STAGE_CONFINE);
     }
 #else

@@ -180,6 +180,11 @@ func runnerBenchmarks() async throws -> [BenchRow] {
   var subreaperTimes: [Double] = []
   var toolTimes: [Double] = []
   var naiveTimes: [Double] = []
+  var confinedTimes: [Double] = []
+  // What a plugin gets by default: no network, its folder and the system to read, a folder of its own to write.
+  let confinement = Confinement(
+    readable: [(tiny as NSString).deletingLastPathComponent], writable: [benchDir + "/tiny-tmp"])
+  try? FileManager.default.createDirectory(atPath: benchDir + "/tiny-tmp", withIntermediateDirectories: true)
   let dir = benchDir + "/tinyplugin"
   try? FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
   try """
@@ -200,6 +205,14 @@ func runnerBenchmarks() async throws -> [BenchRow] {
       guard out.stdout.count > 0 else { throw BenchError("empty reply") }
     }
     ourTimes.append(now() - t0)
+    if ConfinementSupport.current.problem(for: confinement) == nil {
+      let t3 = now()
+      for _ in 0..<n {
+        let spec = ProcessSpec(executable: tiny, input: request, timeout: .seconds(10), confinement: confinement)
+        guard try await runner.run(spec).stdout.count > 0 else { throw BenchError("empty reply") }
+      }
+      confinedTimes.append(now() - t3)
+    }
     if runner.containment.mechanism != .subreaper {
       let t2 = now()
       for _ in 0..<n {
@@ -227,6 +240,13 @@ func runnerBenchmarks() async throws -> [BenchRow] {
       suite: "runner", name: "sequential call, ProcessRunner contained (\(mechanism))",
       value: med(ourTimes) / Double(n) * 1e6, unit: "µs/call", baselineName: "Foundation Process, blocking",
       baselineValue: naivePer, goal: "<= 1.1x"))
+  if !confinedTimes.isEmpty {
+    rows.append(
+      BenchRow(
+        suite: "runner", name: "sequential call, contained (\(mechanism)) and confined (Landlock, seccomp)",
+        value: med(confinedTimes) / Double(n) * 1e6, unit: "µs/call",
+        baselineName: "the same, not confined", baselineValue: med(ourTimes) / Double(n) * 1e6, goal: "<= 1.1x"))
+  }
   if !subreaperTimes.isEmpty {
     rows.append(
       BenchRow(

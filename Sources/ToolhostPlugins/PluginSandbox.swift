@@ -174,12 +174,15 @@ public enum PluginConfinement: Sendable, Equatable {
     let temporary = PluginSandbox.temporaryFolder(
       location: manifest.location, name: manifest.folderName, environment: hostEnvironment)
     let writes = sandbox.write.map(absolute)
+    var reads = [manifest.directory]
+    for path in PluginSandbox.runtimePaths(
+      executable: executable, arguments: manifest.arguments, searchPath: hostEnvironment["PATH"], home: home)
+      + sandbox.read.map(absolute) where !reads.contains(path)
+    {
+      reads.append(path)
+    }
     let confinement = Confinement(
-      network: sandbox.network,
-      readable: [manifest.directory]
-        + PluginSandbox.runtimePaths(
-          executable: executable, arguments: manifest.arguments, searchPath: hostEnvironment["PATH"], home: home)
-        + sandbox.read.map(absolute),
+      network: sandbox.network, readable: reads,
       writable: [temporary] + writes.map { $0.hasSuffix("/") ? String($0.dropLast()) : $0 })
     if let problem = support.problem(for: confinement) {
       if manifest.unconfinedRunsAllowed { return .unconfined }

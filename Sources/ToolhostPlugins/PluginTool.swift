@@ -296,7 +296,25 @@ public struct PluginTool: PrecompiledTool, ExternalTool {
     do { outcome = try await runner.run(spec) } catch {
       throw ToolFailure.launchFailed(executable: error.executable, reason: error.reason)
     }
-    return try interpret(outcome, limit: limit, outputLimit: spec.outputLimit, limits: spec.limits)
+    do { return try interpret(outcome, limit: limit, outputLimit: spec.outputLimit, limits: spec.limits) } catch {
+      throw confined == nil ? error : Self.explained(error)
+    }
+  }
+
+  /// A confined plugin's failure whose log says the system refused it something, with what to do about it.
+  static func explained(_ failure: ToolFailure) -> ToolFailure {
+    func hint(_ log: String) -> String? {
+      guard ["Permission denied", "Operation not permitted", "EACCES", "EPERM"].contains(where: log.contains) else {
+        return nil
+      }
+      return log + "\n(toolhost: the plugin is confined and reaches only what its manifest's \"sandbox\" declares; "
+        + "declare there what it needs)"
+    }
+    switch failure {
+    case .exited(let status, let stderr): return hint(stderr).map { .exited(status: status, stderr: $0) } ?? failure
+    case .signaled(let signal, let stderr): return hint(stderr).map { .signaled(signal: signal, stderr: $0) } ?? failure
+    default: return failure
+    }
   }
 
   /// One call of a persistent plugin: a process from the pool, one request line, one reply line. The time limit
@@ -304,7 +322,7 @@ public struct PluginTool: PrecompiledTool, ExternalTool {
   func callPersistent(_ pool: PersistentPool, arguments: JSONValue, context: ToolCallContext) async throws(ToolFailure)
     -> ToolOutput
   {
-    _ = try confinement.prepare(executable: program)
+    let isConfined = try confinement.prepare(executable: program) != nil
     let callID = context.callID ?? Self.makeCallID()
     let limit = context.timeout ?? timeout
     let deadline = ContinuousClock.now + limit
@@ -335,10 +353,12 @@ public struct PluginTool: PrecompiledTool, ExternalTool {
       if let kind = pool.spec.limits.exceeded(by: ended) {
         throw .limitExceeded(kind, limit: pool.spec.limits.value(of: kind))
       }
-      switch exit.termination {
-      case .signaled(let s): throw .signaled(signal: s, stderr: exit.stderrTail)
-      case .exited(let s): throw .exited(status: s, stderr: exit.stderrTail)
-      }
+      let failure: ToolFailure =
+        switch exit.termination {
+        case .signaled(let s): .signaled(signal: s, stderr: exit.stderrTail)
+        case .exited(let s): .exited(status: s, stderr: exit.stderrTail)
+        }
+      throw isConfined ? Self.explained(failure) : failure
     case .reply(let line):
       let outcome = ProcessOutcome(
         termination: .exited(0), stopReason: nil, stdout: line, stderrTail: [], stderrByteCount: 0,

@@ -463,6 +463,7 @@ public final class WebChatEngine: Sendable {
           "id": .string(id), "call": .string(call.id), "tool": .string(call.toolName), "arguments": call.arguments,
           "shown": WebJSON.shownArguments(call.argumentsJSON), "reason": .string(decision.reason),
           "origin": origin.map(JSONValue.string) ?? .null,
+          "reach": ((tool as? PluginTool)?.reach).map(JSONValue.string) ?? .null,
         ],
       ]
       s.approvals[id] = Approval(chat: chat, answer: answer, event: event)

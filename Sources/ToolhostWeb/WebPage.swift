@@ -690,6 +690,7 @@ public enum WebPage {
         approvalArguments(a),
         a.reason && el('p', { class: 'approval-reason' }, a.reason),
         a.origin && el('p', { class: 'approval-origin' }, 'From: ', a.origin),
+        a.reach && el('p', { class: 'approval-origin approval-reach' }, 'Reaches: ', a.reach),
         el('div', { class: 'approval-buttons' }, button('allow-once', 'once', 'Allow once'), ' ',
           button('allow-always', 'always', 'Always allow'), ' ', button('deny', 'deny', 'Deny')));
     }

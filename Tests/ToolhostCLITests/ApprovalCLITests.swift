@@ -344,6 +344,10 @@ struct ApprovalCLITests {
       #expect(
         declined.stdoutText.contains("appendNote from \(fixture.tools)/appender asks before it runs"),
         "\(declined.allText)")
+      // What it may reach: its folder and the system, and the fixture's folder its manifest declares.
+      #expect(
+        declined.stdoutText.contains("  reaches: confined: no network; reads its folder, the system"),
+        "\(declined.allText)")
       // The arguments are shown as JSON (ESC escaped as \u001B) with the bidi override made visible.
       #expect(declined.stdoutText.contains("<U+202E>"), "\(declined.allText)")
       #expect(

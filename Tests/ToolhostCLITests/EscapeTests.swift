@@ -43,15 +43,22 @@ final class LoopbackListener: Sendable {
 /// The tree of the escape tests: `home/` (HOME, with `.ssh/id_ed25519`), `project/` (the working folder), `other/`
 /// (another user's file), and the plugins: `plugins/escape` (no sandbox), `plugins/escape-persistent`,
 /// `plugins/escape-mcp`, and `open/escape-open`, which declares the network, `~/.ssh`, `~/notes/` and the project.
-final class EscapeTree: Sendable {
+final class EscapeTree {
   let temp = TemporaryFolder(prefix: "toolhost-escape")
   let listener: LoopbackListener
   /// A file in /tmp outside the plugin's own temporary folder.
   let tmpTarget = TemporaryFolder.uniquePath(prefix: "toolhost-escape-tmp")
   let marker = "toolhost-escape-marker-\(UUID().uuidString)"
+  /// Another process of the user's, with the marker in its environment.
+  let other: Process
 
   init() throws {
     listener = try LoopbackListener()
+    other = Process()
+    other.executableURL = URL(fileURLWithPath: "/bin/sleep")
+    other.arguments = ["60"]
+    other.environment = ["ESCAPE_MARKER": marker]
+    try other.run()
     chmod(temp.path, 0o755)
     temp.write("home/.ssh/id_ed25519", "PRIVATE KEY")
     temp.write("project/README", "the project")
@@ -93,7 +100,11 @@ final class EscapeTree: Sendable {
     symlink(temp.file("home/.ssh/id_ed25519"), temp.file("plugins/escape/key"))
   }
 
-  deinit { try? FileManager.default.removeItem(atPath: tmpTarget) }
+  deinit {
+    try? FileManager.default.removeItem(atPath: tmpTarget)
+    kill(other.processIdentifier, SIGKILL)
+    other.waitUntilExit()
+  }
 
   /// The attempts every confined plugin must be refused, by name → (what, target).
   var hostile: [(String, String, String)] {
@@ -110,6 +121,7 @@ final class EscapeTree: Sendable {
       ("a write in the project", "write", temp.file("project/README")),
       ("a write in /tmp", "write", tmpTarget),
       ("the host's environment", "environ", marker),
+      ("another process's environment", "environ-of", "\(other.processIdentifier):\(marker)"),
       ("ptrace of the host", "ptrace", ""),
       ("a signal to the host", "signal", ""),
     ]

@@ -21,9 +21,7 @@ extension AskAndChatTests {
       let asked = try await toolhost(["ask"] + plugins + ["What is Boston like in April?"], server: server)
       #expect(asked.status == 0, "\(asked.allText)")
     }
-    var info = stat()
-    #expect(stat(historyPath, &info) == 0)
-    #expect(info.st_mode & 0o777 == 0o600)
+    #expect(TemporaryFolder.permissions(historyPath) == 0o600)
 
     let chats = try await chatsJSON()
     #expect(chats.count == 1)
@@ -61,7 +59,7 @@ extension AskAndChatTests {
     let page = work.path + "/chat.html"
     let html = try await toolhost(["chats", "export", String(id), "--html", "-o", page])
     #expect(html.status == 0, "\(html.allText)")
-    #expect(stat(page, &info) == 0 && info.st_mode & 0o777 == 0o600)
+    #expect(TemporaryFolder.permissions(page) == 0o600)
     let text = try String(contentsOfFile: page, encoding: .utf8)
     #expect(text.contains(#"<li class="call ok" data-tool="getWeather">"#), "\(text)")
     #expect(text.contains("Content-Security-Policy"))

@@ -180,6 +180,33 @@ struct TrustTests {
     #expect(twice.stderrText.contains("not trusted"), "\(twice.stderrText)")
   }
 
+  /// What a plugin may reach is shown where trust is decided, and a manifest that widens it is held back until
+  /// the folder is trusted again (the sandbox is pinned with the rest of the manifest).
+  @Test func aWidenedSandboxNeedsTrustAgain() throws {
+    let tree = try TrustTree()
+    try makeProject(tree)
+    let trust = try tree.run(["trust"])
+    #expect(trust.status == 0, "\(trust.allText)")
+    #expect(
+      trust.stdoutText.contains("reaches: confined: no network; reads its folder, the system"), "\(trust.stdoutText)")
+    #expect(trust.stdoutText.contains("writes its temporary folder, ~/markers"), "\(trust.stdoutText)")
+    #expect(try tree.list().toolNames.contains("projectEcho"))
+
+    var manifest = try JSONValue.parse(TrustManifest.text("projectEcho")).objectValue!
+    manifest["sandbox"] = ["network": true, "read": ["~"], "write": ["~/markers"]]
+    _ = try tree.file("project/plugins/echo/toolhost.json", JSONValue.object(manifest).serialized())
+    let widened = try tree.list()
+    #expect(!widened.toolNames.contains("projectEcho"), "\(widened.summary)")
+    #expect(!widened.diagnostics("untrusted").isEmpty, "\(widened.summary)")
+    let again = try tree.run(["trust"])
+    #expect(
+      again.stdoutText.contains("reaches: confined: network: any host and port; reads its folder, the system"),
+      "\(again.stdoutText)")
+    #expect(try tree.list().toolNames.contains("projectEcho"))
+    let echo = try tree.run(["call", "projectEcho"])
+    #expect(echo.stdoutText.contains("project echo ran"), "\(echo.allText)")
+  }
+
   @Test func trustNeedsManifestsAndSafeFolders() throws {
     let tree = try TrustTree()
     let empty = try tree.folder("project/empty")

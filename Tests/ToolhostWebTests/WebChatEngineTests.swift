@@ -223,6 +223,8 @@ struct WebChatEngineTests {
       let events = await collect(stream, until: chat) { event in
         if event["type"] == "approval", let id = event["approval"]?["id"]?.stringValue {
           #expect(event["approval"]?["tool"] == "guarded")
+          // A plugin's approval says what it may reach; a tool of the program itself runs in it, and has none.
+          #expect(event["approval"]?["reach"] == .null)
           #expect(engine.answer(approval: id, with: answer))
           #expect(!engine.answer(approval: id, with: answer), "answered twice")
         }

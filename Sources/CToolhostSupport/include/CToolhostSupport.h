@@ -52,8 +52,11 @@ typedef struct {
   int new_session;
   toolhost_rlimit limits[8];
   int limit_count;
-  /// A Landlock ruleset (toolhost_landlock_ruleset) the child restricts itself to before exec, or -1 for none.
+  /// A Landlock ruleset (toolhost_landlock_ruleset) the child restricts itself to before exec, or -1 for none. The
+  /// child first adds its own /proc/PID folder to it (to read), so it reads its /proc/self and no other process's.
   int landlock_ruleset_fd;
+  /// The Landlock ABI the ruleset was made for.
+  int landlock_abi;
   /// Non-zero: the child installs the socket filter (toolhost_install_socket_filter) before exec.
   int deny_sockets;
 } toolhost_spawn_attr;

@@ -40,11 +40,18 @@ public struct Confinement: Sendable, Hashable {
   }
 
   /// What every confined process may read and run, so that interpreters and libraries load: the system's programs,
-  /// libraries and settings (`/usr`, `/bin`, `/lib…`, `/etc`, `/opt`, `/nix/store`), and `/proc` and `/sys` (another
-  /// process's files in `/proc` stay out of reach: Landlock refuses access to processes outside the domain). Paths
-  /// this machine lacks are skipped.
+  /// libraries and settings (`/usr`, `/bin`, `/lib…`, `/etc`, `/opt`, `/nix/store`), `/sys`, and of `/proc` the
+  /// machine's figures (``procFiles``) and the process's own folder (its `/proc/self`, added by the child itself),
+  /// never another process's: its environment and command line stay out of reach. Paths this machine lacks are
+  /// skipped.
   public static let systemPaths = [
-    "/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/etc", "/opt", "/nix/store", "/proc", "/sys",
+    "/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/etc", "/opt", "/nix/store", "/sys",
+  ]
+  /// The files of `/proc` about the machine rather than a process, which runtimes read (processors, memory, load,
+  /// kernel settings).
+  public static let procFiles = [
+    "/proc/cpuinfo", "/proc/meminfo", "/proc/stat", "/proc/loadavg", "/proc/uptime", "/proc/version", "/proc/sys",
+    "/proc/filesystems", "/proc/swaps", "/proc/pressure",
   ]
   /// Devices every confined process may read and write: they hold nothing.
   public static let devices = ["/dev/null", "/dev/zero", "/dev/full", "/dev/random", "/dev/urandom"]
@@ -70,7 +77,7 @@ public struct Confinement: Sendable, Hashable {
       throw ProcessLaunchError(
         executable: executable, reason: "could not let it \(write ? "write" : "read") \(path): \(reason)")
     }
-    var reads = Self.systemPaths + readable
+    var reads = Self.systemPaths + Self.procFiles + readable
     if network != .none { reads += Self.resolverPaths }
     for path in reads { try allow(path, write: false) }
     for path in Self.devices + writable { try allow(path, write: true) }

@@ -34,6 +34,7 @@ func spawnProcess(
   attr.cgroup_procs_fd = cell?.joinFD ?? -1
   attr.new_session = 1
   attr.landlock_ruleset_fd = ruleset
+  attr.landlock_abi = ConfinementSupport.current.landlockABI ?? 0
   attr.deny_sockets = confinement?.network == Confinement.Network.none ? 1 : 0
   let rlimits = limits.rlimits
   withUnsafeMutableBytes(of: &attr.limits) { raw in

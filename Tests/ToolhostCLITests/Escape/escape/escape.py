@@ -44,6 +44,11 @@ def attempt(what, target):
             with open("/proc/%d/environ" % parent, "rb") as f:
                 if target.encode() not in f.read():
                     return {"blocked": False, "detail": "read, without the marker"}
+        elif what == "environ-of":
+            pid, marker = target.split(":", 1)
+            with open("/proc/%s/environ" % pid, "rb") as f:
+                if marker.encode() not in f.read():
+                    return {"blocked": False, "detail": "read, without the marker"}
         elif what == "ptrace":
             libc = ctypes.CDLL(None, use_errno=True)
             if libc.ptrace(16, parent, None, None) != 0:  # PTRACE_ATTACH
