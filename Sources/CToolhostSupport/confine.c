@@ -168,11 +168,12 @@ int toolhost_socket_filter_supported(void) {
 #endif
 }
 
-int toolhost_install_socket_filter(void) {
+int toolhost_install_socket_filter(int internet) {
 #if defined(__linux__) && defined(THIS_AUDIT_ARCH)
-  /* socket(2) fails with EACCES for every family; so does io_uring_setup(2), whose rings could open sockets without
-     the call. socketpair(2), pipes and descriptors the process already has keep working. A process of another
-     architecture (a 32-bit program, with socketcall(2)) is killed; on x86-64 the x32 numbers fail with EPERM. */
+  /* socket(2) fails with EACCES for every family (with `internet`, for every family but AF_INET and AF_INET6); so
+     does io_uring_setup(2), whose rings could open sockets without the call. socketpair(2), pipes and descriptors
+     the process already has keep working. A process of another architecture (a 32-bit program, with socketcall(2))
+     is killed; on x86-64 the x32 numbers fail with EPERM. */
   struct sock_filter filter[] = {
     BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, arch)),
     BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, THIS_AUDIT_ARCH, 1, 0),
@@ -182,10 +183,15 @@ int toolhost_install_socket_filter(void) {
     BPF_JUMP(BPF_JMP | BPF_JGE | BPF_K, 0x40000000, 0, 1),
     BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | EPERM),
 #endif
-    BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SYS_socket, 2, 0),
-    BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SYS_io_uring_setup, 1, 0),
+    BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SYS_io_uring_setup, 5, 0),
+    BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SYS_socket, 1, 0),
     BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
+    /* socket(): the family is the low half of the first argument (little-endian). */
+    BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, args[0])),
+    BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, internet ? AF_INET : 0xFFFFFFFFU, 2, 0),
+    BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, internet ? AF_INET6 : 0xFFFFFFFFU, 1, 0),
     BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | EACCES),
+    BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
   };
   struct sock_fprog program = {(unsigned short)(sizeof filter / sizeof filter[0]), filter};
   return (int)syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, 0, &program);

@@ -113,7 +113,8 @@ pid_t toolhost_spawn(const toolhost_spawn_attr *a, int *error_out, int *stage_ou
         if (syscall(446 /* landlock_restrict_self */, a->landlock_ruleset_fd, 0) != 0)
           child_fail(rep, TOOLHOST_SPAWN_STAGE_CONFINE);
       }
-      if (a->deny_sockets && toolhost_install_socket_filter() != 0) child_fail(rep, TOOLHOST_SPAWN_STAGE_CONFINE);
+      if (a->deny_sockets && toolhost_install_socket_filter(a->deny_sockets == 2) != 0)
+        child_fail(rep, TOOLHOST_SPAWN_STAGE_CONFINE);
     }
 #else
     if (a->landlock_ruleset_fd >= 0 || a->deny_sockets) {

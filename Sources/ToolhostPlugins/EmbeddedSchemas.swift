@@ -127,7 +127,7 @@ public enum EmbeddedSchemas {
               "additionalProperties": false,
               "properties": {
                 "network": {
-                  "description": "false (default): no sockets at all. true: any host and port. A list of TCP ports: connections to those ports of any host, and UDP (name lookups); no listening.",
+                  "description": "false (default): no sockets at all. true: any host and port. A list of TCP ports: connections to those ports of any host, and UDP (name lookups); no listening and no Unix sockets.",
                   "oneOf": [
                     { "type": "boolean" },
                     { "type": "array", "minItems": 1, "uniqueItems": true, "items": { "type": "integer", "minimum": 1, "maximum": 65535 } }

@@ -238,7 +238,7 @@ struct CLITests {
     let dir = TemporaryFolder(prefix: "toolhost-cli")
     dir.write(
       "hang/toolhost.json",
-      #"{"manifestVersion":1,"command":"run","tools":[{"name":"hangTool","description":"hangs","inputSchema":{"type":"object"}}]}"#
+      #"{"manifestVersion":1,"command":"run","sandbox":{"write":[".."]},"tools":[{"name":"hangTool","description":"hangs","inputSchema":{"type":"object"}}]}"#
     )
     dir.write("hang/run", "#!/bin/sh\necho $$ > \(dir.path)/pid\nsleep 100 &\nsleep 100\n", executable: true)
     let process = Process()

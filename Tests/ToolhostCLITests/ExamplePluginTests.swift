@@ -65,7 +65,7 @@ struct ExamplePluginTests {
   func manifest(plugin: String) throws {
     let manifest = try PluginProcess.Manifest(plugin: plugin)
     let allowedKeys: Set<String> = [
-      "$schema", "manifestVersion", "command", "args", "timeout", "env", "output", "tools",
+      "$schema", "manifestVersion", "command", "args", "timeout", "env", "output", "tools", "sandbox",
     ]
     #expect(Set(manifest.json.keys).isSubset(of: allowedKeys))
     #expect(manifest.json["manifestVersion"] as? Int == 1)

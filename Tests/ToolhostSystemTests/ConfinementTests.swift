@@ -76,16 +76,18 @@ struct ConfinementTests {
     try #require(ConfinementSupport.current.landlockABI.map { $0 >= 4 } == true, "no Landlock TCP rules")
     let allowed = try TCPListener()
     let other = try TCPListener()
+    // Then a Unix socket (a container engine's, D-Bus's), which only an unrestricted network may open.
     let script = attempts([
       "(exec 3<>/dev/tcp/127.0.0.1/\(allowed.port))", "(exec 3<>/dev/tcp/127.0.0.1/\(other.port))",
+      "/usr/bin/python3 -c 'import socket; socket.socket(socket.AF_UNIX)'",
     ])
     let unrestricted = try await run(script, Confinement(network: .unrestricted))
     let none = try await run(script, Confinement())
     let ports = try await run(script, Confinement(network: .tcpPorts([allowed.port])))
     withExtendedLifetime((allowed, other)) {
-      #expect(unrestricted == "ok\nok")
-      #expect(none == "no\nno")
-      #expect(ports == "ok\nno")
+      #expect(unrestricted == "ok\nok\nok")
+      #expect(none == "no\nno\nno")
+      #expect(ports == "ok\nno\nno")
     }
   }
 

@@ -235,7 +235,8 @@ struct ToolCallTests {
 
   @Test func cancellingTheCallingTaskEndsThePlugin() async throws {
     let folder = TemporaryFolder()
-    folder.shTool("hang", body: "echo $$ > pid; sleep 100")
+    // It writes its pid in its own folder, which its sandbox declares.
+    folder.shTool("hang", body: "echo $$ > pid; sleep 100", extra: #""sandbox": {"write": ["."]}"#)
     let registry = await folder.catalog().registry()
     let task = Task { try await registry.call("hang", arguments: [:]) }
     try await Task.sleep(for: .milliseconds(400))

@@ -57,7 +57,8 @@ typedef struct {
   int landlock_ruleset_fd;
   /// The Landlock ABI the ruleset was made for.
   int landlock_abi;
-  /// Non-zero: the child installs the socket filter (toolhost_install_socket_filter) before exec.
+  /// 1: the child installs the socket filter (toolhost_install_socket_filter) before exec; 2: the filter that lets
+  /// Internet sockets through; 0: none.
   int deny_sockets;
 } toolhost_spawn_attr;
 
@@ -82,9 +83,10 @@ int toolhost_landlock_allow_path(int ruleset, int abi, const char *path, int wri
 int toolhost_landlock_allow_tcp_port(int ruleset, unsigned port);
 /// 1 when this kernel and architecture take the socket filter, else 0.
 int toolhost_socket_filter_supported(void);
-/// Installs a seccomp filter on the calling thread under which socket(2) and io_uring_setup(2) fail with EACCES;
-/// needs no_new_privs set first. 0, or -1 with errno.
-int toolhost_install_socket_filter(void);
+/// Installs a seccomp filter on the calling thread under which socket(2) fails with EACCES (with `internet`, for
+/// every family but AF_INET and AF_INET6) and io_uring_setup(2) too; needs no_new_privs set first. 0, or -1 with
+/// errno.
+int toolhost_install_socket_filter(int internet);
 
 /// Makes the host a child subreaper (orphaned descendants are re-parented to it). -1 with errno where unsupported.
 int toolhost_set_child_subreaper(void);

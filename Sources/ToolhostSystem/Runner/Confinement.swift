@@ -19,7 +19,8 @@ public struct Confinement: Sendable, Hashable {
     /// No sockets at all: `socket(2)` fails (socket pairs and pipes still work), so no TCP, UDP, name lookup or
     /// connection to a Unix socket.
     case none
-    /// TCP connections to these ports (of any host) and UDP (which name lookups need); no listening.
+    /// TCP connections to these ports (of any host) and UDP (which name lookups need); no listening, and no Unix
+    /// socket (a container engine's or D-Bus's).
     case tcpPorts([Int])
     /// Anything the user could reach.
     case unrestricted
@@ -127,7 +128,7 @@ public struct ConfinementSupport: Sendable, Equatable, CustomStringConvertible {
   public func problem(for confinement: Confinement) -> String? {
     guard let abi = landlockABI else { return landlockMissing }
     switch confinement.network {
-    case .none where !socketFilter:
+    case .none where !socketFilter, .tcpPorts where !socketFilter:
       return "this kernel cannot filter system calls (seccomp), which keeps a plugin off the network"
     case .tcpPorts where abi < 4:
       return "this kernel's Landlock (ABI \(abi)) cannot limit TCP ports: that needs Linux 6.7 or later (ABI 4)"

@@ -35,7 +35,12 @@ func spawnProcess(
   attr.new_session = 1
   attr.landlock_ruleset_fd = ruleset
   attr.landlock_abi = ConfinementSupport.current.landlockABI ?? 0
-  attr.deny_sockets = confinement?.network == Confinement.Network.none ? 1 : 0
+  attr.deny_sockets =
+    switch confinement?.network {
+    case .some(.none): 1
+    case .some(.tcpPorts): 2
+    default: 0
+    }
   let rlimits = limits.rlimits
   withUnsafeMutableBytes(of: &attr.limits) { raw in
     let slots = raw.bindMemory(to: toolhost_rlimit.self)
