@@ -72,7 +72,7 @@ public struct PluginSandbox: Sendable, Equatable {
 
   /// The folders above `bin` a program lives in (a virtual environment, `~/.pyenv`, `/usr/local`), or the program's
   /// own folder; for `path` and, when it is a link, for the file it names. The user's home folder itself is never
-  /// one: `~/bin/tool` gives `~/bin`.
+  /// one: `~/bin/tool` gives `~/bin`; and `~/.local/bin/tool` gives `~/.local/bin` and `~/.local/lib`.
   static func installation(of path: String, home: String) -> [String] {
     var out: [String] = []
     let resolved = (path as NSString).resolvingSymlinksInPath
@@ -80,7 +80,11 @@ public struct PluginSandbox: Sendable, Equatable {
       let folder = (program as NSString).deletingLastPathComponent
       let name = (folder as NSString).lastPathComponent
       let above = (folder as NSString).deletingLastPathComponent
-      if ["bin", "sbin", "shims"].contains(name), above != home, above != "/", !above.isEmpty {
+      if above == home + "/.local" {
+        // pip's and pipx's user installs: their programs and libraries, not ~/.local/share (where other programs
+        // keep their data, toolhost's chat history among it).
+        out += [folder, above + "/lib"]
+      } else if ["bin", "sbin", "shims"].contains(name), above != home, above != "/", !above.isEmpty {
         out.append(above)
       } else if folder != home, folder != "/" {
         out.append(folder)

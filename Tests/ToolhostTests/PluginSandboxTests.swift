@@ -70,6 +70,12 @@ struct PluginSandboxTests {
     // The script's folder, its interpreter's virtual environment (the folder above bin), the argument's folder.
     #expect(paths == [home.file("plugin"), home.file(".venv"), home.file("srv")], "\(paths)")
     #expect(PluginSandbox.interpreter(of: script, searchPath: home.file(".venv/bin")) == interpreter)
+    // A user install gives its programs and libraries, not ~/.local/share.
+    let user = home.write(".local/bin/tool", "#!/bin/sh\n", executable: true)
+    #expect(
+      PluginSandbox.runtimePaths(executable: user, arguments: [], searchPath: nil, home: home.path) == [
+        home.file(".local/bin"), home.file(".local/lib"),
+      ])
     // A program in ~/bin gives ~/bin, never the home folder itself; a system program gives nothing.
     #expect(
       PluginSandbox.runtimePaths(executable: own, arguments: [], searchPath: nil, home: home.path) == [
