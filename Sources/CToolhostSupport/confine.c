@@ -9,9 +9,11 @@
 #include <unistd.h>
 #if defined(__linux__)
 #include <linux/audit.h>
+#include <linux/capability.h>
 #include <linux/filter.h>
 #include <linux/seccomp.h>
 #include <sys/prctl.h>
+#include <netinet/in.h>
 #include <sys/socket.h>
 #include <sys/syscall.h>
 #endif
@@ -68,6 +70,19 @@ static uint64_t fs_rights(int abi) {
 /* The rights a rule on a file (not a folder) may carry. */
 static uint64_t file_rights(int abi) {
   return fs_rights(abi) & (LL_FS_EXECUTE | LL_FS_WRITE_FILE | LL_FS_READ_FILE | LL_FS_TRUNCATE | LL_FS_IOCTL_DEV);
+}
+
+int toolhost_drop_capabilities(void) {
+#if defined(__linux__)
+  if (prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0) != 0 && errno != EINVAL) return -1;
+  struct __user_cap_header_struct header = {_LINUX_CAPABILITY_VERSION_3, 0};
+  struct __user_cap_data_struct data[2];
+  memset(data, 0, sizeof data);
+  return (int)syscall(SYS_capset, &header, data);
+#else
+  errno = ENOSYS;
+  return -1;
+#endif
 }
 
 int toolhost_landlock_abi(void) {
@@ -168,32 +183,105 @@ int toolhost_socket_filter_supported(void) {
 #endif
 }
 
-int toolhost_install_socket_filter(int internet) {
 #if defined(__linux__) && defined(THIS_AUDIT_ARCH)
-  /* socket(2) fails with EACCES for every family (with `internet`, for every family but AF_INET and AF_INET6); so
-     does io_uring_setup(2), whose rings could open sockets without the call. socketpair(2), pipes and descriptors
-     the process already has keep working. A process of another architecture (a 32-bit program, with socketcall(2))
-     is killed; on x86-64 the x32 numbers fail with EPERM. */
-  struct sock_filter filter[] = {
-    BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, arch)),
-    BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, THIS_AUDIT_ARCH, 1, 0),
-    BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_KILL_PROCESS),
-    BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr)),
-#if defined(__x86_64__)
-    BPF_JUMP(BPF_JMP | BPF_JGE | BPF_K, 0x40000000, 0, 1),
-    BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | EPERM),
+/* A filter program under construction: jumps may name a label (one of the returns at its end) in jt or jf, and
+   finish() turns labels into offsets. */
+enum { L_ALLOW = 250, L_EACCES, L_EPERM, L_KILL };
+struct filter_builder {
+  struct sock_filter code[96];
+  unsigned short count;
+};
+
+static void put(struct filter_builder *b, struct sock_filter instruction) { b->code[b->count++] = instruction; }
+
+static void finish(struct filter_builder *b) {
+  unsigned short base = b->count;
+  put(b, (struct sock_filter)BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW));
+  put(b, (struct sock_filter)BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | EACCES));
+  put(b, (struct sock_filter)BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | EPERM));
+  put(b, (struct sock_filter)BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_KILL_PROCESS));
+  for (unsigned short i = 0; i < base; i++) {
+    struct sock_filter *f = &b->code[i];
+    if (BPF_CLASS(f->code) != BPF_JMP || BPF_OP(f->code) == BPF_JA) continue;
+    if (f->jt >= L_ALLOW) f->jt = (unsigned char)(base + (f->jt - L_ALLOW) - (i + 1));
+    if (f->jf >= L_ALLOW) f->jf = (unsigned char)(base + (f->jf - L_ALLOW) - (i + 1));
+  }
+}
+
+#define ARG(n) offsetof(struct seccomp_data, args[n])
+#define LOAD(offset) put(&b, (struct sock_filter)BPF_STMT(BPF_LD | BPF_W | BPF_ABS, (offset)))
+#define IF_EQ(k, t, f) put(&b, (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, (k), (t), (f)))
+#define IF_SET(k, t, f) put(&b, (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JSET | BPF_K, (k), (t), (f)))
+#define RETURN(label) IF_EQ(0, label, label)
+
+/* The system calls that change a file's mode or owner, which Landlock does not govern. */
+static const unsigned ownership_calls[] = {
+#ifdef SYS_chmod
+  SYS_chmod,
 #endif
-    BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SYS_io_uring_setup, 5, 0),
-    BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SYS_socket, 1, 0),
-    BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
-    /* socket(): the family is the low half of the first argument (little-endian). */
-    BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, args[0])),
-    BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, internet ? AF_INET : 0xFFFFFFFFU, 2, 0),
-    BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, internet ? AF_INET6 : 0xFFFFFFFFU, 1, 0),
-    BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | EACCES),
-    BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
-  };
-  struct sock_fprog program = {(unsigned short)(sizeof filter / sizeof filter[0]), filter};
+#ifdef SYS_chown
+  SYS_chown,
+#endif
+#ifdef SYS_lchown
+  SYS_lchown,
+#endif
+  SYS_fchmod, SYS_fchmodat, SYS_fchown, SYS_fchownat,
+  452 /* fchmodat2 */,
+};
+#endif
+
+int toolhost_install_socket_filter(int mode) {
+#if defined(__linux__) && defined(THIS_AUDIT_ARCH)
+  /* Every mode: chmod(2), chown(2) and their kin fail with EPERM (Landlock governs reading and writing, not a file's
+     mode or owner). Mode 1: socket(2) and io_uring_setup(2) (whose rings could open sockets without the call) fail
+     with EACCES. Mode 2: Internet sockets only, TCP or UDP by family, type and protocol (no MPTCP, SCTP or raw
+     socket, which Landlock's TCP rules would not see), no listen(2) and no TCP Fast Open (a sendto(2) with
+     MSG_FASTOPEN connects without connect(2)). A process of another architecture (a 32-bit program, with
+     socketcall(2)) is killed; on x86-64 the x32 numbers fail with EPERM. */
+  struct filter_builder b = {.count = 0};
+  LOAD(offsetof(struct seccomp_data, arch));
+  IF_EQ(THIS_AUDIT_ARCH, 0, L_KILL);
+  LOAD(offsetof(struct seccomp_data, nr));
+#if defined(__x86_64__)
+  put(&b, (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JGE | BPF_K, 0x40000000, L_EPERM, 0));
+#endif
+  for (size_t i = 0; i < sizeof ownership_calls / sizeof ownership_calls[0]; i++) IF_EQ(ownership_calls[i], L_EPERM, 0);
+  if (mode == 1 || mode == 2) IF_EQ(SYS_io_uring_setup, L_EACCES, 0);
+  if (mode == 1) IF_EQ(SYS_socket, L_EACCES, 0);
+  if (mode == 2) {
+    IF_EQ(SYS_listen, L_EACCES, 0);
+    /* The flags are the fourth argument of sendto(2) and sendmmsg(2), the third of sendmsg(2). */
+    IF_EQ(SYS_sendto, 5, 0);
+    IF_EQ(SYS_sendmmsg, 4, 0);
+    IF_EQ(SYS_sendmsg, 5, 0);
+    IF_EQ(SYS_setsockopt, 6, 0);
+    IF_EQ(SYS_socket, 9, 0);
+    RETURN(L_ALLOW);
+    LOAD(ARG(3));                                   /* sendto, sendmmsg */
+    IF_SET(MSG_FASTOPEN, L_EACCES, L_ALLOW);
+    LOAD(ARG(2));                                   /* sendmsg */
+    IF_SET(MSG_FASTOPEN, L_EACCES, L_ALLOW);
+    LOAD(ARG(1));                                   /* setsockopt: TCP_FASTOPEN_CONNECT */
+    IF_EQ(IPPROTO_TCP, 0, L_ALLOW);
+    LOAD(ARG(2));
+    IF_EQ(30 /* TCP_FASTOPEN_CONNECT */, L_EACCES, L_ALLOW);
+    LOAD(ARG(0));                                   /* socket: the family, */
+    IF_EQ(AF_INET, 1, 0);
+    IF_EQ(AF_INET6, 0, L_EACCES);
+    LOAD(ARG(1));                                   /* the type without its flags, */
+    put(&b, (struct sock_filter)BPF_STMT(BPF_ALU | BPF_AND | BPF_K, 0xF));
+    IF_EQ(SOCK_STREAM, 1, 0);
+    IF_EQ(SOCK_DGRAM, 3, L_EACCES);
+    LOAD(ARG(2));                                   /* and the protocol. */
+    IF_EQ(0, L_ALLOW, 0);
+    IF_EQ(IPPROTO_TCP, L_ALLOW, L_EACCES);
+    LOAD(ARG(2));
+    IF_EQ(0, L_ALLOW, 0);
+    IF_EQ(IPPROTO_UDP, L_ALLOW, L_EACCES);
+  }
+  RETURN(L_ALLOW);
+  finish(&b);
+  struct sock_fprog program = {b.count, b.code};
   return (int)syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, 0, &program);
 #else
   errno = ENOSYS;

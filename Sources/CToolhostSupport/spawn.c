@@ -101,10 +101,14 @@ pid_t toolhost_spawn(const toolhost_spawn_attr *a, int *error_out, int *stage_ou
       if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0) child_fail(rep, TOOLHOST_SPAWN_STAGE_CONFINE);
       /* No capabilities after exec, even for root: CAP_SYS_PTRACE would read the host's /proc files (its
          environment) past its non-dumpable setting, and CAP_SYS_MODULE or CAP_SYS_ADMIN would step out of any
-         sandbox. Dropping from the bounding set needs CAP_SETPCAP; a process without it has none of them anyway. */
+         sandbox. Dropping from the bounding set needs CAP_SETPCAP (a process without it fails here, and its sets
+         are emptied below). */
       for (int cap = 0; cap < 64; cap++) {
         if (prctl(PR_CAPBSET_DROP, cap, 0, 0, 0) != 0 && errno == EINVAL) break;
       }
+      /* And every set the process holds: ambient capabilities (kept across exec by a non-root process) and the
+         inheritable, permitted and effective sets. Lowering them is always allowed. */
+      if (toolhost_drop_capabilities() != 0) child_fail(rep, TOOLHOST_SPAWN_STAGE_CONFINE);
       if (a->landlock_ruleset_fd >= 0) {
         /* The child's own /proc/PID (its /proc/self), which the parent cannot name before the child exists. The
            ruleset is this spawn's alone. */
@@ -113,7 +117,7 @@ pid_t toolhost_spawn(const toolhost_spawn_attr *a, int *error_out, int *stage_ou
         if (syscall(446 /* landlock_restrict_self */, a->landlock_ruleset_fd, 0) != 0)
           child_fail(rep, TOOLHOST_SPAWN_STAGE_CONFINE);
       }
-      if (a->deny_sockets && toolhost_install_socket_filter(a->deny_sockets == 2) != 0)
+      if (a->deny_sockets && toolhost_install_socket_filter(a->deny_sockets) != 0)
         child_fail(rep, TOOLHOST_SPAWN_STAGE_CONFINE);
     }
 #else

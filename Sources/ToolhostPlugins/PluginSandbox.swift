@@ -70,33 +70,44 @@ public struct PluginSandbox: Sendable, Equatable {
     return trailing ? normalized + "/" : normalized
   }
 
-  /// The folders above `bin` a program lives in (a virtual environment, `~/.pyenv`, `/usr/local`), or the program's
-  /// own folder; for `path` and, when it is a link, for the file it names. The user's home folder itself is never
-  /// one: `~/bin/tool` gives `~/bin`; and `~/.local/bin/tool` gives `~/.local/bin` and `~/.local/lib`.
+  /// Where a program is installed, to read: for one in a version manager's `shims` folder (pyenv, rbenv, asdf) that
+  /// manager's folder; for one in a `bin` folder that folder and its siblings `lib`, `lib64`, `libexec` and a
+  /// virtual environment's `pyvenv.cfg` (so `~/.cargo/bin/tool` gives nothing of `~/.cargo`'s credentials); else
+  /// the program's own folder. For `path` and, when it is a link, for the file it names. Never `/`, the home folder
+  /// or a folder above it: such a grant falls back to the program file alone.
   static func installation(of path: String, home: String) -> [String] {
     var out: [String] = []
-    let resolved = (path as NSString).resolvingSymlinksInPath
-    for program in Set([path, resolved]).sorted() {
+    func exists(_ path: String) -> Bool {
+      var info = stat()
+      return stat(path, &info) == 0
+    }
+    func tooWide(_ grant: String) -> Bool {
+      grant == "/" || grant.isEmpty || grant == home || home.hasPrefix(grant + "/")
+    }
+    let standardized = (path as NSString).standardizingPath
+    for program in Set([standardized, (standardized as NSString).resolvingSymlinksInPath]).sorted() {
       let folder = (program as NSString).deletingLastPathComponent
       let name = (folder as NSString).lastPathComponent
       let above = (folder as NSString).deletingLastPathComponent
-      if above == home + "/.local" {
-        // pip's and pipx's user installs: their programs and libraries, not ~/.local/share (where other programs
-        // keep their data, toolhost's chat history among it).
-        out += [folder, above + "/lib"]
-      } else if ["bin", "sbin", "shims"].contains(name), above != home, above != "/", !above.isEmpty {
-        out.append(above)
-      } else if folder != home, folder != "/" {
-        out.append(folder)
+      var grants: [String]
+      if name == "shims" {
+        grants = [above]
+      } else if name == "bin" || name == "sbin", !tooWide(above) {
+        grants =
+          [folder]
+          + ["lib", "lib64", "libexec", "pyvenv.cfg"].map { (above as NSString).appendingPathComponent($0) }.filter(
+            exists)
       } else {
-        out.append(program)
+        grants = [folder]
       }
+      if grants.contains(where: tooWide) { grants = [program] }
+      for grant in grants where !out.contains(grant) { out.append(grant) }
     }
     return out
   }
 
-  /// The interpreter a script's `#!` line names (through `env` on `searchPath` too), or `nil` for a program that
-  /// is not a script.
+  /// The interpreter a script's `#!` line names (through `env` on `searchPath` too): an executable file, or `nil`
+  /// for a program that is not a script or names none.
   static func interpreter(of executable: String, searchPath: String?) -> String? {
     guard let handle = FileHandle(forReadingAtPath: executable) else { return nil }
     defer { try? handle.close() }
@@ -105,12 +116,22 @@ public struct PluginSandbox: Sendable, Equatable {
     let line = String(decoding: head.dropFirst(2).prefix { $0 != 0x0A }, as: UTF8.self)
     let words = line.split(whereSeparator: { $0 == " " || $0 == "\t" }).map(String.init)
     guard let first = words.first else { return nil }
-    guard (first as NSString).lastPathComponent == "env" else { return first }
-    guard let name = words.dropFirst().first(where: { !$0.hasPrefix("-") && !$0.contains("=") }) else { return first }
-    if name.hasPrefix("/") { return name }
-    for folder in (searchPath ?? "/usr/local/bin:/usr/bin:/bin").split(separator: ":") {
-      let candidate = String(folder) + "/" + name
-      if access(candidate, X_OK) == 0 { return candidate }
+    func executableFile(_ path: String) -> String? {
+      var info = stat()
+      guard stat(path, &info) == 0, info.st_mode & S_IFMT == S_IFREG, info.st_mode & 0o111 != 0 else { return nil }
+      return (path as NSString).standardizingPath
+    }
+    guard (first as NSString).lastPathComponent == "env" else { return executableFile(first) }
+    // env's own options come first: those that take a value (-u NAME, -C DIR) with it, and NAME=VALUE settings.
+    var rest = words.dropFirst()[...]
+    while let word = rest.first, word.hasPrefix("-") || word.contains("=") {
+      rest = rest.dropFirst()
+      if ["-u", "--unset", "-C", "--chdir"].contains(word) { rest = rest.dropFirst() }
+    }
+    guard let name = rest.first else { return nil }
+    if name.contains("/") { return executableFile(name) }
+    for folder in (searchPath ?? "/usr/local/bin:/usr/bin:/bin").split(separator: ":") where folder.hasPrefix("/") {
+      if let found = executableFile(String(folder) + "/" + name) { return found }
     }
     return nil
   }
@@ -170,7 +191,8 @@ public enum PluginConfinement: Sendable, Equatable {
     support: ConfinementSupport = .current
   ) -> PluginConfinement {
     let sandbox = manifest.sandbox
-    if sandbox.isUnconfined { return .unconfined }
+    // A remote server runs nothing here.
+    if sandbox.isUnconfined || manifest.mcp?.url != nil { return .unconfined }
     let home = hostEnvironment["HOME"].flatMap { $0.isEmpty ? nil : ($0 as NSString).standardizingPath } ?? "/"
     func absolute(_ path: String) -> String {
       PluginSandbox.absolute(path, directory: manifest.directory, home: home)
@@ -247,7 +269,7 @@ public enum PluginConfinement: Sendable, Equatable {
       let network: String =
         switch confinement.network {
         case .none: "no network"
-        case .unrestricted: "network: any host and port"
+        case .unrestricted: "network: any host and port, and local services (D-Bus, a container engine's socket)"
         case .tcpPorts(let ports):
           "network: TCP port\(ports.count == 1 ? "" : "s") \(ports.map(String.init).joined(separator: ", ")) of any "
             + "host, and UDP"

@@ -268,7 +268,9 @@ struct EscapeTests {
     let tree = try EscapeTree()
     let described = try await tree.toolhost(["describe", "--plugins", tree.temp.file("open"), "attemptOpen"])
     #expect(
-      described.stdoutText.contains("reaches: confined: network: any host and port; reads its folder, the system"))
+      described.stdoutText.contains(
+        "reaches: confined: network: any host and port, and local services (D-Bus, a container engine's socket); reads its folder, the system"
+      ))
     #expect(described.stdoutText.contains("~/.ssh"), "\(described.allText)")
     #expect(described.stdoutText.contains("writes its temporary folder, ~/notes, "), "\(described.allText)")
     let plain = try await tree.toolhost(["describe", "--plugins", tree.temp.file("plugins"), "attempt"])

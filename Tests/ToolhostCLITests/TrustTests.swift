@@ -200,7 +200,9 @@ struct TrustTests {
     #expect(!widened.diagnostics("untrusted").isEmpty, "\(widened.summary)")
     let again = try tree.run(["trust"])
     #expect(
-      again.stdoutText.contains("reaches: confined: network: any host and port; reads its folder, the system"),
+      again.stdoutText.contains(
+        "reaches: confined: network: any host and port, and local services (D-Bus, a container engine's socket); reads its folder, the system"
+      ),
       "\(again.stdoutText)")
     #expect(try tree.list().toolNames.contains("projectEcho"))
     let echo = try tree.run(["call", "projectEcho"])

@@ -61,27 +61,48 @@ struct PluginSandboxTests {
   @Test func whereItsProgramsAreInstalledIsReadable() throws {
     let home = TemporaryFolder(prefix: "toolhost-sandbox-home")
     let interpreter = home.write(".venv/bin/python9", "#!/bin/sh\n", executable: true)
-    let script = home.write("plugin/run.py", "#!/usr/bin/env -S python9 -u\nprint()\n", executable: true)
-    let own = home.write("bin/tool", "#!/bin/sh\n", executable: true)
+    home.write(".venv/lib/python9/site.py", "")
+    home.write(".venv/pyvenv.cfg", "home = /usr/bin\n")
+    let script = home.write("plugin/run.py", "#!/usr/bin/env -S -u HOME python9 -u\nprint()\n", executable: true)
     let data = home.write("srv/server.py", "")
     let paths = PluginSandbox.runtimePaths(
       executable: script, arguments: [data, "relative.py", "/usr/bin/env"], searchPath: home.file(".venv/bin"),
       home: home.path)
-    // The script's folder, its interpreter's virtual environment (the folder above bin), the argument's folder.
-    #expect(paths == [home.file("plugin"), home.file(".venv"), home.file("srv")], "\(paths)")
-    #expect(PluginSandbox.interpreter(of: script, searchPath: home.file(".venv/bin")) == interpreter)
-    // A user install gives its programs and libraries, not ~/.local/share.
-    let user = home.write(".local/bin/tool", "#!/bin/sh\n", executable: true)
+    // The script's folder; its interpreter's bin, lib and pyvenv.cfg, not the rest of the environment; the
+    // argument's folder.
     #expect(
-      PluginSandbox.runtimePaths(executable: user, arguments: [], searchPath: nil, home: home.path) == [
-        home.file(".local/bin"), home.file(".local/lib"),
-      ])
-    // A program in ~/bin gives ~/bin, never the home folder itself; a system program gives nothing.
+      paths == [
+        home.file("plugin"), home.file(".venv/bin"), home.file(".venv/lib"), home.file(".venv/pyvenv.cfg"),
+        home.file("srv"),
+      ], "\(paths)")
+    #expect(PluginSandbox.interpreter(of: script, searchPath: home.file(".venv/bin")) == interpreter)
+    // A version manager's shims give the manager's folder; a user install its bin and lib.
+    let shim = home.write(".pyenv/shims/python9", "#!/bin/sh\n", executable: true)
+    #expect(PluginSandbox.installation(of: shim, home: home.path) == [home.file(".pyenv")])
+    let user = home.write(".local/bin/tool", "#!/bin/sh\n", executable: true)
+    home.write(".local/lib/x", "")
+    #expect(
+      PluginSandbox.installation(of: user, home: home.path) == [home.file(".local/bin"), home.file(".local/lib")])
+    // A program in ~/bin gives ~/bin; a system program gives nothing.
+    let own = home.write("bin/tool", "#!/bin/sh\n", executable: true)
     #expect(
       PluginSandbox.runtimePaths(executable: own, arguments: [], searchPath: nil, home: home.path) == [
         home.file("bin")
       ])
     #expect(PluginSandbox.runtimePaths(executable: "/bin/sh", arguments: [], searchPath: nil, home: home.path).isEmpty)
+  }
+
+  /// A `#!` line cannot make the home folder, or one above it, readable: not with env's options, not with `.`.
+  @Test func aScriptCannotWidenWhatItReads() throws {
+    let home = TemporaryFolder(prefix: "toolhost-sandbox-home")
+    for line in ["#!/usr/bin/env -S -u \(home.path)/. python3", "#!\(home.path)/.", "#!/usr/bin/env \(home.path)/."] {
+      let script = home.write("plugin/run", line + "\n", executable: true)
+      let paths = PluginSandbox.runtimePaths(executable: script, arguments: [], searchPath: "/usr/bin", home: home.path)
+      #expect(!paths.contains { home.path.hasPrefix($0) || $0 == "/" || $0.hasSuffix("/.") }, "\(line): \(paths)")
+    }
+    // A program right in the home folder is read alone.
+    let loose = home.write("tool", "#!/bin/sh\n", executable: true)
+    #expect(PluginSandbox.installation(of: loose, home: home.path) == [loose])
   }
 
   @Test func aConfinedPluginReadsItsFolderAndWritesItsTemporaryFolder() throws {

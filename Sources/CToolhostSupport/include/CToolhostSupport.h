@@ -57,8 +57,8 @@ typedef struct {
   int landlock_ruleset_fd;
   /// The Landlock ABI the ruleset was made for.
   int landlock_abi;
-  /// 1: the child installs the socket filter (toolhost_install_socket_filter) before exec; 2: the filter that lets
-  /// Internet sockets through; 0: none.
+  /// The mode of the filter (toolhost_install_socket_filter) the child installs before exec: 1 no sockets, 2 TCP
+  /// and UDP, 3 any socket; 0 none.
   int deny_sockets;
 } toolhost_spawn_attr;
 
@@ -81,12 +81,15 @@ int toolhost_landlock_ruleset(int abi, int handle_tcp, int scope);
 int toolhost_landlock_allow_path(int ruleset, int abi, const char *path, int write);
 /// Allows TCP connections to `port` in a ruleset that handles TCP. 0, or -1 with errno.
 int toolhost_landlock_allow_tcp_port(int ruleset, unsigned port);
+/// Empties the calling thread's ambient, inheritable, permitted and effective capabilities. 0, or -1 with errno.
+int toolhost_drop_capabilities(void);
 /// 1 when this kernel and architecture take the socket filter, else 0.
 int toolhost_socket_filter_supported(void);
-/// Installs a seccomp filter on the calling thread under which socket(2) fails with EACCES (with `internet`, for
-/// every family but AF_INET and AF_INET6) and io_uring_setup(2) too; needs no_new_privs set first. 0, or -1 with
-/// errno.
-int toolhost_install_socket_filter(int internet);
+/// Installs a seccomp filter on the calling thread; needs no_new_privs set first. In every mode the calls that change
+/// a file's mode or owner (chmod, chown and kin) fail with EPERM. Mode 1: socket(2) and io_uring_setup(2) fail with
+/// EACCES. Mode 2: only TCP and UDP sockets of AF_INET and AF_INET6, no listen(2) and no TCP Fast Open. Mode 3:
+/// nothing more. 0, or -1 with errno.
+int toolhost_install_socket_filter(int mode);
 
 /// Makes the host a child subreaper (orphaned descendants are re-parented to it). -1 with errno where unsupported.
 int toolhost_set_child_subreaper(void);

@@ -83,7 +83,8 @@ public struct Confinement: Sendable, Hashable {
     for path in reads { try allow(path, write: false) }
     for path in Self.devices + writable { try allow(path, write: true) }
     if case .tcpPorts(let ports) = network {
-      for port in ports where toolhost_landlock_allow_tcp_port(ruleset, UInt32(port)) != 0 {
+      for port in ports
+      where !(1...65535).contains(port) || toolhost_landlock_allow_tcp_port(ruleset, UInt32(port)) != 0 {
         let reason = String(cString: strerror(errno))
         close(ruleset)
         throw ProcessLaunchError(executable: executable, reason: "could not allow TCP port \(port): \(reason)")
@@ -127,9 +128,16 @@ public struct ConfinementSupport: Sendable, Equatable, CustomStringConvertible {
   /// What this machine lacks to enforce `confinement`, in words that say what to do; `nil` when it can.
   public func problem(for confinement: Confinement) -> String? {
     guard let abi = landlockABI else { return landlockMissing }
+    if abi < 3 {
+      return
+        "this kernel's Landlock (ABI \(abi)) cannot keep a plugin from truncating your files: that needs Linux 6.2 "
+        + "or later (ABI 3)"
+    }
+    if !socketFilter {
+      return "this kernel cannot filter system calls (seccomp), which keeps a plugin off the network and from "
+        + "changing files' modes and owners"
+    }
     switch confinement.network {
-    case .none where !socketFilter, .tcpPorts where !socketFilter:
-      return "this kernel cannot filter system calls (seccomp), which keeps a plugin off the network"
     case .tcpPorts where abi < 4:
       return "this kernel's Landlock (ABI \(abi)) cannot limit TCP ports: that needs Linux 6.7 or later (ABI 4)"
     default: return nil

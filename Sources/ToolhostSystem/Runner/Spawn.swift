@@ -39,7 +39,8 @@ func spawnProcess(
     switch confinement?.network {
     case .some(.none): 1
     case .some(.tcpPorts): 2
-    default: 0
+    case .some(.unrestricted): 3
+    case nil: 0
     }
   let rlimits = limits.rlimits
   withUnsafeMutableBytes(of: &attr.limits) { raw in
