@@ -136,6 +136,32 @@ public struct PluginSandbox: Sendable, Equatable {
     return nil
   }
 
+  /// Why writing `writes` would let a plugin widen its own confinement, or `nil`: a write path that holds its own
+  /// manifest (it could rewrite its `"sandbox"`; a folder of the user's own is not pinned) or toolhost's
+  /// configuration folder (config.json's `allowUnconfined`, trust.json, the user's plugins). Links are followed.
+  static func selfWidening(writes: [String], manifest: String, configuration: String) -> String? {
+    func real(_ path: String) -> String {
+      var trimmed = path
+      while trimmed.count > 1 && trimmed.hasSuffix("/") { trimmed.removeLast() }
+      return (trimmed as NSString).resolvingSymlinksInPath
+    }
+    func covers(_ folder: String, _ path: String) -> Bool { path == folder || path.hasPrefix(folder + "/") }
+    let manifestPath = real(manifest)
+    let configurationPath = real(configuration)
+    for write in writes {
+      let target = real(write)
+      if covers(target, manifestPath) {
+        return "its sandbox lets it write \(write), which holds its own manifest: it could widen its own "
+          + "confinement. Declare a folder that does not hold toolhost.json (such as \"data/\")"
+      }
+      if covers(target, configurationPath) || covers(configurationPath, target) {
+        return "its sandbox lets it write \(write), in toolhost's configuration (\(configuration)): it could allow "
+          + "itself anything there. Declare a folder outside it"
+      }
+    }
+    return nil
+  }
+
   /// Whether `path` is one of the system's folders every confined process reads already.
   static func isSystemPath(_ path: String) -> Bool {
     Confinement.systemPaths.contains { path == $0 || path.hasPrefix($0 + "/") }
@@ -200,6 +226,11 @@ public enum PluginConfinement: Sendable, Equatable {
     let temporary = PluginSandbox.temporaryFolder(
       location: manifest.location, name: manifest.folderName, environment: hostEnvironment)
     let writes = sandbox.write.map(absolute)
+    if let problem = PluginSandbox.selfWidening(
+      writes: writes, manifest: manifest.path, configuration: UserConfiguration.folder(environment: hostEnvironment))
+    {
+      return .refused(problem)
+    }
     var reads = [manifest.directory]
     for path in PluginSandbox.runtimePaths(
       executable: executable, arguments: manifest.arguments, searchPath: hostEnvironment["PATH"], home: home)

@@ -238,9 +238,9 @@ struct CLITests {
     let dir = TemporaryFolder(prefix: "toolhost-cli")
     dir.write(
       "hang/toolhost.json",
-      #"{"manifestVersion":1,"command":"run","sandbox":{"write":[".."]},"tools":[{"name":"hangTool","description":"hangs","inputSchema":{"type":"object"}}]}"#
+      #"{"manifestVersion":1,"command":"run","sandbox":{"write":["../out/"]},"tools":[{"name":"hangTool","description":"hangs","inputSchema":{"type":"object"}}]}"#
     )
-    dir.write("hang/run", "#!/bin/sh\necho $$ > \(dir.path)/pid\nsleep 100 &\nsleep 100\n", executable: true)
+    dir.write("hang/run", "#!/bin/sh\necho $$ > \(dir.path)/out/pid\nsleep 100 &\nsleep 100\n", executable: true)
     let process = Process()
     process.executableURL = toolhostBinary
     process.arguments = ["call", "--plugins", dir.path, "hangTool"]
@@ -250,7 +250,7 @@ struct CLITests {
     var pid: Int32?
     for _ in 0..<100 where pid == nil {
       Thread.sleep(forTimeInterval: 0.05)
-      pid = (try? String(contentsOfFile: dir.path + "/pid", encoding: .utf8))
+      pid = (try? String(contentsOfFile: dir.path + "/out/pid", encoding: .utf8))
         .flatMap { Int32($0.trimmingCharacters(in: .whitespacesAndNewlines)) }
     }
     #expect(pid != nil)

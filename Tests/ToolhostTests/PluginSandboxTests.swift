@@ -127,6 +127,31 @@ struct PluginSandboxTests {
         + "/srv/plugins/p/log.txt")
   }
 
+  /// A plugin may not write where it could widen its own confinement: its own manifest, or toolhost's configuration.
+  @Test func aSandboxCannotLetAPluginWidenItself() throws {
+    let environment = ["HOME": "/home/u", "PATH": "/usr/bin:/bin"]
+    for (write, words) in [
+      (#"["."]"#, "holds its own manifest"), (#"["../"]"#, "holds its own manifest"),
+      (#"["~"]"#, "toolhost's configuration"), (#"["~/.config/toolhost/plugins/"]"#, "toolhost's configuration"),
+    ] {
+      let m = try manifest(#"{"write": \#(write)}"#)
+      let confinement = PluginConfinement.of(
+        m, executable: "/srv/plugins/p/run", hostEnvironment: environment, support: Self.withLandlock)
+      guard case .refused(let reason) = confinement else {
+        Issue.record("\(write): not refused: \(confinement)")
+        continue
+      }
+      #expect(reason.contains(words), "\(write): \(reason)")
+    }
+    let data = try manifest(#"{"write": ["data/", "~/.local/share/p/"]}"#)
+    let allowed = PluginConfinement.of(
+      data, executable: "/srv/plugins/p/run", hostEnvironment: environment, support: Self.withLandlock)
+    guard case .confined = allowed else {
+      Issue.record("a data folder was refused: \(allowed)")
+      return
+    }
+  }
+
   @Test func whereTheKernelCannotConfineItDoesNotRunUnlessAllowed() throws {
     var m = try manifest(nil)
     let environment = ["HOME": "/home/u"]

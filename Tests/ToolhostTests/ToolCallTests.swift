@@ -235,8 +235,8 @@ struct ToolCallTests {
 
   @Test func cancellingTheCallingTaskEndsThePlugin() async throws {
     let folder = TemporaryFolder()
-    // It writes its pid in its own folder, which its sandbox declares.
-    folder.shTool("hang", body: "echo $$ > pid; sleep 100", extra: #""sandbox": {"write": ["."]}"#)
+    // It writes its pid in a folder of its own, which its sandbox declares.
+    folder.shTool("hang", body: "echo $$ > out/pid; sleep 100", extra: #""sandbox": {"write": ["out/"]}"#)
     let registry = await folder.catalog().registry()
     let task = Task { try await registry.call("hang", arguments: [:]) }
     try await Task.sleep(for: .milliseconds(400))
@@ -247,7 +247,7 @@ struct ToolCallTests {
     } catch let error as ToolCallError {
       #expect(error.failure == .cancelled)
     }
-    let pid = try String(contentsOfFile: folder.path + "/hang/pid", encoding: .utf8).trimmingCharacters(
+    let pid = try String(contentsOfFile: folder.path + "/hang/out/pid", encoding: .utf8).trimmingCharacters(
       in: .whitespacesAndNewlines)
     #expect(await groupIsGone(Int32(pid) ?? -1))
   }

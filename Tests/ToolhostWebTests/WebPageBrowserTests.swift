@@ -194,7 +194,7 @@ struct WebPageBrowserTests {
         respond: {content: "Plain answer."}
     """#
 
-  /// The plugins folder: weather, bread, stats, todo, units and time-mcp (linked from plugins/), appender (asks), slowTool (sleeps a minute, its pid in `slow.pid`) and
+  /// The plugins folder: weather, bread, stats, todo, units and time-mcp (linked from plugins/), appender (asks), slowTool (sleeps a minute, its pid in `out/slow.pid`) and
   /// hostileTool (markup, bidi and control characters).
   static func plugins(in scratch: TemporaryFolder) throws -> String {
     try ExamplePlugins.build()
@@ -210,18 +210,18 @@ struct WebPageBrowserTests {
       return JSONValue.object([
         "manifestVersion": 1, "command": "./run", "output": .string(output), "timeout": .integer(Int64(timeout)),
         "tools": .array([.object(entry)]),
-        // They write their notes and pid in the scratch folder, two above their own.
-        "sandbox": ["write": ["../.."]],
+        // They write their notes and pid in the scratch folder's `out`, beside the plugins' folder.
+        "sandbox": ["write": ["../../out/"]],
       ]).serialized()
     }
     _ = scratch.write("tools/appender/toolhost.json", manifest("appendNote", output: "text", readOnly: false))
     _ = try scratch.write(
       "tools/appender/run",
-      "#!/bin/sh\ncat >/dev/null\nprintf '%s\\n' \"$TOOLHOST_ARG_TEXT\" >> '\(scratch.file("notes.txt"))'\necho appended\n",
+      "#!/bin/sh\ncat >/dev/null\nprintf '%s\\n' \"$TOOLHOST_ARG_TEXT\" >> '\(scratch.file("out/notes.txt"))'\necho appended\n",
       mode: 0o755)
     _ = scratch.write("tools/slow/toolhost.json", manifest("slowTool", output: "text", timeout: 120, readOnly: true))
     _ = try scratch.write(
-      "tools/slow/run", "#!/bin/sh\ncat >/dev/null\necho $$ > '\(scratch.file("slow.pid"))'\nexec sleep 60\n",
+      "tools/slow/run", "#!/bin/sh\ncat >/dev/null\necho $$ > '\(scratch.file("out/slow.pid"))'\nexec sleep 60\n",
       mode: 0o755)
     _ = scratch.write("tools/hostile/toolhost.json", manifest("hostileTool", output: "json", readOnly: true))
     let hostile = #"""
@@ -271,9 +271,9 @@ struct WebPageBrowserTests {
       let done = lines.filter { $0["ok"] == true }.compactMap { $0["step"]?.stringValue }
       #expect(done == steps, "\(output.stdoutText)\n\(output.stderrText.suffix(3000))\ntoolhost:\n\(web.stderr)")
       // The approved call ran once; the denied one did not.
-      #expect((try? String(contentsOfFile: scratch.file("notes.txt"), encoding: .utf8)) == "hello\n")
+      #expect((try? String(contentsOfFile: scratch.file("out/notes.txt"), encoding: .utf8)) == "hello\n")
       // The stopped tool's process is gone.
-      if let pid = (try? String(contentsOfFile: scratch.file("slow.pid"), encoding: .utf8)).flatMap({
+      if let pid = (try? String(contentsOfFile: scratch.file("out/slow.pid"), encoding: .utf8)).flatMap({
         Int32($0.trimmingCharacters(in: .whitespacesAndNewlines))
       }) {
         #expect(await ProcessProbe.waitForEnd(pid, timeout: 10), "the stopped tool (pid \(pid)) still runs")

@@ -12,15 +12,15 @@ import ToolhostTestSupport
 
 /// A scratch folder for one test: `$HOME` (so config.json is `HOME/.config/toolhost/config.json`) and a plugin folder
 /// `tools` with two text plugins: appender (tool appendNote, no annotations, so it asks; appends its `text` to
-/// notes.txt) and reader (tool readNote, `readOnlyHint: true`, so it runs; appends a line to read.txt). Folders are
+/// out/notes.txt) and reader (tool readNote, `readOnlyHint: true`, so it runs; appends a line to out/read.txt). Folders are
 /// 0755 and files 0644 (scripts 0755) whatever the umask. The caller removes it (else it goes with the last copy).
 struct ApprovalFixture: Sendable {
   let scratch = TemporaryFolder(prefix: "toolhost-session-tests")
   var work: URL { scratch.url }
 
   var tools: String { path("tools") }
-  var notes: String { path("notes.txt") }
-  var reads: String { path("read.txt") }
+  var notes: String { path("out/notes.txt") }
+  var reads: String { path("out/read.txt") }
   var notesText: String? { try? String(contentsOfFile: notes, encoding: .utf8) }
   var readerRan: Bool { FileManager.default.fileExists(atPath: reads) }
 
@@ -45,10 +45,10 @@ struct ApprovalFixture: Sendable {
       "inputSchema": ["type": "object", "properties": ["text": ["type": "string"]]],
     ]
     if let annotations { entry["annotations"] = annotations }
-    // It writes its note (or that it ran) in the fixture's folder, two above its own.
+    // It writes its note (or that it ran) in the fixture's `out`, beside the plugins' folder.
     return JSONValue.object([
       "manifestVersion": 1, "command": "./run", "output": "text", "tools": .array([.object(entry)]),
-      "sandbox": ["write": ["../.."]],
+      "sandbox": ["write": ["../../out/"]],
     ]).serialized()
   }
 
