@@ -12,40 +12,12 @@ import ToolhostTestSupport
   import Glibc
 #endif
 
-/// A TCP listener on 127.0.0.1 at a port the system picks; it accepts nothing, so a connection is either made (the
-/// kernel queues it) or refused by the confinement.
-final class LoopbackListener: Sendable {
-  let fd: Int32
-  let port: Int
-
-  init() throws {
-    let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-    self.fd = fd
-    var address = sockaddr_in()
-    address.sin_family = sa_family_t(AF_INET)
-    address.sin_addr.s_addr = inet_addr("127.0.0.1")
-    var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-    let bound = withUnsafeMutablePointer(to: &address) {
-      $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-        bind(fd, $0, length) == 0 && listen(fd, 64) == 0 && getsockname(fd, $0, &length) == 0
-      }
-    }
-    guard bound else {
-      close(fd)
-      throw TestFailure("cannot listen on 127.0.0.1")
-    }
-    port = Int(UInt16(bigEndian: address.sin_port))
-  }
-
-  deinit { close(fd) }
-}
-
 /// The tree of the escape tests: `home/` (HOME, with `.ssh/id_ed25519`), `project/` (the working folder), `other/`
 /// (another user's file), and the plugins: `plugins/escape` (no sandbox), `plugins/escape-persistent`,
 /// `plugins/escape-mcp`, and `open/escape-open`, which declares the network, `~/.ssh`, `~/notes/` and the project.
 final class EscapeTree {
   let temp = TemporaryFolder(prefix: "toolhost-escape")
-  let listener: LoopbackListener
+  let listener: SilentListener
   /// A file in /tmp outside the plugin's own temporary folder.
   let tmpTarget = TemporaryFolder.uniquePath(prefix: "toolhost-escape-tmp")
   let marker = "toolhost-escape-marker-\(UUID().uuidString)"
@@ -53,7 +25,7 @@ final class EscapeTree {
   let other: Process
 
   init() throws {
-    listener = try LoopbackListener()
+    listener = try SilentListener()
     other = Process()
     other.executableURL = URL(fileURLWithPath: "/bin/sleep")
     other.arguments = ["60"]

@@ -58,30 +58,3 @@ struct HTTPFailureTests {
     #expect(error?.kind == .configuration)
   }
 }
-
-/// A listening TCP socket that never accepts: connections sit in the backlog with no reply.
-final class SilentListener: Sendable {
-  let fd: Int32
-  let port: Int
-
-  init() throws {
-    let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-    self.fd = fd
-    var address = sockaddr_in()
-    address.sin_family = sa_family_t(AF_INET)
-    address.sin_addr.s_addr = inet_addr("127.0.0.1")
-    let bound = withUnsafePointer(to: &address) {
-      $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-        bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
-      }
-    }
-    guard bound == 0, listen(fd, 8) == 0 else { throw TestFailure("cannot listen: errno \(errno)") }
-    var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-    _ = withUnsafeMutablePointer(to: &address) {
-      $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &length) }
-    }
-    port = Int(UInt16(bigEndian: address.sin_port))
-  }
-
-  func close() { _ = Glibc.close(fd) }
-}

@@ -4,34 +4,6 @@ import ToolhostTestSupport
 
 @testable import ToolhostSystem
 
-/// A TCP listener on 127.0.0.1 at a port the system picks, which accepts nothing: a connection to it succeeds or
-/// is refused by the confinement, not by the listener.
-final class TCPListener: Sendable {
-  let fd: Int32
-  let port: Int
-
-  init() throws {
-    let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-    self.fd = fd
-    var address = sockaddr_in()
-    address.sin_family = sa_family_t(AF_INET)
-    address.sin_addr.s_addr = inet_addr("127.0.0.1")
-    var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-    let bound = withUnsafeMutablePointer(to: &address) {
-      $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-        bind(fd, $0, length) == 0 && listen(fd, 8) == 0 && getsockname(fd, $0, &length) == 0
-      }
-    }
-    guard bound else {
-      close(fd)
-      throw POSIXError(.EADDRNOTAVAIL)
-    }
-    port = Int(UInt16(bigEndian: address.sin_port))
-  }
-
-  deinit { close(fd) }
-}
-
 @Suite("Confinement")
 struct ConfinementTests {
   let runner = ProcessRunner()
@@ -76,8 +48,8 @@ struct ConfinementTests {
 
   @Test func noNetworkMeansNoSocketAndAListOfPortsOnlyThose() async throws {
     try #require(ConfinementSupport.current.landlockABI.map { $0 >= 4 } == true, "no Landlock TCP rules")
-    let allowed = try TCPListener()
-    let other = try TCPListener()
+    let allowed = try SilentListener()
+    let other = try SilentListener()
     // Then a Unix socket (a container engine's, D-Bus's), which only an unrestricted network may open.
     let script = attempts([
       "(exec 3<>/dev/tcp/127.0.0.1/\(allowed.port))", "(exec 3<>/dev/tcp/127.0.0.1/\(other.port))",

@@ -58,23 +58,10 @@ public final class ScriptedHTTPServer: Sendable {
 
   /// Starts serving `replies`, one a connection; connections past the last get the last again.
   public init(replies: [Reply], holdLimit: Duration = .seconds(20)) throws(TestFailure) {
-    let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-    guard fd >= 0 else { throw TestFailure("socket: errno \(errno)") }
+    guard !replies.isEmpty else { throw TestFailure("a scripted server needs at least one reply") }
+    let fd: Int32
+    (fd, port) = try listenOnLoopback(backlog: 16)
     self.fd = fd
-    var address = sockaddr_in()
-    address.sin_family = sa_family_t(AF_INET)
-    address.sin_addr.s_addr = inet_addr("127.0.0.1")
-    var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-    let ok = withUnsafeMutablePointer(to: &address) {
-      $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-        bind(fd, $0, length) == 0 && listen(fd, 16) == 0 && getsockname(fd, $0, &length) == 0
-      }
-    }
-    guard ok, !replies.isEmpty else {
-      _ = close(fd)
-      throw TestFailure("cannot listen on 127.0.0.1: errno \(errno)")
-    }
-    port = Int(UInt16(bigEndian: address.sin_port))
     let holdMilliseconds = Int32(holdLimit.components.seconds * 1000)
     let done = self.done
     // The thread holds the server until stop() shuts the listening socket.
