@@ -143,14 +143,12 @@ public enum MCPPlugins {
         }
         transport = remote(url, token)
       }
-      // A server on stdio is confined as its manifest's "sandbox" says; a remote one runs nothing here.
-      var confinement = PluginConfinement.unconfined
-      var confined: Confinement?
-      if transport == nil {
-        confinement = PluginConfinement.of(m, executable: executable, hostEnvironment: server.hostEnvironment)
-        do { confined = try confinement.prepare(executable: executable) } catch {
-          return .failure(PluginServerLoadError(message: "not started: \(error.description)"))
-        }
+      // A server on stdio is confined as its manifest's "sandbox" says; a remote one runs nothing here (its
+      // confinement is .unconfined).
+      let confinement = PluginConfinement.of(m, executable: executable, hostEnvironment: server.hostEnvironment)
+      let confined: Confinement?
+      do { confined = try confinement.prepare(executable: executable) } catch {
+        return .failure(PluginServerLoadError(message: "not started: \(error.description)"))
       }
       var configuration = MCPServerConfiguration(
         name: declared.name, executable: executable, arguments: declared.arguments,

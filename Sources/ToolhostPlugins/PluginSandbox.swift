@@ -162,6 +162,11 @@ public struct PluginSandbox: Sendable, Equatable {
     return nil
   }
 
+  /// The home folder `~` stands for: `HOME` of `environment`, else `/`.
+  static func home(_ environment: [String: String]) -> String {
+    environment["HOME"].flatMap { $0.isEmpty ? nil : ($0 as NSString).standardizingPath } ?? "/"
+  }
+
   /// Whether `path` is one of the system's folders every confined process reads already.
   static func isSystemPath(_ path: String) -> Bool {
     Confinement.systemPaths.contains { path == $0 || path.hasPrefix($0 + "/") }
@@ -219,7 +224,7 @@ public enum PluginConfinement: Sendable, Equatable {
     let sandbox = manifest.sandbox
     // A remote server runs nothing here.
     if sandbox.isUnconfined || manifest.mcp?.url != nil { return .unconfined }
-    let home = hostEnvironment["HOME"].flatMap { $0.isEmpty ? nil : ($0 as NSString).standardizingPath } ?? "/"
+    let home = PluginSandbox.home(hostEnvironment)
     func absolute(_ path: String) -> String {
       PluginSandbox.absolute(path, directory: manifest.directory, home: home)
     }
@@ -282,14 +287,21 @@ public enum PluginConfinement: Sendable, Equatable {
     of manifest: PluginManifest, executable: String, hostEnvironment: [String: String],
     support: ConfinementSupport = .current
   ) -> String {
+    of(manifest, executable: executable, hostEnvironment: hostEnvironment, support: support).reach(
+      of: manifest, hostEnvironment: hostEnvironment)
+  }
+
+  /// What this confinement, of the plugin of `manifest`, lets it reach, in one line for a person (see
+  /// ``reach(of:executable:hostEnvironment:support:)``).
+  public func reach(of manifest: PluginManifest, hostEnvironment: [String: String]) -> String {
     if manifest.mcp?.url != nil { return "runs nothing here (a remote server)" }
-    let home = hostEnvironment["HOME"].flatMap { $0.isEmpty ? nil : ($0 as NSString).standardizingPath } ?? "/"
+    let home = PluginSandbox.home(hostEnvironment)
     func shown(_ path: String) -> String {
       if path == manifest.directory { return "its folder" }
       if home != "/", path.hasPrefix(home + "/") { return "~" + path.dropFirst(home.count) }
       return path
     }
-    switch of(manifest, executable: executable, hostEnvironment: hostEnvironment, support: support) {
+    switch self {
     case .unconfined where manifest.sandbox.isUnconfined:
       return "unconfined (\"sandbox\": \"none\"): it can read, write and reach everything you can"
     case .unconfined:

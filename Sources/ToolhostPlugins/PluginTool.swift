@@ -210,10 +210,9 @@ public struct PluginTool: PrecompiledTool, ExternalTool {
     return spec
   }
 
-  /// What it may reach, in one line for a person (``PluginConfinement/reach(of:executable:hostEnvironment:support:)``).
-  public var reach: String {
-    PluginConfinement.reach(of: manifest, executable: executable ?? program, hostEnvironment: hostEnvironment)
-  }
+  /// What it may reach, in one line for a person: its ``confinement``, as its calls run with it
+  /// (``PluginConfinement/reach(of:hostEnvironment:)``).
+  public var reach: String { confinement.reach(of: manifest, hostEnvironment: hostEnvironment) }
 
   /// How its processes run: confined as its manifest's `"sandbox"` says (``PluginConfinement``), worked out at the
   /// first call (it reads the command's `#!` line) and kept.

@@ -15,12 +15,15 @@ func spawnProcess(
   confinement: Confinement? = nil
 ) throws(ProcessLaunchError) -> Int32 {
   var ruleset: Int32 = -1
+  var abi: Int32 = 0
   if let confinement {
     let support = ConfinementSupport.current
     if let problem = support.problem(for: confinement) {
       throw ProcessLaunchError(executable: executable, reason: "it cannot be confined here: \(problem)")
     }
-    ruleset = try confinement.makeRuleset(abi: support.landlockABI ?? 1, executable: executable)
+    // problem(for:) is nil only with Landlock.
+    abi = support.landlockABI ?? 0
+    ruleset = try confinement.makeRuleset(abi: abi, executable: executable)
   }
   defer { if ruleset >= 0 { close(ruleset) } }
   var environment = environment
@@ -34,7 +37,7 @@ func spawnProcess(
   attr.cgroup_procs_fd = cell?.joinFD ?? -1
   attr.new_session = 1
   attr.landlock_ruleset_fd = ruleset
-  attr.landlock_abi = ConfinementSupport.current.landlockABI ?? 0
+  attr.landlock_abi = abi
   attr.deny_sockets =
     switch confinement?.network {
     case .some(.none): 1
