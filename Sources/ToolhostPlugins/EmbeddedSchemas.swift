@@ -119,10 +119,10 @@ public enum EmbeddedSchemas {
           }
         },
         "sandbox": {
-          "description": "What the plugin (or the MCP server it starts) may reach; the kernel enforces it (Landlock and seccomp) for it and everything it starts. Absent: no network; reads of its own folder, of where its command and interpreter are installed and of the system (/usr, /lib, /etc, /opt, /proc, /sys); writes to its own temporary folder ($TMPDIR) only. \"none\": everything you can reach, unconfined. Where the kernel cannot confine, a plugin that is not \"none\" does not run unless config.json has \"allowUnconfined\": true.",
-          "oneOf": [
-            { "const": "none" },
-            {
+          "description": "What the plugin (or the MCP server it starts) may reach; the kernel enforces it (Landlock and seccomp) for it and everything it starts. Absent: no network; reads of its own folder, of where its command and interpreter are installed and of the system (/usr, /lib, /etc, /opt, /sys, and of /proc the machine's figures and its own folder); writes to its own temporary folder ($TMPDIR) only. \"none\": everything you can reach, unconfined. Where the kernel cannot confine, a plugin that is not \"none\" does not run unless config.json has \"allowUnconfined\": true.",
+          "if": { "type": "string" },
+          "then": { "const": "none" },
+          "else": {
               "type": "object",
               "additionalProperties": false,
               "properties": {
@@ -136,8 +136,7 @@ public enum EmbeddedSchemas {
                 "read": { "$ref": "#/$defs/sandboxPaths", "description": "Paths it may also read and run programs from (folders with what is beneath them)." },
                 "write": { "$ref": "#/$defs/sandboxPaths", "description": "Paths it may read, write, create and delete in. A path ending in / is a folder, made (mode 0700) when it does not exist yet." }
               }
-            }
-          ]
+          }
         },
         "sandboxPaths": {
           "type": "array",

@@ -37,6 +37,10 @@ struct PluginSandboxTests {
     for bad in [#""full""#, #"{"network": "yes"}"#, #"{"network": [0]}"#, #"{"read": "~"}"#, #"{"cpu": 1}"#] {
       #expect(throws: ManifestError.self, "\(bad)") { try manifest(bad) }
     }
+    // The error names the member that is wrong, not only the sandbox.
+    let wrong = #expect(throws: ManifestError.self) { try manifest(#"{"network": "yes"}"#) }
+    #expect(
+      wrong?.message.contains("/sandbox/network: expected boolean or array") == true, "\(String(describing: wrong))")
     let remote = #"""
       {"manifestVersion": 1, "sandbox": {}, "mcp": {"url": "https://tools.example/mcp"}}
       """#
