@@ -241,6 +241,9 @@ def approval_step(p, text, button, expected_status):
     p.send(text)
     box = p.visible("#conversation .approval", 30)
     assert "appendNote" in box.text, box.text
+    # What the plugin may reach, as its manifest's sandbox and the machine make it.
+    reach = box.find_element(By.CSS_SELECTOR, ".approval-reach").text
+    assert reach.startswith("Reaches: confined: no network; reads its folder, the system"), reach
     if button == "allow-once":
         p.shot("approval")
         # A page opened again while the chat waits shows the turn so far and asks again.
