@@ -128,7 +128,7 @@ let package = Package(
     .target(
       name: "ToolhostSession",
       dependencies: [
-        "ToolhostJSON", "ToolhostSchema", "ToolhostSystem", "ToolhostTools", "ToolhostPlugins", "ToolhostMacros",
+        "ToolhostJSON", "ToolhostSchema", "ToolhostSystem", "ToolhostTools", "ToolhostMacros",
       ], swiftSettings: upcomingFeatures),
     // The text/event-stream format, parsed as bytes arrive: for the HTTP clients (streamed chat completions, MCP's
     // Streamable HTTP).
@@ -160,7 +160,8 @@ let package = Package(
     .target(
       name: "ToolhostHistory",
       dependencies: [
-        "ToolhostJSON", "ToolhostSystem", "ToolhostTools", "ToolhostSession", .product(name: "GRDB", package: "GRDB.swift"),
+        "ToolhostJSON", "ToolhostSystem", "ToolhostTools", "ToolhostSession", "ToolhostChat",
+        .product(name: "GRDB", package: "GRDB.swift"),
       ], swiftSettings: upcomingFeatures),
     // MCP both ways: MCP stdio servers as tools, and toolhost as an MCP server.
     .target(name: "ToolhostMCP", dependencies: [
@@ -240,7 +241,7 @@ let package = Package(
     // folders, running and checking processes, fakellm, a Swift tool (used only by tests; every test target depends on
     // it). Peers/ holds the Python scripts that run and check fakellm.
     .target(
-      name: "ToolhostTestSupport", dependencies: ["ToolhostCore", "ToolhostJSON"], path: "Tests/ToolhostTestSupport",
+      name: "ToolhostTestSupport", dependencies: ["ToolhostCore", "ToolhostGeneration", "ToolhostJSON"], path: "Tests/ToolhostTestSupport",
       exclude: ["Peers"], swiftSettings: upcomingFeatures),
     // Each test target depends on what its files import.
     // The macros' expansions and diagnostics, checked on source text (swift-syntax's own test support).
@@ -288,7 +289,7 @@ let package = Package(
       name: "ToolhostSessionTests",
       dependencies: [
         "ToolhostCore", "ToolhostGeneration", "ToolhostGuided", "ToolhostSession", "ToolhostOpenAI", "ToolhostEventStream", "ToolhostJSON", "ToolhostSchema",
-        "ToolhostTestSupport",
+        "ToolhostChat", "ToolhostTestSupport",
       ], swiftSettings: upcomingFeatures),
     .testTarget(
       name: "ToolhostMCPTests",

@@ -1,5 +1,6 @@
 import Foundation
 import Synchronization
+import ToolhostChat
 import ToolhostCommandLine
 import ToolhostJSON
 import ToolhostLocal

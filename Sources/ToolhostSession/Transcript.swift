@@ -1,6 +1,5 @@
 import Foundation
 public import ToolhostJSON
-import ToolhostPlugins
 public import ToolhostTools
 
 /// The record of a session: instructions, prompts, the model's tool calls, the tools' outputs and the model's

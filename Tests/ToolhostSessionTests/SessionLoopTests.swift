@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import ToolhostChat
 import ToolhostCore
 import ToolhostJSON
 import ToolhostSession
@@ -280,7 +281,7 @@ struct SessionLoopTests {
   }
 
   @Test func concurrentRequestsAreRefused() async throws {
-    let gate = Counter()
+    let gate = CallCounter()
     let model = ScriptedModel([
       { _ in
         try await waitUntil { gate.count > 0 }
@@ -337,12 +338,12 @@ struct SessionLoopTests {
   }
 
   @Test func callsTheRulesDoNotAllowAreRefused() async throws {
-    let counter = Counter()
+    let counter = CallCounter()
     let model = ScriptedModel(turns: [
       calls(call("wipe", [:], id: "a"), call("add", ["a": 1, "b": 2], id: "b")), answer("ok"),
     ])
     var policy = SessionPolicy(toolFailures: .reportToModel)
-    let asked = Counter()
+    let asked = CallCounter()
     var rules = UserConfiguration(path: "/nonexistent/config.json")
     rules.toolRules = [.init(pattern: "a*", value: .auto)]  // add; wipe keeps its default, ask
     let approver = ToolApprover(configuration: rules, ask: nil)

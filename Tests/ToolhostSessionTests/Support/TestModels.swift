@@ -101,26 +101,6 @@ struct LongTool: Tool {
   }
 }
 
-/// Marked destructive; counts its calls.
-struct WipeTool: Tool {
-  let name = "wipe"
-  let description = "Deletes everything."
-  let parameters: JSONValue = ["type": "object"]
-  let calls: Counter
-  var annotations: ToolAnnotations { ToolAnnotations(destructiveHint: true) }
-  func call(arguments: JSONValue) async throws -> String {
-    calls.increment()
-    return "wiped"
-  }
-}
-
-/// A thread-safe counter.
-final class Counter: Sendable {
-  private let value = Mutex(0)
-  func increment() { value.withLock { $0 += 1 } }
-  var count: Int { value.withLock { $0 } }
-}
-
 /// Collects events from an observer.
 final class EventLog: Sendable {
   private let events = Mutex<[SessionEvent]>([])

@@ -1,5 +1,6 @@
 import Synchronization
 public import ToolhostPlugins
+public import ToolhostSession
 public import ToolhostTools
 
 /// Applies the user's approval rules (``UserConfiguration/approval(for:)``) to the calls a model makes: `auto` runs,

@@ -1,6 +1,7 @@
 import Foundation
 import Synchronization
 import Testing
+import ToolhostChat
 import ToolhostCore
 import ToolhostJSON
 import ToolhostSession
@@ -25,7 +26,7 @@ struct ToolApproverTests {
         #expect(decision.mode == .ask)
         return .always
       })
-    let wipe = WipeTool(calls: Counter())
+    let wipe = WipeTool(calls: CallCounter())
     #expect(await approver.decide(call("wipe"), tool: wipe) == .allow)
     #expect(await approver.decide(call("wipe"), tool: wipe) == .allow)
     #expect(asked.withLock { $0 } == 1)  // the second call was allowed by the remembered rule
@@ -43,7 +44,7 @@ struct ToolApproverTests {
   @Test func noAndDenyAndYes() async throws {
     var rules = UserConfiguration(path: folder + "/config.json")
     rules.toolRules = [.init(pattern: "wipe", value: .deny)]
-    let wipe = WipeTool(calls: Counter())
+    let wipe = WipeTool(calls: CallCounter())
     let yes = ToolApprover(configuration: rules, assumeYes: true, ask: nil)
     guard case .refuse(let reason) = await yes.decide(call("wipe"), tool: wipe) else {
       Issue.record("--yes let a denied tool run")
@@ -100,7 +101,7 @@ struct ToolApproverTests {
     let approver = ToolApprover(
       configuration: UserConfiguration(path: "/home/me/.config/toolhost/config.json"), ask: nil,
       onNote: { note in notes.withLock { $0.append(note) } }, unattendedHint: "allow it with --yes")
-    let wipe = WipeTool(calls: Counter())
+    let wipe = WipeTool(calls: CallCounter())
     let first = await approver.decide(call("wipe"), tool: wipe)
     #expect(first == .refuse(reason: "the user has not approved running wipe"))
     #expect(await approver.decide(call("wipe"), tool: wipe) == first)
