@@ -11,28 +11,19 @@ import ToolhostSession
 import ToolhostSystem
 import ToolhostTools
 
-/// One `chat` or `ask` invocation: the session, its renderer and the signal handling.
+/// One `chat` or `ask` invocation: the terminal's rendering of a ``ChatRuntime``, its input and the signal handling.
 final class ChatRun: Sendable {
-  /// The conversation's session; `/clear` puts a fresh one in its place.
-  var session: LanguageModelSession { sessionBox.withLock { $0 } }
-  private let sessionBox: Mutex<LanguageModelSession>
-  /// A new session (with the chat's observers), continuing `transcript` when one is given.
-  private let makeSession: @Sendable (Transcript?) -> LanguageModelSession
+  /// The conversation; `/clear` puts a fresh one in its place.
+  var conversation: ChatConversation { conversationBox.withLock { $0 } }
+  private let conversationBox: Mutex<ChatConversation>
+  /// The session, its tools, the approver and every turn.
+  let runtime: ChatRuntime
   let model: any LanguageModel
-  /// Stops the model's HTTP client and, for a local model, its server.
-  let shutdownModel: @Sendable () async -> Void
   let console: ChatConsole
   let input: LineReader
-  let generation: GenerationOptions
   let savePath: String?
-  let streaming: Bool
   /// The running request, for Ctrl-C.
-  let current = Mutex<Task<Void, Never>?>(nil)
-  /// Keeps the chat in the history, titled by the model (`chat`); `nil` with `--no-history`.
-  private let keeper: ChatKeeper?
-
-  /// The plugins; their persistent processes and MCP servers are stopped when the conversation ends.
-  let catalog: PluginCatalog
+  let current = Mutex<Task<ChatTurn, Never>?>(nil)
 
   /// Sets up `command` (`chat` or `ask`).
   init(options: ChatOptions, command: String) async throws {
@@ -42,17 +33,13 @@ final class ChatRun: Sendable {
     )
     let (history, continued, resumeFile) = (prepared.history, prepared.continued, prepared.resumeFile)
     let printer = options.output.printer
-    let keep = prepared.keep
-    self.catalog = catalog
     self.console = console
-    (model, shutdownModel) = (chosen.model, chosen.shutdown)
+    model = chosen.model
 
     let toolNames = registry.tools.map(\.name)
     let input = LineReader { word in ChatLine.completions(of: word, toolNames: toolNames) }
     self.input = input
     savePath = options.save ?? resumeFile
-    streaming = setup.streaming
-    generation = setup.generationOptions
     let terminal = isatty(0) != 0 && isatty(2) != 0
     let ask: ToolApprover.Ask = { call, tool, decision in
       await console.confirm(call, tool, decision, reader: input)
@@ -60,23 +47,27 @@ final class ChatRun: Sendable {
     let approval = ChatApproval(
       ask: terminal ? ask : nil,
       onNote: { note in console.note("toolhost: \(note)") }, unattendedHint: "allow it with --yes")
+    runtime = ChatRuntime(
+      configuration: .init(
+        model: chosen.model, tools: registry, rules: catalog.trust.configuration, setup: setup, approval: approval,
+        describeError: { ChatConsole.describe($0).message },
+        shutdown: {
+          await chosen.shutdown()
+          await catalog.shutdown()
+        }))
+    runtime.observe { event in
+      switch event {
+      case .session(_, let event): console.show(event)
+      case .turnFinished: console.endTurn()
+      case .warning(_, let text): console.note("toolhost: warning: \(text)")
+      case .turnStarted, .chatsChanged: break
+      }
+    }
     let newChat = prepared.newChat(command: command, options: options)
     let keeper =
-      keep
+      prepared.keep
       ? history.map { ChatKeeper(history: $0, newChat: newChat, model: chosen.model, titlesByModel: command == "chat") }
       : nil
-    self.keeper = keeper
-    let rules = catalog.trust.configuration
-    let model = self.model
-    makeSession = { [setup] transcript in
-      var setup = setup
-      setup.resumedTranscript = transcript
-      let session = setup.makeSession(model: model, tools: registry, rules: rules, approval: approval)
-      _ = session.addObserver { [console] event in console.show(event) }
-      _ = session.addObserver { event in keeper?.observe(event) }
-      return session
-    }
-    sessionBox = Mutex(makeSession(setup.resumedTranscript))
     if let keeper {
       if let continued {
         keeper.continueChat(continued)
@@ -84,46 +75,21 @@ final class ChatRun: Sendable {
         do { try keeper.startNewChat() } catch { printer.warn(Self.notKept(error)) }
       }
     }
+    conversationBox = Mutex(runtime.startConversation(keeper: keeper, continuing: setup.resumedTranscript))
   }
 
-  /// Runs one request in a task that Ctrl-C cancels, offering only `tools` when given; returns the error it ended
+  /// Runs one request in a task that Ctrl-C cancels, offering only `tool` when given; returns the error it ended
   /// with, if any.
-  private func request(_ prompt: String, offering tools: [String]? = nil) async -> (any Error)? {
-    let outcome = Mutex<(any Error)?>(nil)
-    let session = self.session
-    var generation = self.generation
-    generation.offeredTools = tools
-    let streaming = self.streaming
-    let task = Task {
-      do {
-        if streaming {
-          _ = try await session.streamResponse(to: prompt, options: generation).collect()
-        } else {
-          _ = try await session.respond(to: prompt, options: generation)
-        }
-      } catch {
-        outcome.withLock { $0 = error }
-      }
-    }
+  private func request(_ prompt: String, offering tool: String? = nil) async -> (any Error)? {
+    let conversation = self.conversation
+    guard let task = runtime.start(prompt, in: conversation, tool: tool) else { return nil }
     current.withLock { $0 = task }
-    await task.value
+    let turn = await task.value
     current.withLock { $0 = nil }
-    console.endTurn()
-    let error = outcome.withLock { $0 }
-    keep(prompt: prompt, error: error)
-    if error == nil { titleInBackground(prompt: prompt) }
-    if error == nil, let savePath {
-      do { try session.transcript.save(to: savePath) } catch { return error }
+    if turn.error == nil, let savePath {
+      do { try conversation.session.transcript.save(to: savePath) } catch { return error }
     }
-    return error
-  }
-
-  /// Adds what the last request added to the history; the first failure is a warning and ends keeping for this run.
-  private func keep(prompt: String, error: (any Error)?) {
-    let message = error.map { ChatConsole.describe($0).message }
-    if let failure = keeper?.record(session.transcript, prompt: prompt, error: message) {
-      console.note("toolhost: warning: \(failure.description); the rest of this chat is not kept")
-    }
+    return turn.error
   }
 
   /// The warning for a chat the history cannot keep.
@@ -168,7 +134,7 @@ final class ChatRun: Sendable {
     defer { handler.stop() }
     // A local model loads, and reads the instructions and tool descriptions, while the user types the first prompt
     // (a failed start is reported by that prompt).
-    let session = self.session
+    let session = conversation.session
     session.prewarm()
     let interactive = isatty(0) != 0
     if interactive && !console.json {
@@ -190,11 +156,11 @@ final class ChatRun: Sendable {
       var error: (any Error)?
       switch ChatLine(text, tools: session.tools) {
       case .prompt(let prompt): error = await request(prompt)
-      case .pick(let tool, let message): error = await request(message, offering: [tool])
+      case .pick(let tool, let message): error = await request(message, offering: tool)
       case .listTools(let filter):
         let lines = ToolPicker.lines(session.tools.tools, filter: filter)
         console.note(lines.isEmpty ? "toolhost: no tool matches \"\(filter)\"" : lines.joined(separator: "\n"))
-      case .clear: clear()
+      case .clear: await clear()
       case .help: console.note(ChatLine.commands.map { "  \($0.name)  \($0.help)" }.joined(separator: "\n"))
       case .hint(let hint): console.note("toolhost: " + hint)
       case .quit:
@@ -213,34 +179,19 @@ final class ChatRun: Sendable {
   }
 
   /// `/clear`: a fresh session with the same tools and instructions, kept as a new chat in the history.
-  private func clear() {
-    sessionBox.withLock { $0 = makeSession(nil) }
-    var kept = ""
+  private func clear() async {
+    let (conversation, previous, failure) = await runtime.clear(self.conversation)
+    conversationBox.withLock { $0 = conversation }
     // Kept unless nothing is (--no-history) or the history failed earlier in this run.
-    do {
-      if let previous = try keeper?.startAnotherChat() { kept = " (the last one is kept as chat \(previous))" }
-    } catch {
-      console.note("toolhost: warning: \(error); this chat is not kept")
-    }
-    console.note("toolhost: a new conversation\(kept)")
-    let session = self.session
-    session.prewarm()
+    if let failure { console.note("toolhost: warning: \(failure); this chat is not kept") }
+    console.note("toolhost: a new conversation\(previous.map { " (the last one is kept as chat \($0))" } ?? "")")
+    conversation.session.prewarm()
   }
 
-  /// After a new chat's first answer, asks the chat's model for a title in the background (the answer is shown).
-  private func titleInBackground(prompt: String) {
-    let console = self.console
-    keeper?.titleInBackground(prompt: prompt) { error in
-      console.note("toolhost: warning: \(error); the chat keeps its first prompt as its title")
-    }
-  }
-
-  /// Shuts down the HTTP client and the plugins' long-running processes.
+  /// Stops the turns, lets a title still being made finish for a moment (the chat keeps its prompt's title
+  /// otherwise), and shuts down the model's HTTP client and the plugins' long-running processes.
   private func finish() async {
-    // A title still being made gets a moment, then is dropped (the chat keeps its prompt's title).
-    await keeper?.finish()
-    await shutdownModel()
-    await catalog.shutdown()
+    await runtime.finish()
   }
 
   static func status(for error: any Error) -> Int32 {

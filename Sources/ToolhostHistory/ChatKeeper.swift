@@ -1,4 +1,5 @@
 import Synchronization
+public import ToolhostChat
 public import ToolhostSession
 import ToolhostSystem
 
@@ -172,4 +173,22 @@ public final class ChatKeeper: Sendable {
     }
     await done.wait()
   }
+}
+
+/// The keeper is what ``ChatRuntime`` keeps its chats with.
+extension ChatKeeper: ChatKeeping {
+  /// ``record(_:prompt:error:)``, its failure described.
+  public func keepTurn(_ transcript: Transcript, prompt: String, error: String?) -> String? {
+    record(transcript, prompt: prompt, error: error)?.description
+  }
+
+  /// ``titleInBackground(prompt:onTitled:onFailure:)``, its failure described.
+  public func titleAfterAnswer(
+    to prompt: String, onTitled: @escaping @Sendable () -> Void, onFailure: @escaping @Sendable (String) -> Void
+  ) {
+    titleInBackground(prompt: prompt, onTitled: { _ in onTitled() }, onFailure: { onFailure($0.description) })
+  }
+
+  /// ``finish(grace:)`` with its default grace.
+  public func finishKeeping() async { await finish() }
 }

@@ -11,9 +11,11 @@ public import ToolhostTools
 /// The chats of the chat page, without HTTP: the history's chats, a session for each chat being talked to, the
 /// running answers, the approvals waiting for the user, and the events that tell the page (``events``).
 ///
-/// It uses what the terminal chat uses: ``ChatSetup`` makes each chat's session, ``ChatKeeper`` keeps and titles it
-/// in the ``ChatHistory``, and one ``ToolApprover`` decides every call under the user's rules (an "always" in one
-/// chat holds in all); a tool whose approval is `ask` waits for an answer from the page.
+/// It renders a ``ChatRuntime``, as the terminal chat does: the runtime runs each turn, a ``ChatKeeper`` keeps and
+/// titles each chat in the ``ChatHistory``, and the runtime's one ``ToolApprover`` decides every call under the
+/// user's rules (an "always" in one chat holds in all); a tool whose approval is `ask` waits for an answer from the
+/// page. This engine adds what only the page has: several chats at once, the running turn as the page draws it,
+/// approvals answered from the page, and the events in the page's JSON.
 ///
 /// ```swift
 /// let engine = WebChatEngine(
@@ -86,7 +88,9 @@ public final class WebChatEngine: Sendable {
   public let configuration: Configuration
   /// The events for the page.
   public let events: WebEventHub
-  private let approver: ToolApprover
+  /// The chats' turns, tools and approvals.
+  public let runtime: ChatRuntime
+  private var approver: ToolApprover { runtime.approver }
   private let state = Mutex(State())
 
   private struct State {
@@ -95,24 +99,19 @@ public final class WebChatEngine: Sendable {
     var nextApproval = 0
   }
 
-  /// A chat being talked to: its session, its keeper and the answer running in it.
+  /// A chat being talked to: the runtime's conversation and its running turn as the page draws it.
   private final class Conversation: Sendable {
     let id: Int64
-    let session: LanguageModelSession
-    let keeper: ChatKeeper
-    /// The answer running now, until its `done` event.
-    let running = Mutex<Task<Void, Never>?>(nil)
-    /// The last turn's task, which goes on after `done` to keep the turn in the history; the next turn waits for it.
-    let kept = Mutex<Task<Void, Never>?>(nil)
+    let conversation: ChatConversation
+    var keeper: ChatKeeper? { conversation.keeper as? ChatKeeper }
     /// The running turn as the page draws it (prompt, rounds, calls, text so far), until its `done`: the history
     /// has it only once it is kept.
     let live = Mutex<JSONObject?>(nil)
-    init(id: Int64, session: LanguageModelSession, keeper: ChatKeeper) {
+    init(id: Int64, conversation: ChatConversation) {
       self.id = id
-      self.session = session
-      self.keeper = keeper
+      self.conversation = conversation
     }
-    var isRunning: Bool { running.withLock { $0 != nil } }
+    var isRunning: Bool { conversation.isRunning }
   }
 
   private struct Approval {
@@ -122,25 +121,23 @@ public final class WebChatEngine: Sendable {
     var event: JSONValue
   }
 
-  /// The chat whose answer the current task runs, for the approver (shared by all chats) to know where to ask.
-  @TaskLocal private static var chat: Int64?
-
   /// Makes an engine; nothing runs until ``send(_:to:tool:nonce:)``.
   public init(configuration: Configuration, events: WebEventHub = WebEventHub()) {
     self.configuration = configuration
     self.events = events
     let box = WeakEngine()
     let ask: ToolApprover.Ask = { call, tool, decision in
-      guard let engine = box.engine, let chat = WebChatEngine.chat else { return .no }
+      guard let engine = box.engine, let chat = ChatRuntime.currentChat else { return .no }
       return await engine.ask(call, tool: tool, decision: decision, chat: chat)
     }
-    approver = ToolApprover(
-      configuration: configuration.rules, assumeYes: configuration.setup.assumeYes, ask: ask,
-      onNote: { [events] note in
-        events.send(WebChatEngine.note(WebChatEngine.chat, note))
-      },
-      unattendedHint: nil)
+    runtime = ChatRuntime(
+      configuration: .init(
+        model: configuration.model, tools: configuration.tools, rules: configuration.rules, setup: configuration.setup,
+        approval: ChatApproval(
+          ask: ask, onNote: { [events] note in events.send(WebChatEngine.note(ChatRuntime.currentChat, note)) }),
+        describeError: configuration.describeError))
     box.engine = self
+    runtime.observe { event in box.engine?.show(event) }
   }
 
   /// The engine the approver's question goes to, held weakly (the engine holds the approver).
@@ -186,7 +183,7 @@ public final class WebChatEngine: Sendable {
   /// One chat, whole: with its last turn once that is kept (a turn is kept just after its `done` event).
   public func chat(_ id: Int64) async throws(Failure) -> JSONValue {
     let conversation = state.withLock { $0.conversations[id] }
-    if let conversation, !conversation.isRunning { await conversation.kept.withLock({ $0 })?.value }
+    if let conversation, !conversation.isRunning { await conversation.conversation.waitUntilKept() }
     // A running turn is not in the history yet: it comes last, as far as it has got.
     return WebJSON.chat(
       try stored(id), running: conversation?.isRunning ?? false, live: conversation?.live.withLock({ $0 }))
@@ -232,87 +229,60 @@ public final class WebChatEngine: Sendable {
       throw Failure(status: 400, description: "no tool named \(tool) is offered here (the tool picker lists them)")
     }
     let conversation = try self.conversation(id)
-    var options = configuration.setup.generationOptions
-    if let tool { options.offeredTools = [tool] }
-    let requestOptions = options
-    let streaming = configuration.setup.streaming
-    let events = self.events
-    let describe = configuration.describeError
-    let chat = conversation.id
-    let started: Bool = conversation.running.withLock { running in
-      if running != nil { return false }
-      let previous = conversation.kept.withLock { $0 }
-      let task = Task { [self, requestOptions] in
-        let options = requestOptions
-        await previous?.value
-        await WebChatEngine.$chat.withValue(chat) {
-          var event: JSONObject = [
-            "type": "turn", "chat": .integer(chat), "prompt": .string(prompt),
-            "tool": tool.map(JSONValue.string) ?? .null,
-          ]
-          if let nonce { event["nonce"] = .string(nonce) }
-          conversation.live.withLock {
-            $0 = [
-              "prompt": .string(prompt), "tool": tool.map(JSONValue.string) ?? .null, "rounds": [],
-              "response": .null, "error": .null,
-            ]
-          }
-          events.send(.object(event))
-          var response: String?
-          var failure: (any Error)?
-          do {
-            if streaming {
-              response = try await conversation.session.streamResponse(to: prompt, options: options).collect().content
-            } else {
-              response = try await conversation.session.respond(to: prompt, options: options).content
-            }
-          } catch {
-            failure = error
-          }
-          let stopped =
-            failure is CancellationError || Task.isCancelled
-            || (failure as? ToolCallError)?.failure == .cancelled
-          let message = failure.map { stopped ? "stopped" : describe($0) }
-          cancelApprovals(of: chat)
-          // The answer is done for the page now, as the terminal shows it before keeping it; the turn is kept
-          // after, and the chat's next turn waits for that.
-          conversation.live.withLock { $0 = nil }
-          conversation.running.withLock { $0 = nil }
-          events.send([
-            "type": "done", "chat": .integer(chat), "response": response.map(JSONValue.string) ?? .null,
-            "error": message.map(JSONValue.string) ?? .null, "stopped": .bool(stopped),
-          ])
-          if let problem = conversation.keeper.record(conversation.session.transcript, prompt: prompt, error: message) {
-            events.send(Self.note(chat, "\(problem.description); the rest of this chat is not kept"))
-          }
-          if failure == nil {
-            conversation.keeper.titleInBackground(
-              prompt: prompt, onTitled: { _ in events.send(["type": "chats"]) },
-              onFailure: { error in
-                events.send(Self.note(chat, "\(error.description); the chat keeps its first words as its title"))
-              })
-          }
-          events.send(["type": "chats"])
-        }
-      }
-      running = task
-      conversation.kept.withLock { $0 = task }
-      return true
-    }
+    let started = runtime.start(prompt, in: conversation.conversation, tool: tool, nonce: nonce) != nil
     guard started else {
       throw Failure(status: 409, description: "this chat is still answering: wait for it, or stop it first")
     }
-    return chat
+    return conversation.id
+  }
+
+  /// Shows one of the runtime's events on the page.
+  private func show(_ event: ChatEvent) {
+    switch event {
+    case .turnStarted(let chat?, let prompt, let tool, let nonce):
+      var json: JSONObject = [
+        "type": "turn", "chat": .integer(chat), "prompt": .string(prompt), "tool": tool.map(JSONValue.string) ?? .null,
+      ]
+      if let nonce { json["nonce"] = .string(nonce) }
+      updateLive(chat) {
+        $0 = [
+          "prompt": .string(prompt), "tool": tool.map(JSONValue.string) ?? .null, "rounds": [], "response": .null,
+          "error": .null,
+        ]
+      }
+      events.send(.object(json))
+    case .session(let chat?, let event):
+      updateLive(chat) { live in if live != nil { Self.follow(event, in: &live!) } }
+      if let json = Self.json(event, chat: chat) { events.send(json) }
+    case .turnFinished(let turn):
+      guard let chat = turn.chat else { return }
+      cancelApprovals(of: chat)
+      // The answer is done for the page now, as the terminal shows it before keeping it.
+      updateLive(chat) { $0 = nil }
+      events.send([
+        "type": "done", "chat": .integer(chat), "response": turn.response.map(JSONValue.string) ?? .null,
+        "error": turn.errorMessage.map(JSONValue.string) ?? .null, "stopped": .bool(turn.stopped),
+      ])
+    case .warning(let chat, let text):
+      events.send(Self.note(chat, text))
+    case .chatsChanged:
+      events.send(["type": "chats"])
+    case .turnStarted(nil, _, _, _), .session(nil, _):
+      break
+    }
+  }
+
+  /// Changes the running turn of chat `chat` as the page draws it.
+  private func updateLive(_ chat: Int64, _ change: (inout JSONObject?) -> Void) {
+    state.withLock { $0.conversations[chat] }?.live.withLock { change(&$0) }
   }
 
   /// Stops chat `id`'s answer: the request is cancelled and its tool calls end (their processes too), as Ctrl-C
   /// does in the terminal; returns when it has wound down. Nothing happens when it is not answering.
   public func stop(_ id: Int64) async {
-    let conversation = state.withLock { $0.conversations[id] }
-    guard let task = conversation?.running.withLock({ $0 }) else { return }
-    task.cancel()
+    guard let conversation = state.withLock({ $0.conversations[id] }), conversation.isRunning else { return }
     cancelApprovals(of: id)
-    await task.value
+    await runtime.stop(conversation.conversation)
   }
 
   /// Renames chat `id`; returns its summary.
@@ -337,8 +307,9 @@ public final class WebChatEngine: Sendable {
     _ = try stored(id)
     await stop(id)
     // A turn still being kept is kept first, so nothing is written to the chat once it is gone.
-    let conversation = state.withLock { $0.conversations.removeValue(forKey: id) }
-    await conversation?.kept.withLock({ $0 })?.value
+    if let conversation = state.withLock({ $0.conversations.removeValue(forKey: id) }) {
+      await runtime.close(conversation.conversation)
+    }
     do { try configuration.history.delete(id) } catch { throw Failure(status: 500, description: error.description) }
     events.send(["type": "chats"])
   }
@@ -364,8 +335,8 @@ public final class WebChatEngine: Sendable {
       for conversation in all {
         group.addTask {
           await self.stop(conversation.id)
-          await conversation.kept.withLock({ $0 })?.value
-          await conversation.keeper.finish()
+          await conversation.conversation.waitUntilKept()
+          await conversation.conversation.keeper?.finishKeeping()
         }
       }
     }
@@ -379,30 +350,24 @@ public final class WebChatEngine: Sendable {
     let keeper = ChatKeeper(
       history: configuration.history, newChat: configuration.newChat, model: configuration.model,
       titlesByModel: configuration.titlesByModel)
-    var setup = configuration.setup
+    var transcript: Transcript?
     if let id {
       let stored = try self.stored(id)
       keeper.continueChat(stored)
-      setup.resumedTranscript = stored.transcript
+      transcript = stored.transcript
     } else {
       do { try keeper.startNewChat() } catch { throw Failure(status: 500, description: error.description) }
-      setup.resumedTranscript = nil
     }
     guard let chat = keeper.chatID else { throw Failure(status: 500, description: "the history made no chat") }
-    let session = setup.makeSession(model: configuration.model, tools: configuration.tools, approver: approver)
-    let events = self.events
-    let made = Conversation(id: chat, session: session, keeper: keeper)
-    _ = session.addObserver { event in
-      keeper.observe(event)
-      made.live.withLock { live in if live != nil { Self.follow(event, in: &live!) } }
-      if let json = Self.json(event, chat: chat) { events.send(json) }
-    }
-    // Two sends to one chat at once both make one; the first kept wins.
-    return state.withLock { s in
+    let made = Conversation(id: chat, conversation: runtime.startConversation(keeper: keeper, continuing: transcript))
+    // Two sends to one chat at once both make one; the first kept wins, and the runtime forgets the other.
+    let kept = state.withLock { s in
       if let existing = s.conversations[chat] { return existing }
       s.conversations[chat] = made
       return made
     }
+    if kept !== made { Task { [runtime] in await runtime.close(made.conversation) } }
+    return kept
   }
 
   /// Brings the running turn `live` (in the page's turn shape) up to date with `event`.
