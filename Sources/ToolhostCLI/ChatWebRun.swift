@@ -39,7 +39,7 @@ struct WebOptions: ParsableArguments {
         "--web-host \(host): give one address of this machine (the page is reached at that address only), or leave "
           + "it out for 127.0.0.1")
     }
-    if !host.isEmpty, !MCPHTTPToken.isNumeric(host) {
+    if !host.isEmpty, !Loopback.isNumeric(host) {
       throw ValidationError(
         "--web-host \(host): give a numeric address (127.0.0.1, ::1 or another of this machine's): a name may bind one "
           + "of its addresses while the browser opens another, where another account could be listening")
@@ -83,7 +83,7 @@ enum ChatWebRun {
         setup: setup, history: history, newChat: prepared.newChat(command: "chat", options: options),
         describeError: { ChatConsole.describe($0).message }, keepsHistory: scratch == nil))
     let server = WebChatServer(engine: engine, options: .init(host: web.host, port: web.port))
-    if !MCPHTTPToken.isLoopback(web.host) {
+    if !Loopback.isHost(web.host) {
       printer.warn(
         "toolhost: warning: \(web.host) is not a loopback address: the page's secret and everything the page "
           + "shows go over the network in plain HTTP")

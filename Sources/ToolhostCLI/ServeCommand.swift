@@ -94,7 +94,7 @@ struct Serve: AsyncParsableCommand {
       if noAuth, tokenEnv != nil {
         throw ValidationError("--no-auth and --token-env contradict each other: give one of them")
       }
-      if noAuth, !MCPHTTPToken.isLoopback(host) {
+      if noAuth, !Loopback.isHost(host) {
         throw ValidationError(
           "--no-auth serves only a loopback address (127.0.0.1, ::1, localhost), and \(host) is not one: other "
             + "machines could call the tools. Leave out --no-auth (a token is made and written to a file), give "

@@ -109,30 +109,6 @@ public enum MCPHTTPToken {
     unlink(path)
   }
 
-  /// Whether `host` is an address of this machine's loopback interface, which other machines cannot reach:
-  /// `localhost`, 127.0.0.0/8, `::1` (with or without brackets) and IPv4-mapped `::ffff:127.x.y.z`.
-  public static func isLoopback(_ host: String) -> Bool {
-    var name = host.lowercased()
-    if name.hasPrefix("["), name.hasSuffix("]") { name = String(name.dropFirst().dropLast()) }
-    if name == "localhost" { return true }
-    var v4 = in_addr()
-    if inet_pton(AF_INET, name, &v4) == 1 { return UInt32(bigEndian: v4.s_addr) >> 24 == 127 }
-    var v6 = in6_addr()
-    guard inet_pton(AF_INET6, name, &v6) == 1 else { return false }
-    let bytes = withUnsafeBytes(of: &v6) { Array($0) }
-    if bytes[0..<15].allSatisfy({ $0 == 0 }) && bytes[15] == 1 { return true }
-    return bytes[0..<10].allSatisfy { $0 == 0 } && bytes[10] == 0xFF && bytes[11] == 0xFF && bytes[12] == 127
-  }
-
-  /// Whether `host` is an IP address written as numbers (`127.0.0.1`, `::1`, `[::1]`), not a name.
-  public static func isNumeric(_ host: String) -> Bool {
-    var name = host
-    if name.hasPrefix("["), name.hasSuffix("]") { name = String(name.dropFirst().dropLast()) }
-    var v4 = in_addr()
-    var v6 = in6_addr()
-    return inet_pton(AF_INET, name, &v4) == 1 || inet_pton(AF_INET6, name, &v6) == 1
-  }
-
   /// Whether `host` is a numeric address that means "every address of this machine" when bound (`0.0.0.0`, `::`),
   /// in any of the forms the system's resolver reads as one: `0`, `0x0`, `0.0`, `::0`, `[::]`, `::ffff:0.0.0.0`.
   public static func isUnspecified(_ host: String) -> Bool {

@@ -143,7 +143,7 @@ public final class MCPHTTPServer: Sendable {
   ///   address cannot be bound (in use, not an address of this machine, no permission).
   public func run(onListening: @escaping @Sendable (Listening) -> Void = { _ in }) async throws {
     let token = options.exchange.bearerToken
-    if token == nil, !MCPHTTPToken.isLoopback(options.host) {
+    if token == nil, !Loopback.isHost(options.host) {
       throw ConfigurationError(
         description: "\(options.host) is not a loopback address, and a server other machines can reach needs a bearer "
           + "token: set one (serve --token-env NAME, or leave out --no-auth for a generated one), or bind 127.0.0.1")

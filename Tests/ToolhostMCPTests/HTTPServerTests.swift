@@ -196,10 +196,10 @@ struct HTTPServerTests {
       try await MCPHTTPServer(server: server, options: .init(port: 0, tokenFolder: NSTemporaryDirectory())).run()
     }
     for host in ["127.0.0.1", "127.1.2.3", "::1", "[::1]", "localhost", "LOCALHOST", "::ffff:127.0.0.1"] {
-      #expect(MCPHTTPToken.isLoopback(host), "\(host)")
+      #expect(Loopback.isHost(host), "\(host)")
     }
     for host in ["0.0.0.0", "::", "10.0.0.1", "128.0.0.1", "example.com", "::2", "localhost.example.com"] {
-      #expect(!MCPHTTPToken.isLoopback(host), "\(host)")
+      #expect(!Loopback.isHost(host), "\(host)")
     }
     // Every spelling of "all addresses" the resolver reads (chat --web refuses them).
     for host in ["0", "0.0.0.0", "0x0", "0.0", "::", "[::]", "::0", "0:0:0:0:0:0:0:0", "::ffff:0.0.0.0", "::ffff:0:0"] {
