@@ -42,13 +42,6 @@ public struct PluginServer: Sendable {
     self.hostEnvironment = hostEnvironment
   }
 
-  /// Makes a server description from an executable, or from the URL of a manifest's remote server.
-  @available(*, deprecated, message: "use init(manifest:endpoint:hostEnvironment:), which says whether it is a URL")
-  public init(manifest: PluginManifest, executable: String, hostEnvironment: [String: String]) {
-    self.init(
-      manifest: manifest, endpoint: manifest.mcp?.url != nil ? .url(executable) : .command(executable: executable),
-      hostEnvironment: hostEnvironment)
-  }
 
   /// The executable of a server started here; `nil` for a remote one.
   public var executable: String? {
@@ -109,19 +102,6 @@ extension PluginServerLoader {
     Array(repeating: nil, count: servers.count)
   }
 }
-
-/// The former name of ``PluginServer``.
-@available(*, deprecated, renamed: "PluginServer")
-public typealias MCPPluginServer = PluginServer
-/// The former name of ``PluginServerTools``.
-@available(*, deprecated, renamed: "PluginServerTools")
-public typealias MCPPluginTools = PluginServerTools
-/// The former name of ``PluginServerLoadError``.
-@available(*, deprecated, renamed: "PluginServerLoadError")
-public typealias MCPPluginLoadError = PluginServerLoadError
-/// The former name of ``PluginServerLoader``.
-@available(*, deprecated, renamed: "PluginServerLoader")
-public typealias MCPPluginLoader = PluginServerLoader
 
 extension PluginCatalog {
   /// Ends the processes the catalog's tools keep running: persistent plugins' pools and MCP servers (stdin closed,

@@ -50,9 +50,6 @@ public struct PluginTool: PrecompiledTool, ExternalTool {
 
   /// The default time limit when neither tool nor manifest sets one: 30 s.
   public static let defaultTimeout: Duration = .seconds(30)
-  /// The default output limit: ``ResourceLimits/defaultOutputBytes``.
-  @available(*, deprecated, renamed: "ResourceLimits.defaultOutputBytes")
-  public static let defaultOutputLimit = ResourceLimits.defaultOutputBytes
   /// `TOOLHOST_ARG_*` variables longer than this are left out (stdin has every argument; Linux refuses to start a
   /// process with a variable over 128 KiB).
   public static let argumentVariableLimit = 16 << 10
@@ -155,20 +152,6 @@ public struct PluginTool: PrecompiledTool, ExternalTool {
     compiledParameters = try JSONSchema(definition.inputSchema)
     examples = Self.usableExamples(definition, input: compiledParameters)
     compiledOutputSchema = definition.outputSchema.flatMap { try? JSONSchema($0) }
-  }
-
-  /// Makes a tool that `backend` runs, with the server's executable, or its URL for a manifest's remote server.
-  ///
-  /// - Throws: ``SchemaError`` when the input schema is invalid or uses unsupported keywords.
-  @available(*, deprecated, message: "use init(definition:manifest:endpoint:backend:hostEnvironment:)")
-  public init(
-    definition: ToolDefinition, manifest: PluginManifest, executable: String, backend: any PluginToolBackend,
-    hostEnvironment: [String: String] = ProcessInfo.processInfo.environment
-  ) throws(SchemaError) {
-    try self.init(
-      definition: definition, manifest: manifest,
-      endpoint: manifest.mcp?.url != nil ? .url(executable) : .command(executable: executable), backend: backend,
-      hostEnvironment: hostEnvironment)
   }
 
   /// The resolved executable the tool runs: its plugin's program, or the program of the server its ``backend``

@@ -14,12 +14,6 @@ public struct PersistentProcessSpec: Sendable {
   /// past it the process group is killed (stop reason `.outputTooLarge`). ``PersistentProcess/setOutputLimit(_:)``
   /// changes it for the calls that follow.
   public var outputLimit: Int
-  /// The former name of ``outputLimit``.
-  @available(*, deprecated, renamed: "outputLimit")
-  public var maxLineLength: Int {
-    get { outputLimit }
-    set { outputLimit = newValue }
-  }
   /// How many of the last stderr bytes are kept as the process's log.
   public var stderrTailLimit: Int
   /// Time between SIGTERM and SIGKILL when the process is stopped.
