@@ -237,6 +237,14 @@ let package = Package(
     // upcoming features), type-checked in Swift 5 and 6 modes by a test, and run against the local model by another.
     .executableTarget(
       name: "ToolhostAppleSamples", dependencies: ["Toolhost"], path: "Examples/AppleSamples/Sources/AppleSamples"),
+    // Every Swift snippet of README.md and docs/*.md, one file each, compiled with the rest so that none can rot
+    // (ToolhostTests' DocSnippetTests checks that each page shows its snippet as it is here); built, never run.
+    .executableTarget(
+      name: "ToolhostSnippets",
+      dependencies: [
+        "Toolhost", "ToolhostCore", "ToolhostSession", "ToolhostOpenAI", "ToolhostLocal", "ToolhostHistory",
+        "ToolhostWeb",
+      ], path: "Examples/Snippets", swiftSettings: upcomingFeatures),
     // What several test targets need: paths, the built binary and its one driver, temporary folders and plugin
     // folders, running and checking processes, fakellm, a Swift tool (used only by tests; every test target depends on
     // it). Peers/ holds the Python scripts that run and check fakellm.
