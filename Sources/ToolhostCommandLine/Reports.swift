@@ -131,7 +131,7 @@ public enum Report {
   }
 }
 
-/// The exit statuses of the `toolhost` command, documented in the README.
+/// The exit statuses of the `toolhost` command, documented in docs/command-line.md.
 public enum ExitStatus {
   /// The tool failed (or, for `doctor`, a plugin is broken; for `batch`, some call failed).
   public static let toolFailed: Int32 = 1
