@@ -370,49 +370,6 @@ public final class WebChatEngine: Sendable {
     return kept
   }
 
-  /// Brings the running turn `live` (in the page's turn shape) up to date with `event`.
-  static func follow(_ event: SessionEvent, in live: inout JSONObject) {
-    var rounds = live["rounds"]?.arrayValue ?? []
-    func lastRound(_ change: (inout JSONObject) -> Void) {
-      if rounds.isEmpty { rounds.append(["text": .null, "calls": []]) }
-      var round = rounds[rounds.count - 1].objectValue ?? [:]
-      change(&round)
-      rounds[rounds.count - 1] = .object(round)
-    }
-    switch event {
-    case .modelTurnStarted:
-      // Text streamed before a round's calls belongs to that round; a new round begins only after calls.
-      if rounds.isEmpty || !(rounds.last?["calls"]?.arrayValue?.isEmpty ?? true) {
-        rounds.append(["text": .null, "calls": []])
-      }
-    case .textDelta(let text):
-      lastRound { $0["text"] = .string(($0["text"]?.stringValue ?? "") + text) }
-    case .toolCallStarted(let call):
-      lastRound { $0["calls"] = .array(($0["calls"]?.arrayValue ?? []) + [WebJSON.call(call, status: "running")]) }
-    case .toolCallFinished(let record):
-      lastRound { round in
-        round["calls"] = .array(
-          (round["calls"]?.arrayValue ?? []).map { $0["id"]?.stringValue == record.call.id ? WebJSON.call(record) : $0 }
-        )
-      }
-    case .requestStarted, .response:
-      break
-    }
-    live["rounds"] = .array(rounds)
-  }
-
-  /// A session event as the page's event, if the page shows it.
-  static func json(_ event: SessionEvent, chat: Int64) -> JSONValue? {
-    switch event {
-    case .requestStarted, .response: nil
-    case .modelTurnStarted(let round): ["type": "round", "chat": .integer(chat), "round": .integer(Int64(round))]
-    case .textDelta(let text): ["type": "text", "chat": .integer(chat), "text": .string(text)]
-    case .toolCallStarted(let call):
-      ["type": "call", "chat": .integer(chat), "call": WebJSON.call(call, status: "running")]
-    case .toolCallFinished(let record): ["type": "result", "chat": .integer(chat), "call": WebJSON.call(record)]
-    }
-  }
-
   /// Asks the page about a call of chat `chat` and waits for the answer; a stopped answer is a "no".
   private func ask(_ call: Transcript.ToolCall, tool: any Tool, decision: ApprovalDecision, chat: Int64) async
     -> ToolApprover.Answer
