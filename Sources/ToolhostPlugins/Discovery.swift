@@ -131,79 +131,13 @@ public struct PluginCatalog: Sendable {
     runner: ProcessRunner = .shared, environment: [String: String] = ProcessInfo.processInfo.environment,
     mcp: (any PluginServerLoader)? = nil, startServers: Bool = true
   ) async -> PluginCatalog {
-    enum Found {
-      case native(PluginManifest, executable: String, folder: String, path: String)
-      case server(Int, folder: String, path: String)
-      case problem(PluginDiagnostic)
-    }
     // First the list of manifests, in order; then the expensive part (read, parse, schema-check, resolve the
     // command, compile the tools' schemas) for all of them in parallel; then everything in order again.
-    enum Place {
-      case problem(PluginDiagnostic)
-      case manifest(folder: PluginFolder, path: String)
-    }
-    var places: [Place] = []
-    var untrusted: [UntrustedFolder] = []
-    let fm = FileManager.default
-    let strict = trust.configuration.strictModes
+    let (places, untrusted) = manifestPlaces(in: folders, trust: trust, required: required)
     let checker = FileSafety.Checker(user: trust.user)
-    for folder in folders {
-      var isDir: ObjCBool = false
-      guard fm.fileExists(atPath: folder.path, isDirectory: &isDir), isDir.boolValue else {
-        if required.contains(folder.path) {
-          places.append(
-            .problem(
-              PluginDiagnostic(
-                kind: .missingFolder, path: folder.path, message: "plugin folder does not exist", isError: true)))
-        }
-        continue
-      }
-      if folder.origin == .project && trust.store.record(for: folder.path) == nil {
-        let count = manifests(in: folder.path).count
-        if count > 0 { untrusted.append(UntrustedFolder(path: folder.path, manifests: count)) }
-        continue
-      }
-      if strict, let problem = checker.folderProblem(folder.path) {
-        places.append(
-          .problem(
-            PluginDiagnostic(
-              kind: .unsafePermissions, path: folder.path,
-              message: "refused: \(problem); \(trust.override)", isError: true)))
-        continue
-      }
-      places += manifests(in: folder.path).map { .manifest(folder: folder, path: $0) }
-    }
-    typealias Compiled = [Result<(JSONSchema, JSONSchema?), SchemaError>]
-    typealias Loaded = Result<(PluginManifest, PluginServer.Endpoint, Compiled, [PluginDiagnostic]), ManifestError>
     let searchPath = environment["PATH"]
     @Sendable func load(_ path: String, in folder: PluginFolder) -> Loaded {
-      do throws(ManifestError) {
-        let bytes = try readManifest(path, in: folder, trust: trust, checker: checker)
-        var manifest = try PluginManifest.parse(bytes, path: path)
-        if folder.origin == .project { manifest.projectDigest = TrustStore.digest(bytes) }
-        // Read from a folder of the user's own, or pinned by the user as it is (readManifest refuses the rest).
-        manifest.isTrusted = true
-        manifest.unconfinedRunsAllowed = trust.configuration.allowUnconfined
-        // A remote server runs nothing here: it is reached at its URL.
-        let endpoint: PluginServer.Endpoint
-        if let url = manifest.mcp?.url {
-          endpoint = .url(url)
-        } else {
-          let executable = try manifest.resolveExecutable(searchPath: searchPath)
-          if strict, let problem = checker.programProblem(executable) {
-            throw ManifestError(
-              path: path, kind: .unsafePermissions, message: "its command is refused: \(problem); \(trust.override)")
-          }
-          endpoint = .command(executable: executable)
-        }
-        let options = PluginSchemaFiles.options(manifestPath: path, user: strict ? trust.user : nil)
-        let compiled: Compiled = manifest.tools.map { d in
-          Result { () throws(SchemaError) in try PluginTool.compile(d, options: options) }
-        }
-        return .success((manifest, endpoint, compiled, secretEnvironmentNotes(manifest, trust: trust)))
-      } catch {
-        return .failure(error)
-      }
+      loadManifest(path, in: folder, trust: trust, checker: checker, searchPath: searchPath)
     }
     let work: [(String, PluginFolder)?] = places.map {
       if case .manifest(let folder, let path) = $0 { (path, folder) } else { nil }
@@ -222,40 +156,7 @@ public struct PluginCatalog: Sendable {
       return results
     }
 
-    var found: [Found] = []
-    var servers: [PluginServer] = []
-    var compiledTools: [String: Compiled] = [:]
-    for (i, place) in places.enumerated() {
-      guard case .manifest(let folder, let path) = place else {
-        if case .problem(let d) = place { found.append(.problem(d)) }
-        continue
-      }
-      do {
-        let (manifest, endpoint, compiled, notes) = try results[i]!.get()
-        compiledTools[path] = compiled
-        found += notes.map { .problem($0) }
-        if manifest.mcp != nil {
-          if mcp == nil {
-            found.append(
-              .problem(
-                PluginDiagnostic(
-                  kind: .serverFailed, path: path, tool: nil,
-                  message:
-                    "an MCP server, skipped: this program does not load MCP servers (discovery with ToolhostMCP's MCPPlugins.Loader() does)",
-                  isError: false)))
-          } else {
-            found.append(.server(servers.count, folder: folder.path, path: path))
-            servers.append(PluginServer(manifest: manifest, endpoint: endpoint, hostEnvironment: environment))
-          }
-        } else if case .command(let executable) = endpoint {
-          found.append(.native(manifest, executable: executable, folder: folder.path, path: path))
-        }
-      } catch {
-        found.append(
-          .problem(
-            PluginDiagnostic(kind: error.kind, path: path, tool: nil, message: error.message, isError: true)))
-      }
-    }
+    let (found, servers, compiledTools) = sorted(places, results, loadsServers: mcp != nil, environment: environment)
 
     // MCP servers start at once; each has its own startup timeout. Not started, a server's tools are those of a
     // fresh listing kept from an earlier run, if any.
@@ -275,76 +176,11 @@ public struct PluginCatalog: Sendable {
         catalog.diagnostics.append(d)
       case .server(let index, let folder, let path):
         guard index < loaded.count else { continue }
-        guard let result = loaded[index] else {
-          catalog.diagnostics.append(
-            PluginDiagnostic(
-              kind: .notStarted, path: path, tool: nil,
-              message: "an MCP server (\(servers[index].manifest.command)), not started, so its tools are not listed",
-              isError: false))
-          continue
-        }
-        switch result {
-        case .failure(let error):
-          catalog.diagnostics.append(
-            PluginDiagnostic(kind: .serverFailed, path: path, tool: nil, message: error.message, isError: true))
-        case .success(let result):
-          catalog.diagnostics += result.notes
-          for tool in result.tools {
-            var offered = tool.name
-            if let first = names[offered], let qualified = result.qualifiedNames[tool.name] {
-              offered = qualified
-              catalog.diagnostics.append(
-                PluginDiagnostic(
-                  kind: .adjusted, path: path, tool: tool.name,
-                  message: "offered as \(offered): the name \(tool.name) was taken by a tool in \(first)",
-                  isError: false))
-            }
-            if let first = names[offered] {
-              catalog.diagnostics.append(
-                PluginDiagnostic(
-                  kind: .shadowed, path: path, tool: offered,
-                  message: "shadowed by the tool of the same name in \(first), which was found first", isError: false))
-              continue
-            }
-            names[offered] = path
-            catalog.entries.append(Entry(tool: offered == tool.name ? tool : tool.renamed(offered), folder: folder))
-          }
-        }
+        catalog.addServerTools(loaded[index], of: servers[index], folder: folder, path: path, names: &names)
       case .native(let manifest, let executable, let folder, let path):
-        // The tools of a persistent plugin share its processes.
-        let pool =
-          manifest.persistent
-          ? PersistentPool(
-            spec: PluginTool.persistentSpec(manifest: manifest, executable: executable, hostEnvironment: environment),
-            size: manifest.poolSize) : nil
-        for (index, definition) in manifest.tools.enumerated() {
-          if let first = names[definition.name] {
-            catalog.diagnostics.append(
-              PluginDiagnostic(
-                kind: .shadowed, path: path, tool: definition.name,
-                message: "shadowed by the tool of the same name in \(first), which was found first", isError: false))
-            continue
-          }
-          do {
-            let compiled = try compiledTools[path]![index].get()
-            if let problem = PluginTool.exampleProblem(definition, input: compiled.0) {
-              catalog.diagnostics.append(
-                PluginDiagnostic(
-                  kind: .schemaViolation, path: path, tool: definition.name, message: problem, isError: true))
-              continue
-            }
-            let tool = try PluginTool(
-              definition: definition, manifest: manifest, executable: executable, runner: runner,
-              hostEnvironment: environment, pool: pool, compiled: compiled)
-            names[definition.name] = path
-            catalog.entries.append(Entry(tool: tool, folder: folder))
-          } catch {
-            catalog.diagnostics.append(
-              PluginDiagnostic(
-                kind: .unsupportedSchema, path: path, tool: definition.name,
-                message: "its schema cannot be used: \(error.description)", isError: true))
-          }
-        }
+        catalog.addPluginTools(
+          of: manifest, executable: executable, compiled: compiledTools[path]!, folder: folder, path: path,
+          runner: runner, environment: environment, names: &names)
       }
     }
     return catalog
