@@ -1,4 +1,4 @@
-public import ToolhostSession
+import ToolhostSession
 
 /// How the tools whose approval is `ask` are decided (see ``ToolApprover``).
 public struct ChatApproval: Sendable {

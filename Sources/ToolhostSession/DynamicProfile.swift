@@ -1,4 +1,4 @@
-public import ToolhostGeneration
+import ToolhostGeneration
 import ToolhostJSON
 public import ToolhostTools
 

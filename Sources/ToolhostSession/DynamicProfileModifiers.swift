@@ -1,4 +1,4 @@
-public import ToolhostTools
+import ToolhostTools
 
 // The modifiers and hooks of dynamic profiles (FoundationModels 27): each one a ``ProfileSetting`` that changes the
 // worked-out profile, applied before what it modifies so that the one nearest the `Profile` wins.

@@ -14,7 +14,7 @@
 /// every recorded process has ended within a second. A thousand calls of a small sh plugin (Hostile/hostile-sh)
 /// against one `serve --mcp` show that it leaks no descriptors, and a call under script(1) shows that a plugin
 /// has no controlling terminal (/dev/tty fails). (It could still open toolhost's terminal by its path, as any
-/// program of the user's can: README, Containment and limits.)
+/// program of the user's can: docs/security.md, Containment and limits.)
 import Foundation
 import Testing
 import ToolhostJSON
