@@ -187,7 +187,8 @@ extension PluginCatalog {
   /// Adds a plugin's tools whose names no tool found earlier (`names`: name → manifest path) took; a tool whose
   /// schema or examples cannot be used is a diagnostic.
   mutating func addPluginTools(
-    of manifest: PluginManifest, executable: String, compiled compiledTools: [Result<(JSONSchema, JSONSchema?), SchemaError>],
+    of manifest: PluginManifest, executable: String,
+    compiled compiledTools: [Result<(JSONSchema, JSONSchema?), SchemaError>],
     folder: String, path: String, runner: ProcessRunner, environment: [String: String], names: inout [String: String]
   ) {
     // The tools of a persistent plugin share its processes.

@@ -42,7 +42,6 @@ public struct PluginServer: Sendable {
     self.hostEnvironment = hostEnvironment
   }
 
-
   /// The executable of a server started here; `nil` for a remote one.
   public var executable: String? {
     if case .command(let executable) = endpoint { return executable }
