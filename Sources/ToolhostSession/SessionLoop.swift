@@ -150,17 +150,9 @@ extension LanguageModelSession {
               streaming: streaming, generation: generation, round: rounds + 1, sink: sink)
             content.id = generation
           }
-          let responseEntry = Transcript.Response(text: text, usage: turn.usage)
-          try await runHooks(profile?.onResponse, on: &working) { try await $0(responseEntry) }
-          working.append(.response(responseEntry))
-          try commit(working)
-          // From the prompt on (a profile may have put instructions before it since the request began).
-          let firstNew = working.entries.lastIndex { $0.id == promptEntry.id } ?? working.startIndex
-          let entries = working.entries[firstNew...]
-          emit(
-            .response(Response(content: text, rawContent: content, transcriptEntries: entries)), text, sink,
-            partial: format != nil ? content : nil)
-          return RawResponse(text: text, content: content, entries: entries)
+          return try await respond(
+            text, content: content, usage: turn.usage, to: promptEntry, in: &working, profile: profile,
+            structured: format != nil, sink: sink)
         }
 
         // A model going round in circles (the same call again, or a tool's third call for one prompt) is asked
@@ -173,25 +165,10 @@ extension LanguageModelSession {
         if rounds > policy.maximumToolRounds {
           throw LanguageModelSessionError.toolRoundLimitReached(limit: policy.maximumToolRounds)
         }
-        let calls = Self.uniqueIDs(turn.toolCalls, round: rounds)
-        working.append(
-          .toolCalls(Transcript.ToolCalls(calls: calls, text: turn.text.isEmpty ? nil : turn.text, usage: turn.usage)))
-
-        try await runHooks(profile?.onToolCall, on: &working) { hook in for call in calls { try await hook(call) } }
-        // The tools read the history as it is now (they do not write it).
-        properties.setHistory(of: working)
-        let outcome = try await runCalls(
-          calls, choice: choice, offered: offered, policy: policy, content: turn.text, sink: sink)
-        for record in outcome.records { working.append(.toolOutput(record.output)) }
-        try await runHooks(profile?.onToolOutput, on: &working) { hook in
-          for record in outcome.records { try await hook(record.call, record.output) }
-        }
+        let outcome = try await runToolRound(
+          turn, round: rounds, choice: choice, offered: offered, policy: policy, in: &working, profile: profile,
+          sink: sink)
         if outcome.ranAny { calledTool = true }
-
-        if let failure = outcome.failure {
-          if policy.toolFailures == .throwAndPreserve { try commit(working) }
-          throw failure
-        }
         if let problem = outcome.repairProblem {
           repairs += 1
           if repairs > policy.maximumRepairs {
@@ -208,6 +185,51 @@ extension LanguageModelSession {
       if Task.isCancelled, !(error is LanguageModelSessionError) { throw CancellationError() }
       throw error
     }
+  }
+
+  /// The model's answer ends the request: the response entry (after the `onResponse` hooks) is committed with the
+  /// rest of `working`, and emitted with the entries the request added.
+  private func respond(
+    _ text: String, content: GeneratedContent, usage: TokenUsage?, to promptEntry: Transcript.Prompt,
+    in working: inout Transcript, profile: ResolvedProfile?, structured: Bool, sink: EventSink
+  ) async throws -> RawResponse {
+    let responseEntry = Transcript.Response(text: text, usage: usage)
+    try await runHooks(profile?.onResponse, on: &working) { try await $0(responseEntry) }
+    working.append(.response(responseEntry))
+    try commit(working)
+    // From the prompt on (a profile may have put instructions before it since the request began).
+    let firstNew = working.entries.lastIndex { $0.id == promptEntry.id } ?? working.startIndex
+    let entries = working.entries[firstNew...]
+    emit(
+      .response(Response(content: text, rawContent: content, transcriptEntries: entries)), text, sink,
+      partial: structured ? content : nil)
+    return RawResponse(text: text, content: content, entries: entries)
+  }
+
+  /// One round of tool calls: the calls the model asked for (each with an id of its own) and their outputs go into
+  /// `working`, with the `onToolCall` and `onToolOutput` hooks. A failure the policy does not report to the model is
+  /// thrown (after `working` is committed, for ``SessionPolicy/ToolFailures/throwAndPreserve``).
+  private func runToolRound(
+    _ turn: ModelTurn, round: Int, choice: ToolChoice, offered: [String]?, policy: SessionPolicy,
+    in working: inout Transcript, profile: ResolvedProfile?, sink: EventSink
+  ) async throws -> RoundOutcome {
+    let calls = Self.uniqueIDs(turn.toolCalls, round: round)
+    working.append(
+      .toolCalls(Transcript.ToolCalls(calls: calls, text: turn.text.isEmpty ? nil : turn.text, usage: turn.usage)))
+    try await runHooks(profile?.onToolCall, on: &working) { hook in for call in calls { try await hook(call) } }
+    // The tools read the history as it is now (they do not write it).
+    properties.setHistory(of: working)
+    let outcome = try await runCalls(
+      calls, choice: choice, offered: offered, policy: policy, content: turn.text, sink: sink)
+    for record in outcome.records { working.append(.toolOutput(record.output)) }
+    try await runHooks(profile?.onToolOutput, on: &working) { hook in
+      for record in outcome.records { try await hook(record.call, record.output) }
+    }
+    if let failure = outcome.failure {
+      if policy.toolFailures == .throwAndPreserve { try commit(working) }
+      throw failure
+    }
+    return outcome
   }
 
   /// Works out the dynamic profile (if the session has one) for the next model turn: the session's properties see
