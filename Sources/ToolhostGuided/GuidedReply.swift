@@ -196,36 +196,7 @@ extension GuidedToolCalls {
     /// attempt for the next try.
     public mutating func review(_ turn: ModelTurn, reply: String, for request: ModelRequest) -> Verdict {
       let transcript = request.transcript
-      guard !turn.toolCalls.isEmpty else {
-        if let continuation { return .accept(continuation.standing(turn)) }
-        if decidesOnCalling(request),
-          askForACall(answer: turn.text, need: GuidedToolCalls.parseReply(reply)?["need"]?.stringValue, for: request)
-        {
-          return .retry
-        }
-        if answerOnly, callRequired || rejectedACall, GuidedToolCalls.outputsSinceLastPrompt(transcript).isEmpty,
-          GuidedToolCalls.statesFiguresNotIn(transcript.lastPrompt ?? "", turn.text)
-        {
-          // A call was asked for or tried, none of the tools served, and the answer still gives figures: a guess.
-          var declined = turn
-          declined.text = GuidedToolCalls.declining(tools: request.tools)
-          return .accept(declined)
-        }
-        let parsed = GuidedToolCalls.parseReply(reply)
-        guard GuidedToolCalls.answerProblem(turn.text, in: transcript, reply: parsed) != nil else {
-          var accepted = turn
-          accepted.text = GuidedToolCalls.showingTheChoice(turn.text, in: transcript, reply: parsed)
-          return .accept(accepted)
-        }
-        if !strict {
-          strict = true
-          answerOnly = true
-          return .retry
-        }
-        var stated = turn
-        stated.text = GuidedToolCalls.statement(fromResultsIn: transcript)
-        return .accept(stated)
-      }
+      guard !turn.toolCalls.isEmpty else { return reviewAnswer(turn, reply: reply, for: request) }
       if answerOnly { return .accept(turn) }
       if GuidedToolCalls.repeatsEarlierCall(turn, in: transcript) {
         let fixed = turn.toolCalls.compactMap { GuidedToolCalls.followingSuggestion($0, in: transcript) }
@@ -238,6 +209,52 @@ extension GuidedToolCalls {
         return .retry
       }
       let need = GuidedToolCalls.parseReply(reply)?["need"]?.stringValue
+      let prompt = transcript.lastPrompt ?? ""
+      let (kept, rejected) = sortedCalls(turn, need: need, for: request)
+      guard kept.isEmpty else { return accept(kept, of: turn, prompt: prompt, for: request) }
+      return retry(without: rejected, need: need, prompt: prompt, for: request, standing: turn)
+    }
+
+    /// Reviews an answer (a turn without calls): asked again for a call when one was needed, declined when it gives
+    /// figures no tool looked up, asked again strictly (then stated from the results) when it misstates them.
+    private mutating func reviewAnswer(_ turn: ModelTurn, reply: String, for request: ModelRequest) -> Verdict {
+      let transcript = request.transcript
+      if let continuation { return .accept(continuation.standing(turn)) }
+      if decidesOnCalling(request),
+        askForACall(answer: turn.text, need: GuidedToolCalls.parseReply(reply)?["need"]?.stringValue, for: request)
+      {
+        return .retry
+      }
+      if answerOnly, callRequired || rejectedACall, GuidedToolCalls.outputsSinceLastPrompt(transcript).isEmpty,
+        GuidedToolCalls.statesFiguresNotIn(transcript.lastPrompt ?? "", turn.text)
+      {
+        // A call was asked for or tried, none of the tools served, and the answer still gives figures: a guess.
+        var declined = turn
+        declined.text = GuidedToolCalls.declining(tools: request.tools)
+        return .accept(declined)
+      }
+      let parsed = GuidedToolCalls.parseReply(reply)
+      guard GuidedToolCalls.answerProblem(turn.text, in: transcript, reply: parsed) != nil else {
+        var accepted = turn
+        accepted.text = GuidedToolCalls.showingTheChoice(turn.text, in: transcript, reply: parsed)
+        return .accept(accepted)
+      }
+      if !strict {
+        strict = true
+        answerOnly = true
+        return .retry
+      }
+      var stated = turn
+      stated.text = GuidedToolCalls.statement(fromResultsIn: transcript)
+      return .accept(stated)
+    }
+
+    /// The calls of `turn` kept (their ungiven arguments dropped) and the tools of those rejected: a call that
+    /// copies its tool's description, picks the wrong sibling, invents arguments or serves no need.
+    private func sortedCalls(_ turn: ModelTurn, need: String?, for request: ModelRequest) -> (
+      kept: [Transcript.ToolCall], rejected: Set<String>
+    ) {
+      let transcript = request.transcript
       var kept: [Transcript.ToolCall] = []
       var rejected: Set<String> = []
       let prompt = transcript.lastPrompt ?? ""
@@ -261,46 +278,59 @@ extension GuidedToolCalls {
           kept.append(GuidedToolCalls.withoutUngivenArguments(call, of: tool, in: transcript))
         }
       }
-      guard kept.isEmpty else {
-        var accepted = turn
-        guard GuidedToolCalls.roundsSinceLastPrompt(transcript) == 0 else {
-          accepted.toolCalls = kept
-          return .accept(accepted)
-        }
-        if let continuation {
-          // The calls for the parts the first reply left undone join it (one round), or replace it when it took
-          // nothing from the prompt.
-          var calls = continuation.replaces ? [] : continuation.calls
-          for call in GuidedToolCalls.completingLists(kept, prompt: prompt)
-          where !calls.contains(where: { $0.isSameCall(as: call) })
-            && !continuation.calls.contains(where: { $0.isSameCall(as: call) })
-            && calls.count < GuidedToolCalls.maximumCallsPerReply
-          {
-            var call = call
-            call.id += "_c"
-            calls.append(call)
-          }
-          let firstTools = Set(continuation.calls.map(\.toolName))
-          if calls.isEmpty, continuation.replaces, !firstTools.isSubset(of: excluded) {
-            // The same calls again, and they take nothing from the prompt: once more without their tools.
-            excluded.formUnion(firstTools)
-            return .retry
-          }
-          accepted.toolCalls = calls.isEmpty ? continuation.calls : calls
-          return .accept(accepted)
-        }
-        let calls = GuidedToolCalls.completingLists(kept, prompt: prompt)
-        let parts = GuidedToolCalls.uncoveredParts(of: prompt, by: calls, tools: request.tools)
-        if !parts.isEmpty, calls.count < GuidedToolCalls.maximumCallsPerReply {
-          continuation = GuidedToolCalls.Continuation(
-            calls: calls, parts: parts,
-            replaces: calls.allSatisfy { GuidedToolCalls.takesNothing(from: prompt, $0) })
-          callRequired = true
-          return .retry
-        }
-        accepted.toolCalls = calls
+      return (kept, rejected)
+    }
+
+    /// Accepts the kept calls: completed over the lists the prompt names, joined to a first reply's calls, or asked
+    /// for again for the parts of the prompt they leave undone.
+    private mutating func accept(
+      _ kept: [Transcript.ToolCall], of turn: ModelTurn, prompt: String, for request: ModelRequest
+    ) -> Verdict {
+      let transcript = request.transcript
+      var accepted = turn
+      guard GuidedToolCalls.roundsSinceLastPrompt(transcript) == 0 else {
+        accepted.toolCalls = kept
         return .accept(accepted)
       }
+      if let continuation {
+        // The calls for the parts the first reply left undone join it (one round), or replace it when it took
+        // nothing from the prompt.
+        var calls = continuation.replaces ? [] : continuation.calls
+        for call in GuidedToolCalls.completingLists(kept, prompt: prompt)
+        where !calls.contains(where: { $0.isSameCall(as: call) })
+          && !continuation.calls.contains(where: { $0.isSameCall(as: call) })
+          && calls.count < GuidedToolCalls.maximumCallsPerReply
+        {
+          var call = call
+          call.id += "_c"
+          calls.append(call)
+        }
+        let firstTools = Set(continuation.calls.map(\.toolName))
+        if calls.isEmpty, continuation.replaces, !firstTools.isSubset(of: excluded) {
+          // The same calls again, and they take nothing from the prompt: once more without their tools.
+          excluded.formUnion(firstTools)
+          return .retry
+        }
+        accepted.toolCalls = calls.isEmpty ? continuation.calls : calls
+        return .accept(accepted)
+      }
+      let calls = GuidedToolCalls.completingLists(kept, prompt: prompt)
+      let parts = GuidedToolCalls.uncoveredParts(of: prompt, by: calls, tools: request.tools)
+      if !parts.isEmpty, calls.count < GuidedToolCalls.maximumCallsPerReply {
+        continuation = GuidedToolCalls.Continuation(
+          calls: calls, parts: parts,
+          replaces: calls.allSatisfy { GuidedToolCalls.takesNothing(from: prompt, $0) })
+        callRequired = true
+        return .retry
+      }
+      accepted.toolCalls = calls
+      return .accept(accepted)
+    }
+
+    /// Every call was rejected: another try without the rejected tools, or an answer only.
+    private mutating func retry(
+      without rejected: Set<String>, need: String?, prompt: String, for request: ModelRequest, standing turn: ModelTurn
+    ) -> Verdict {
       // Another try without the rejected tools, unless none of the rest is about the prompt or the need: then it
       // would be rejected too, at the cost of one more request ("Send an e-mail to my landlord" tried the weather,
       // the time and the to-do tools in turn).
