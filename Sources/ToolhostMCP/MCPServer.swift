@@ -194,98 +194,126 @@ public final class MCPServer: Sendable {
     case .response, .errorResponse:
       break  // toolhost sends no requests of its own
     case .request(let id, let method, let params):
-      func fail(_ code: Int, _ text: String) {
-        reply(.errorResponse(id: id, error: JSONRPCError(code: code, message: text)))
-      }
-      let modern: Bool
-      switch MCPEnvelope.era(of: params) {
-      case .failure(let error):
-        reply(.errorResponse(id: id, error: error))
-        return
-      case .success(.handshake):
-        modern = false
-      case .success(.modern(let version)):
-        modern = true
-        state.withLock { $0.protocolVersion = version }
-      }
-      let (served, moreTools) = state.withLock { ($0.served, $0.moreTools) }
-      func answer(_ result: JSONValue) {
-        reply(.response(id: id, result: inEra(result, modern: modern)))
-      }
-      switch method {
-      case "server/discover":
-        guard modern else {
-          fail(
-            JSONRPCError.invalidParams,
-            "server/discover needs params._meta with \(MCPEnvelope.protocolVersionKey) and "
-              + "\(MCPEnvelope.clientCapabilitiesKey)")
-          return
-        }
-        var result: JSONObject = [
-          "supportedVersions": .array(MCPProtocol.modernVersions.map { .string($0) }),
-          "capabilities": ["tools": [:]], "ttlMs": served.modernList["ttlMs"] ?? 0, "cacheScope": "public",
-        ]
-        if let instructions = options.instructions { result["instructions"] = .string(instructions) }
-        answer(.object(result))
-      case "initialize" where modern:
-        fail(
-          JSONRPCError.methodNotFound,
-          "initialize is not part of the 2026-07-28 protocol: send requests with the envelope in params._meta")
-      case "initialize":
-        let requested = params?["protocolVersion"]?.stringValue
-        let version =
-          requested.flatMap { MCPProtocol.supportedVersions.contains($0) ? $0 : nil }
-          ?? MCPProtocol.latestVersion
-        state.withLock { $0.protocolVersion = version }
-        var result: JSONObject = [
-          "protocolVersion": .string(version),
-          "capabilities": ["tools": ["listChanged": true]],
-          "serverInfo": ["name": .string(options.name), "version": .string(options.version)],
-        ]
-        if let instructions = options.instructions {
-          result["instructions"] = .string(instructions)
-        }
-        reply(.response(id: id, result: .object(result)))
-      case "ping":
-        answer([:])
-      case "tools/list":
-        if let cursor = params?["cursor"], !cursor.isNull {
-          fail(
-            JSONRPCError.invalidParams,
-            "unknown cursor \(cursor.serialized()): every tool is on the first page")
-          return
-        }
-        answer(modern ? served.modernList : served.list)
-      case "tools/call":
-        guard let name = params?["name"]?.stringValue else {
-          fail(
-            JSONRPCError.invalidParams, "tools/call needs params.name, the tool's name (a string)")
-          return
-        }
-        let arguments = params?["arguments"].flatMap { $0.isNull ? nil : $0 } ?? [:]
-        if let reason = served.withheld[name] {
-          answer(Self.withheldResult(reason))
-          return
-        }
-        guard served.registry.tool(named: name) != nil else {
-          if let moreTools {
-            // The tool may be one of those still coming: the call waits for them, then runs or fails.
-            startCall(
-              id: id, name: name, arguments: arguments, modern: modern, meta: params?["_meta"], after: moreTools,
-              reply: reply)
-            return
-          }
-          let near = served.registry.suggestions(for: name).filter { served.withheld[$0] == nil }
-          fail(JSONRPCError.invalidParams, "unknown tool: \(name)\(didYouMean(near)); tools/list shows the tools")
-          return
-        }
-        startCall(
-          id: id, name: name, arguments: arguments, modern: modern, meta: params?["_meta"], reply: reply)
-      default:
-        fail(
-          JSONRPCError.methodNotFound, "method not found: \(method) (toolhost serves tools only)")
-      }
+      handleRequest(id: id, method: method, params: params, reply: reply)
     }
+  }
+
+  /// Answers one request, in the protocol era its envelope (or its absence) names.
+  private func handleRequest(
+    id: JSONRPCID, method: String, params: JSONValue?, reply: @escaping @Sendable (JSONRPCMessage) -> Void
+  ) {
+    func fail(_ code: Int, _ text: String) {
+      reply(.errorResponse(id: id, error: JSONRPCError(code: code, message: text)))
+    }
+    let modern: Bool
+    switch MCPEnvelope.era(of: params) {
+    case .failure(let error):
+      reply(.errorResponse(id: id, error: error))
+      return
+    case .success(.handshake):
+      modern = false
+    case .success(.modern(let version)):
+      modern = true
+      state.withLock { $0.protocolVersion = version }
+    }
+    let served = state.withLock { $0.served }
+    func answer(_ result: JSONValue) {
+      reply(.response(id: id, result: inEra(result, modern: modern)))
+    }
+    switch method {
+    case "server/discover":
+      guard modern else {
+        fail(
+          JSONRPCError.invalidParams,
+          "server/discover needs params._meta with \(MCPEnvelope.protocolVersionKey) and "
+            + "\(MCPEnvelope.clientCapabilitiesKey)")
+        return
+      }
+      var result: JSONObject = [
+        "supportedVersions": .array(MCPProtocol.modernVersions.map { .string($0) }),
+        "capabilities": ["tools": [:]], "ttlMs": served.modernList["ttlMs"] ?? 0, "cacheScope": "public",
+      ]
+      if let instructions = options.instructions { result["instructions"] = .string(instructions) }
+      answer(.object(result))
+    case "initialize" where modern:
+      fail(
+        JSONRPCError.methodNotFound,
+        "initialize is not part of the 2026-07-28 protocol: send requests with the envelope in params._meta")
+    case "initialize":
+      reply(.response(id: id, result: .object(initialize(requested: params?["protocolVersion"]?.stringValue))))
+    case "ping":
+      answer([:])
+    case "tools/list":
+      if let cursor = params?["cursor"], !cursor.isNull {
+        fail(
+          JSONRPCError.invalidParams,
+          "unknown cursor \(cursor.serialized()): every tool is on the first page")
+        return
+      }
+      answer(modern ? served.modernList : served.list)
+    case "tools/call":
+      callTool(id: id, params: params, modern: modern, reply: reply)
+    default:
+      fail(
+        JSONRPCError.methodNotFound, "method not found: \(method) (toolhost serves tools only)")
+    }
+  }
+
+  /// The handshake era's `initialize`: the version the client asked for when it is supported (else the latest),
+  /// the capabilities, the server's name and version, and its instructions.
+  private func initialize(requested: String?) -> JSONObject {
+    let version =
+      requested.flatMap { MCPProtocol.supportedVersions.contains($0) ? $0 : nil }
+      ?? MCPProtocol.latestVersion
+    state.withLock { $0.protocolVersion = version }
+    var result: JSONObject = [
+      "protocolVersion": .string(version),
+      "capabilities": ["tools": ["listChanged": true]],
+      "serverInfo": ["name": .string(options.name), "version": .string(options.version)],
+    ]
+    if let instructions = options.instructions {
+      result["instructions"] = .string(instructions)
+    }
+    return result
+  }
+
+  /// `tools/call`: a withheld tool's refusal, an unknown tool's error (with the nearest names), or the call started
+  /// (after the tools still coming, when the name may be one of theirs).
+  private func callTool(
+    id: JSONRPCID, params: JSONValue?, modern: Bool, reply: @escaping @Sendable (JSONRPCMessage) -> Void
+  ) {
+    let (served, moreTools) = state.withLock { ($0.served, $0.moreTools) }
+    guard let name = params?["name"]?.stringValue else {
+      reply(
+        .errorResponse(
+          id: id,
+          error: JSONRPCError(
+            code: JSONRPCError.invalidParams, message: "tools/call needs params.name, the tool's name (a string)")))
+      return
+    }
+    let arguments = params?["arguments"].flatMap { $0.isNull ? nil : $0 } ?? [:]
+    if let reason = served.withheld[name] {
+      reply(.response(id: id, result: inEra(Self.withheldResult(reason), modern: modern)))
+      return
+    }
+    guard served.registry.tool(named: name) != nil else {
+      if let moreTools {
+        // The tool may be one of those still coming: the call waits for them, then runs or fails.
+        startCall(
+          id: id, name: name, arguments: arguments, modern: modern, meta: params?["_meta"], after: moreTools,
+          reply: reply)
+        return
+      }
+      let near = served.registry.suggestions(for: name).filter { served.withheld[$0] == nil }
+      reply(
+        .errorResponse(
+          id: id,
+          error: JSONRPCError(
+            code: JSONRPCError.invalidParams,
+            message: "unknown tool: \(name)\(didYouMean(near)); tools/list shows the tools")))
+      return
+    }
+    startCall(id: id, name: name, arguments: arguments, modern: modern, meta: params?["_meta"], reply: reply)
   }
 
   /// Runs a `tools/call` from a task of its own. `meta` is the request's `_meta`: its `traceparent` reaches the
