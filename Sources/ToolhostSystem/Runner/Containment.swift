@@ -140,27 +140,36 @@ public final class Containment: Sendable {
     guard let base = cgroupFolder else { return ContainmentCell(owner: self, marker: marker, cgroup: nil) }
     // An empty cgroup of an earlier call, or a new one: mkdir and rmdir take the kernel's global cgroup lock,
     // which calls running side by side would otherwise queue on.
-    var path: String
+    // A kept cgroup has its cgroup.procs open, the limits it was given and its limit counters as its last call left
+    // them: only what differs is written, and nothing is read.
     if let idle = idleCgroups.withLock({ $0.popLast() }) {
-      path = idle
-    } else {
-      path = base + "/c" + String(number)
-      guard mkdir(path, 0o755) == 0 else { return ContainmentCell(owner: self, marker: marker, cgroup: nil) }
+      let cgroup = CallCgroup(path: idle.path, procsFD: idle.procsFD)
+      applyLimits(limits, to: cgroup.path, over: idle.limits)
+      return ContainmentCell(owner: self, marker: marker, cgroup: cgroup, limits: limits, events: idle.events)
     }
+    let path = base + "/c" + String(number)
+    guard mkdir(path, 0o755) == 0 else { return ContainmentCell(owner: self, marker: marker, cgroup: nil) }
     let fd = open(path + "/cgroup.procs", O_WRONLY | O_CLOEXEC)
     guard fd >= 0 else {
       rmdir(path)
       return ContainmentCell(owner: self, marker: marker, cgroup: nil)
     }
     let cgroup = CallCgroup(path: path, procsFD: fd)
-    if controllers.contains("memory") {
-      Self.write(cgroup.path + "/memory.max", limits.memoryBytes.map(String.init) ?? "max")
-      Self.write(cgroup.path + "/memory.swap.max", limits.memoryBytes == nil ? "max" : "0")
+    applyLimits(limits, to: path, over: nil)
+    // A new cgroup's counters start at zero.
+    return ContainmentCell(owner: self, marker: marker, cgroup: cgroup, limits: limits, events: .zero)
+  }
+
+  /// Writes the memory and process limits of `limits` into the cgroup at `path`, those that differ from `previous`
+  /// (all of them when `nil`), for the controllers this host has.
+  private func applyLimits(_ limits: ResourceLimits, to path: String, over previous: ResourceLimits?) {
+    if controllers.contains("memory"), previous == nil || previous?.memoryBytes != limits.memoryBytes {
+      Self.write(path + "/memory.max", limits.memoryBytes.map(String.init) ?? "max")
+      Self.write(path + "/memory.swap.max", limits.memoryBytes == nil ? "max" : "0")
     }
-    if controllers.contains("pids") {
-      Self.write(cgroup.path + "/pids.max", limits.processes.map(String.init) ?? "max")
+    if controllers.contains("pids"), previous == nil || previous?.processes != limits.processes {
+      Self.write(path + "/pids.max", limits.processes.map(String.init) ?? "max")
     }
-    return ContainmentCell(owner: self, marker: marker, cgroup: cgroup)
   }
 
   /// A call's cgroup: its folder and its `cgroup.procs`, open for children to join.
@@ -169,8 +178,24 @@ public final class Containment: Sendable {
     var procsFD: Int32
   }
 
-  /// The folders of empty call cgroups kept for the next calls (at most ``idleLimit``).
-  let idleCgroups = Mutex<[String]>([])
+  /// An empty call cgroup kept for the next call: its folder, its `cgroup.procs` still open, the limits written
+  /// into it and its limit counters when its last call ended (`nil` when they were not read).
+  struct IdleCgroup: Sendable {
+    var path: String
+    var procsFD: Int32
+    var limits: ResourceLimits
+    var events: LimitEvents?
+  }
+
+  /// A cgroup's limit counters: `memory.events` oom_kill and `pids.events` max.
+  struct LimitEvents: Sendable, Equatable {
+    var oomKills: Int
+    var pidsMax: Int
+    static let zero = LimitEvents(oomKills: 0, pidsMax: 0)
+  }
+
+  /// The empty call cgroups kept for the next calls (at most ``idleLimit``).
+  let idleCgroups = Mutex<[IdleCgroup]>([])
   static let idleLimit = 64
 
   /// Runs `spawn` (which returns a pid, or -1) and records the child as toolhost's, as one step: a sweep never sees a

@@ -7,19 +7,33 @@ final class ContainmentCell: Sendable {
   /// The value of `TOOLHOST_MARKER` for the processes of this cell.
   let marker: String
   private let callCgroup: Containment.CallCgroup?
-  /// The cgroup's limit counters (`memory.events` oom_kill, `pids.events` max) when the cell began: a reused
-  /// cgroup keeps its earlier calls' counts.
-  private let eventsAtStart: (oomKills: Int, pidsMax: Int)
+  /// The limits written into the cgroup.
+  private let limits: ResourceLimits
+  /// The cgroup's limit counters when the cell began: a reused cgroup keeps its earlier calls' counts.
+  private let eventsAtStart: Containment.LimitEvents
+  /// The counters as ``cgroupLimitHit`` last read them, handed on with the cgroup when it is kept.
+  private let eventsAtEnd = Mutex<Containment.LimitEvents?>(nil)
 
-  init(owner: Containment, marker: String, cgroup: Containment.CallCgroup?) {
+  /// A cell with `cgroup` (or none), given `limits`, its counters at `events` (read here when `nil`).
+  init(
+    owner: Containment, marker: String, cgroup: Containment.CallCgroup?, limits: ResourceLimits = ResourceLimits(),
+    events: Containment.LimitEvents? = nil
+  ) {
     self.owner = owner
     self.marker = marker
     self.callCgroup = cgroup
+    self.limits = limits
     if let path = cgroup?.path, !owner.controllers.isEmpty {
-      eventsAtStart = (Self.event(path, "memory.events", "oom_kill"), Self.event(path, "pids.events", "max"))
+      eventsAtStart = events ?? Self.limitEvents(path)
     } else {
-      eventsAtStart = (0, 0)
+      eventsAtStart = .zero
     }
+  }
+
+  /// The limit counters of the cgroup at `path`.
+  private static func limitEvents(_ path: String) -> Containment.LimitEvents {
+    Containment.LimitEvents(
+      oomKills: event(path, "memory.events", "oom_kill"), pidsMax: event(path, "pids.events", "max"))
   }
 
   /// The cell's cgroup folder, if it has one.
@@ -63,9 +77,11 @@ final class ContainmentCell: Sendable {
 
   /// The limit the cgroup saw exceeded during this cell, if any.
   var cgroupLimitHit: ResourceLimits.Kind? {
-    guard cgroup != nil, !owner.controllers.isEmpty else { return nil }
-    if event("memory.events", "oom_kill") > eventsAtStart.oomKills { return .memory }
-    if event("pids.events", "max") > eventsAtStart.pidsMax { return .processes }
+    guard let cgroup, !owner.controllers.isEmpty else { return nil }
+    let now = Self.limitEvents(cgroup)
+    eventsAtEnd.withLock { $0 = now }
+    if now.oomKills > eventsAtStart.oomKills { return .memory }
+    if now.pidsMax > eventsAtStart.pidsMax { return .processes }
     return nil
   }
 
@@ -73,16 +89,18 @@ final class ContainmentCell: Sendable {
   /// processes are gone (retrying briefly in the background while they exit).
   package func release() {
     guard let callCgroup else { return }
-    close(callCgroup.procsFD)
     let path = callCgroup.path
     if !isPopulated {
+      let events = owner.controllers.isEmpty ? .zero : eventsAtEnd.withLock { $0 }
       let kept = owner.idleCgroups.withLock { idle in
         guard idle.count < Containment.idleLimit else { return false }
-        idle.append(path)
+        idle.append(
+          Containment.IdleCgroup(path: path, procsFD: callCgroup.procsFD, limits: limits, events: events))
         return true
       }
       if kept { return }
     }
+    close(callCgroup.procsFD)
     if rmdir(path) == 0 { return }
     Containment.write(path + "/cgroup.kill", "1")
     DispatchQueue.global(qos: .utility).async {
