@@ -8,16 +8,10 @@ public import ToolhostSession
 /// and asks again until it stands. With ``GuidedFollowUp/results`` an answer the results give by themselves comes
 /// back without a request.
 ///
-/// A turn is retried at four levels, from the inside out; each level sees only the failures the one inside it
-/// gives up on:
-/// 1. **HTTP** (the backend, `OpenAIModel`): a 429 or 5xx answer or a refused connection is sent again with backoff.
-/// 2. **Guided re-ask** (here): a reply whose review says "retry" (a needless, copied or invented call, an answer
-///    from memory, an answer that misstates the results), or a first answer given up on while it streams, is asked
-///    for again under the attempt's changed constraints. The attempt bounds the tries.
-/// 3. **Local restart** (`LocalModel`): when the local model's server died during the turn, it is started again once
-///    and the whole turn is sent again.
-/// 4. **Session repair** (`LanguageModelSession`): a call with invalid arguments or an unknown tool goes back to the
-///    model as that call's output, for a bounded number of repairs.
+/// This driver is the second of the six levels at which a failure is tried again (HTTP, guided re-ask, local restart,
+/// session repair, MCP servers, persistent plugins: docs/architecture.md, "Retries and restarts"): a reply whose
+/// review says "retry", or a first answer given up on while it streams, is asked for again under the attempt's
+/// changed constraints, and the attempt bounds the tries.
 ///
 /// ```swift
 /// let turn = try await GuidedTurn.run(for: request, followUp: .results, callID: { "call_1" }) { attempt in
