@@ -117,33 +117,23 @@ extension LanguageModelSession {
           await activateParts(of: profile)
         }
         let policy = sessionPolicy.with(profile)
-        let options = profile?.applied(to: options) ?? options
-        let tools = self.tools
-        let offered = options.offeredTools.map { names in names.filter { tools.tool(named: $0) != nil } }
-        let definitions = Self.definitions(of: tools).filter { offered?.contains($0.name) ?? true }
-        let choice: ToolChoice =
-          definitions.isEmpty || answerNow
-          ? .none : options.effectiveToolCallingMode.choice(afterToolCalls: calledTool)
-        // With no tool to call, a generated type's turn is constrained to its schema from the start.
-        let constrained = format != nil && choice == .none
-        let seen = profile?.transformed(working) ?? working
-        let request = ModelRequest(
-          transcript: offered.map { seen.steering(toward: $0) } ?? seen, tools: definitions, toolChoice: choice,
-          options: options, responseFormat: constrained ? format?.request : nil)
+        let (request, offered) = modelRequest(
+          working, options: profile?.applied(to: options) ?? options, profile: profile, format: format,
+          answerNow: answerNow, calledTool: calledTool)
+        let choice = request.toolChoice
+        let constrained = request.responseFormat != nil
         emit(.modelTurnStarted(round: rounds + 1), "", sink)
         let model = profile?.model ?? self.model
         let turn = try await nextTurn(
           request, model: model, streaming: streaming, partial: constrained ? generation : nil, sink: sink)
         try Task.checkCancellation()
         if let reasoning = turn.reasoning {
-          let reasoningEntry = Transcript.Reasoning(text: reasoning)
-          working.append(.reasoning(reasoningEntry))
-          try await runHooks(profile?.onReasoning, on: &working) { try await $0(reasoningEntry) }
+          try await addReasoning(reasoning, to: &working, profile: profile)
         }
 
         if turn.toolCalls.isEmpty {
+          var content = GeneratedContent(kind: .string(turn.text))
           var text = turn.text
-          var content = GeneratedContent(kind: .string(text))
           if let format {
             (text, content) = try await structured(
               format, answer: turn.text, constrained: constrained, request: request, model: model,
@@ -161,30 +151,51 @@ extension LanguageModelSession {
           answerNow = true
           continue
         }
-        rounds += 1
-        if rounds > policy.maximumToolRounds {
-          throw LanguageModelSessionError.toolRoundLimitReached(limit: policy.maximumToolRounds)
-        }
         let outcome = try await runToolRound(
-          turn, round: rounds, choice: choice, offered: offered, policy: policy, in: &working, profile: profile,
-          sink: sink)
+          turn, rounds: &rounds, repairs: &repairs, choice: choice, offered: offered, policy: policy, in: &working,
+          profile: profile, sink: sink)
         if outcome.ranAny { calledTool = true }
-        if let problem = outcome.repairProblem {
-          repairs += 1
-          if repairs > policy.maximumRepairs {
-            throw LanguageModelSessionError.repairLimitReached(
-              limit: policy.maximumRepairs, lastProblem: problem)
-          }
-        }
       }
     } catch {
-      // The properties' history goes back to what was kept.
-      properties.setHistory(of: self.transcript)
-      // The transcript was not committed (except by throwAndPreserve above): it is as it was before the request.
-      // A cancelled request reports cancellation, whatever the model or the tools failed with on the way out.
-      if Task.isCancelled, !(error is LanguageModelSessionError) { throw CancellationError() }
-      throw error
+      throw failedRequest(error)
     }
+  }
+
+  /// What a failed request throws, once the properties' history is back to what was kept: the transcript was not
+  /// committed (except by ``SessionPolicy/ToolFailures/throwAndPreserve``), so it is as it was before the request. A
+  /// cancelled request reports cancellation, whatever the model or the tools failed with on the way out.
+  private func failedRequest(_ error: any Error) -> any Error {
+    properties.setHistory(of: self.transcript)
+    if Task.isCancelled, !(error is LanguageModelSessionError) { return CancellationError() }
+    return error
+  }
+
+  /// The request for the model's next turn: the tools offered (those of `options.offeredTools` the session has, or
+  /// all), whether it may, must or must not call one, and the transcript as the profile lets the model see it.
+  /// With no tool to call, a generated type's turn is constrained to its schema from the start.
+  private func modelRequest(
+    _ working: Transcript, options: GenerationOptions, profile: ResolvedProfile?, format: ResponseFormatRequest?,
+    answerNow: Bool, calledTool: Bool
+  ) -> (request: ModelRequest, offered: [String]?) {
+    let tools = self.tools
+    let offered = options.offeredTools.map { names in names.filter { tools.tool(named: $0) != nil } }
+    let definitions = Self.definitions(of: tools).filter { offered?.contains($0.name) ?? true }
+    let choice: ToolChoice =
+      definitions.isEmpty || answerNow
+      ? .none : options.effectiveToolCallingMode.choice(afterToolCalls: calledTool)
+    let constrained = format != nil && choice == .none
+    let seen = profile?.transformed(working) ?? working
+    let request = ModelRequest(
+      transcript: offered.map { seen.steering(toward: $0) } ?? seen, tools: definitions, toolChoice: choice,
+      options: options, responseFormat: constrained ? format?.request : nil)
+    return (request, offered)
+  }
+
+  /// The model's reasoning, as an entry of `working` (after the `onReasoning` hooks have seen it).
+  private func addReasoning(_ reasoning: String, to working: inout Transcript, profile: ResolvedProfile?) async throws {
+    let reasoningEntry = Transcript.Reasoning(text: reasoning)
+    working.append(.reasoning(reasoningEntry))
+    try await runHooks(profile?.onReasoning, on: &working) { try await $0(reasoningEntry) }
   }
 
   /// The model's answer ends the request: the response entry (after the `onResponse` hooks) is committed with the
@@ -206,14 +217,19 @@ extension LanguageModelSession {
     return RawResponse(text: text, content: content, entries: entries)
   }
 
-  /// One round of tool calls: the calls the model asked for (each with an id of its own) and their outputs go into
-  /// `working`, with the `onToolCall` and `onToolOutput` hooks. A failure the policy does not report to the model is
-  /// thrown (after `working` is committed, for ``SessionPolicy/ToolFailures/throwAndPreserve``).
+  /// One round of tool calls, counted in `rounds` (and a call to repair in `repairs`), each within the policy's
+  /// limit: the calls the model asked for (each with an id of its own) and their outputs go into `working`, with the
+  /// `onToolCall` and `onToolOutput` hooks. A failure the policy does not report to the model is thrown (after
+  /// `working` is committed, for ``SessionPolicy/ToolFailures/throwAndPreserve``).
   private func runToolRound(
-    _ turn: ModelTurn, round: Int, choice: ToolChoice, offered: [String]?, policy: SessionPolicy,
-    in working: inout Transcript, profile: ResolvedProfile?, sink: EventSink
+    _ turn: ModelTurn, rounds: inout Int, repairs: inout Int, choice: ToolChoice, offered: [String]?,
+    policy: SessionPolicy, in working: inout Transcript, profile: ResolvedProfile?, sink: EventSink
   ) async throws -> RoundOutcome {
-    let calls = Self.uniqueIDs(turn.toolCalls, round: round)
+    rounds += 1
+    if rounds > policy.maximumToolRounds {
+      throw LanguageModelSessionError.toolRoundLimitReached(limit: policy.maximumToolRounds)
+    }
+    let calls = Self.uniqueIDs(turn.toolCalls, round: rounds)
     working.append(
       .toolCalls(Transcript.ToolCalls(calls: calls, text: turn.text.isEmpty ? nil : turn.text, usage: turn.usage)))
     try await runHooks(profile?.onToolCall, on: &working) { hook in for call in calls { try await hook(call) } }
@@ -228,6 +244,12 @@ extension LanguageModelSession {
     if let failure = outcome.failure {
       if policy.toolFailures == .throwAndPreserve { try commit(working) }
       throw failure
+    }
+    if let problem = outcome.repairProblem {
+      repairs += 1
+      if repairs > policy.maximumRepairs {
+        throw LanguageModelSessionError.repairLimitReached(limit: policy.maximumRepairs, lastProblem: problem)
+      }
     }
     return outcome
   }

@@ -48,25 +48,9 @@ extension LanguageModelSession {
     }
 
     if let approve = policy.approveCall {
-      var approved: [Runnable] = []
-      for item in runnable {
-        guard let tool = tools.tool(named: item.call.toolName) else {
-          approved.append(item)
-          continue
-        }
-        switch await approve(item.call, tool) {
-        case .allow:
-          approved.append(item)
-        case .refuse(let reason):
-          settle(
-            item.index,
-            .failure(
-              ToolCallError(tool: tool, underlyingError: ToolFailure.refused(reason: reason))),
-            .zero, ran: false)
-        }
-        try Task.checkCancellation()
+      runnable = try await approval(of: runnable, by: approve) { index, refusal in
+        settle(index, .failure(refusal), .zero, ran: false)
       }
-      runnable = approved
     }
 
     let registry = self.tools
@@ -106,6 +90,30 @@ extension LanguageModelSession {
       records: finished,
       ranAny: !runnable.isEmpty || finished.contains { !$0.ran && Self.isRefusal($0) },
       repairProblem: repairProblem, failure: failure)
+  }
+
+  /// Asks `approve` about each call in turn and returns the calls it allows; each refused one goes to `refused` (its
+  /// index and the refusal the model is told) before the next is asked about. A call of a tool the session does not
+  /// have is left for the registry to report.
+  private func approval(
+    of runnable: [Runnable], by approve: @Sendable (Transcript.ToolCall, any Tool) async -> SessionPolicy.Approval,
+    refused: (Int, ToolCallError) -> Void
+  ) async throws -> [Runnable] {
+    var approved: [Runnable] = []
+    for item in runnable {
+      guard let tool = tools.tool(named: item.call.toolName) else {
+        approved.append(item)
+        continue
+      }
+      switch await approve(item.call, tool) {
+      case .allow:
+        approved.append(item)
+      case .refuse(let reason):
+        refused(item.index, ToolCallError(tool: tool, underlyingError: ToolFailure.refused(reason: reason)))
+      }
+      try Task.checkCancellation()
+    }
+    return approved
   }
 
   private static func isRefusal(_ record: ToolCallRecord) -> Bool {

@@ -139,9 +139,19 @@ public final class WebChatServer: Sendable {
 
   // MARK: Routes
 
+  /// The page's routes: its files and the session trade, the chats, the approvals and the event stream, each
+  /// request refused first unless ``access`` lets it through.
   private func router() -> Router<BasicRequestContext> {
     let router = Router(context: BasicRequestContext.self)
     router.addMiddleware { FailureMiddleware() }
+    addPageRoutes(to: router)
+    addChatRoutes(to: router)
+    addApprovalAndEventRoutes(to: router)
+    return router
+  }
+
+  /// The page's files, and the one-time link traded for the session's secret.
+  private func addPageRoutes(to router: Router<BasicRequestContext>) {
     router.get("/") { request, _ in
       self.refusal(request) ?? Self.page(WebPage.html, type: "text/html; charset=utf-8")
     }
@@ -166,6 +176,10 @@ public final class WebChatServer: Sendable {
         return Self.json(["error": .string(refusal.message)], status: .init(code: refusal.status))
       }
     }
+  }
+
+  /// The state, the chats and their messages: list, read, rename, delete, send, stop.
+  private func addChatRoutes(to router: Router<BasicRequestContext>) {
     router.get("/api/state") { request, _ in
       if let refusal = self.refusal(request) { return refusal }
       let (chats, more) = try self.engine.chats()
@@ -213,6 +227,10 @@ public final class WebChatServer: Sendable {
       await self.engine.stop(try Self.chatID(context))
       return Response(status: .noContent, headers: Self.commonHeaders)
     }
+  }
+
+  /// The answers to approvals, and the event stream.
+  private func addApprovalAndEventRoutes(to router: Router<BasicRequestContext>) {
     router.post("/api/approvals/:id") { request, context in
       if let refusal = self.refusal(request) { return refusal }
       let body = try await self.body(request)
@@ -229,7 +247,6 @@ public final class WebChatServer: Sendable {
       if let refusal = self.refusal(request) { return refusal }
       return self.eventStream()
     }
-    return router
   }
 
   /// The refusal of `request` by ``access``; `nil` to serve it.
