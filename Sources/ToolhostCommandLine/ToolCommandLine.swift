@@ -130,27 +130,10 @@ public struct ToolCommandLine: Sendable {
         found = o
         negated = true
       }
-      guard let option = found else {
-        let all = options.flatMap(\.flags) + ["--json"]
-        let near = nearestNames(to: flag, in: all, limit: 1)
-        var message = "unknown option \(flag) for \(toolName)"
-        if let n = near.first { message += "; did you mean \(n)?" }
-        if ["--timeout", "--verbose", "--plugins", "--max-output"].contains(flag) {
-          message += " (toolhost's own options go before the tool name)"
-        }
-        throw UsageError(message + " (see `toolhost call \(toolName) --help`)")
-      }
+      guard let option = found else { throw unknownOption(flag) }
       let flagName = option.flags[0]
       if option.kind == "boolean" {
-        if let inline {
-          switch inline.lowercased() {
-          case "true", "yes", "1": object[option.property] = .bool(!negated)
-          case "false", "no", "0": object[option.property] = .bool(negated)
-          default: throw UsageError("\(flagName) is a switch: use \(flagName) or --no-\(flagName.dropFirst(2))")
-          }
-        } else {
-          object[option.property] = .bool(!negated)
-        }
+        object[option.property] = .bool(try Self.switchValue(inline, negated: negated, flag: flagName))
         i += 1
         continue
       }
@@ -166,11 +149,17 @@ public struct ToolCommandLine: Sendable {
       }
       i += 1
     }
+    return try completed(object, over: wholeObject)
+  }
+
+  /// The arguments the flags gave, over the `--json` object when there is one (flags given beside it win); without
+  /// one, every required flag must have been given.
+  private func completed(_ object: JSONObject, over wholeObject: JSONValue?) throws(UsageError) -> JSONValue {
     if let wholeObject {
       guard case .object(var merged) = wholeObject else {
         throw UsageError("--json needs a JSON object, got \(wholeObject.typeName)")
       }
-      for (k, v) in object { merged[k] = v }  // flags given beside --json win
+      for (k, v) in object { merged[k] = v }
       return .object(merged)
     }
     let missing = options.filter { $0.isRequired && object[$0.property] == nil }
@@ -179,6 +168,28 @@ public struct ToolCommandLine: Sendable {
       throw UsageError("missing required \(missing.count == 1 ? "option" : "options") \(names) for \(toolName)")
     }
     return .object(object)
+  }
+
+  /// The error for a flag the tool does not have: the nearest flag it has, and where toolhost's own options go.
+  private func unknownOption(_ flag: String) -> UsageError {
+    let all = options.flatMap(\.flags) + ["--json"]
+    let near = nearestNames(to: flag, in: all, limit: 1)
+    var message = "unknown option \(flag) for \(toolName)"
+    if let n = near.first { message += "; did you mean \(n)?" }
+    if ["--timeout", "--verbose", "--plugins", "--max-output"].contains(flag) {
+      message += " (toolhost's own options go before the tool name)"
+    }
+    return UsageError(message + " (see `toolhost call \(toolName) --help`)")
+  }
+
+  /// A switch's value: on when given alone (off for its `--no-` form), or as `=true`, `=yes`, `=1`, `=false` ...
+  private static func switchValue(_ inline: String?, negated: Bool, flag: String) throws(UsageError) -> Bool {
+    guard let inline else { return !negated }
+    switch inline.lowercased() {
+    case "true", "yes", "1": return !negated
+    case "false", "no", "0": return negated
+    default: throw UsageError("\(flag) is a switch: use \(flag) or --no-\(flag.dropFirst(2))")
+    }
   }
 
   func option(for flag: String) -> Option? {

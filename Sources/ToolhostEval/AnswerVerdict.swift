@@ -129,6 +129,23 @@ public func answerVerdict(
   let needed = Dictionary(question.calls.map { ($0.tool, 1) }, uniquingKeysWith: +)
   verdict.loops = counts.contains { tool, count in count >= 3 && count > (needed[tool] ?? 0) }
   // 3. No argument the user did not give or imply.
+  verdict.reasons += inventedArguments(in: calls, of: question, assignment: assignment).map {
+    FailureReason(.inventedArgument, "invented argument \($0)")
+  }
+  verdict.firstCallRight =
+    calls.first.map { first in
+      question.calls.contains { $0.isMet(tool: first.tool, arguments: first.arguments) }
+    } ?? false
+  // 4. The answer states what the results say.
+  guard !answer.allSatisfy(\.isWhitespace) else { return verdict }
+  verdict.reasons += answerProblems(answer, to: question, transcript: transcript)
+  return verdict
+}
+
+/// The arguments of the calls of expected tools that the user did not give or imply, each named once: a call is
+/// held to the expected call it was matched with (`assignment`), an extra one to every expected call of its tool.
+func inventedArguments(in calls: [ObservedCall], of question: EvalQuestion, assignment: [Int?]) -> [String] {
+  let expectedTools = Set(question.calls.map(\.tool))
   var invented: [String] = []
   for (index, call) in calls.enumerated() where expectedTools.contains(call.tool) {
     let expectations: [ExpectedCall]
@@ -144,22 +161,20 @@ public func answerVerdict(
       invented.append(name)
     }
   }
-  verdict.reasons += invented.map { FailureReason(.inventedArgument, "invented argument \($0)") }
-  verdict.firstCallRight =
-    calls.first.map { first in
-      question.calls.contains { $0.isMet(tool: first.tool, arguments: first.arguments) }
-    } ?? false
-  // 4. The answer states what the results say.
-  guard !answer.allSatisfy(\.isWhitespace) else { return verdict }
+  return invented
+}
+
+/// What is wrong with a (non-empty) answer: numbers the results do not hold, the question echoed, a failure the
+/// results show and the answer hides.
+func answerProblems(_ answer: String, to question: EvalQuestion, transcript: AskTranscript) -> [FailureReason] {
+  var reasons: [FailureReason] = []
   let facts = ResultFacts(transcript.results)
   for number in numbersNotFound(in: answer, question: question.prompt, facts: facts) {
-    verdict.reasons.append(FailureReason(.numberNotInResults, "number \(number) not in results"))
+    reasons.append(FailureReason(.numberNotInResults, "number \(number) not in results"))
   }
-  if isEcho(answer, question: question.prompt, facts: facts) { verdict.reasons.append(FailureReason(.echo)) }
-  if !unresolvedFailures(transcript).isEmpty, !admitsFailure(answer) {
-    verdict.reasons.append(FailureReason(.hidesFailure))
-  }
-  return verdict
+  if isEcho(answer, question: question.prompt, facts: facts) { reasons.append(FailureReason(.echo)) }
+  if !unresolvedFailures(transcript).isEmpty, !admitsFailure(answer) { reasons.append(FailureReason(.hidesFailure)) }
+  return reasons
 }
 
 /// For each expected call, the index of a distinct call that meets it (nil when none is left): the largest such

@@ -264,33 +264,9 @@ extension GuidedToolCalls {
       let undone =
         roundsForPrompt == 1 && !failed
         ? actionLeftUndone(prompt: lastPrompt, calls: callsForPrompt, round: round, tools: tools) : nil
-      let next: String
-      if let undone {
-        next =
-          "The request also asks for what \(undone.name) does. Call it with what these results show, or answer the "
-          + "user's request (\"\(question)\") with them."
-      } else if failed {
-        next = "Fix the call, or answer the user's request (\"\(question)\") without it, saying what failed."
-      } else if !uncovered.isEmpty && !nothing {
-        next =
-          "The request also asks: \(uncovered.map { "\"\($0)\"" }.joined(separator: " and ")). Call the tools for "
-          + "that, or answer the user's request (\"\(question)\") with these results."
-      } else if nothing {
-        next =
-          "Nothing was found. Call the tool once more with a broader argument if the result suggests one, or "
-          + "tell the user (\"\(question)\") that nothing was found."
-      } else if strict {
-        next =
-          "Answer the user's request (\"\(question)\") using only what these results say: copy their names and "
-          + "figures exactly, with their units, and add nothing they do not say."
-      } else if followUp.answersOnly {
-        next =
-          "Now answer the user's request (\"\(question)\") with these results, in plain words; give their figures "
-          + "as they are, with their units."
-      } else {
-        next =
-          "Now answer the user's request (\"\(question)\") with these results, or call another tool if it needs more."
-      }
+      let next = nextStep(
+        question: question, undone: undone?.name, failed: failed, uncovered: uncovered, nothing: nothing,
+        strict: strict, followUp: followUp)
       parts.append(next)
       if choosing(among: compared, for: lastPrompt) != nil {
         parts.append(
@@ -336,5 +312,41 @@ extension GuidedToolCalls {
       messages.insert(["role": "system", "content": .string(extra)], at: 0)
     }
     return messages
+  }
+
+  /// What a round's results ask of the model next, in the order that decides it: a call that does what the request
+  /// also asks (`undone`, the tool's name), a failed call fixed, the parts of the request the calls left out, a
+  /// broader search when nothing was found, or the answer (strictly from the results, in plain words, or with
+  /// another call allowed).
+  static func nextStep(
+    question: String, undone: String?, failed: Bool, uncovered: [String], nothing: Bool, strict: Bool,
+    followUp: GuidedFollowUp
+  ) -> String {
+    if let undone {
+      return
+        "The request also asks for what \(undone) does. Call it with what these results show, or answer the "
+        + "user's request (\"\(question)\") with them."
+    } else if failed {
+      return "Fix the call, or answer the user's request (\"\(question)\") without it, saying what failed."
+    } else if !uncovered.isEmpty && !nothing {
+      return
+        "The request also asks: \(uncovered.map { "\"\($0)\"" }.joined(separator: " and ")). Call the tools for "
+        + "that, or answer the user's request (\"\(question)\") with these results."
+    } else if nothing {
+      return
+        "Nothing was found. Call the tool once more with a broader argument if the result suggests one, or "
+        + "tell the user (\"\(question)\") that nothing was found."
+    } else if strict {
+      return
+        "Answer the user's request (\"\(question)\") using only what these results say: copy their names and "
+        + "figures exactly, with their units, and add nothing they do not say."
+    } else if followUp.answersOnly {
+      return
+        "Now answer the user's request (\"\(question)\") with these results, in plain words; give their figures "
+        + "as they are, with their units."
+    } else {
+      return
+        "Now answer the user's request (\"\(question)\") with these results, or call another tool if it needs more."
+    }
   }
 }

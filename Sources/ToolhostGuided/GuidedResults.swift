@@ -128,18 +128,7 @@ extension GuidedToolCalls {
     of prompt: String, by calls: [Transcript.ToolCall], tools: [Transcript.ToolDefinition]
   ) -> [String] {
     guard !calls.isEmpty else { return [] }
-    var numbers: [Double] = []
-    var text = ""
-    for call in calls {
-      AnswerFigures.collect(call.arguments, into: &numbers)
-      text += " " + call.arguments.serialized()
-      // A flag set covers the words of its name: `includeDone: true` covers "including the finished ones" as far
-      // as "including" goes.
-      for (name, value) in call.arguments.objectValue ?? [:] where value.boolValue == true {
-        text += " " + TopicWords.split(name).joined(separator: " ")
-      }
-    }
-    let argumentWords = GroundingText(text).words
+    let (numbers, argumentWords) = argumentContent(of: calls)
     func covered(_ word: Substring) -> Bool {
       let lowered = Substring(word.lowercased())
       return argumentWords.contains { $0 == lowered || GroundingText.sameStem($0, lowered) }
@@ -205,6 +194,21 @@ extension GuidedToolCalls {
       parts.append(clause)
     }
     return parts
+  }
+
+  /// What `calls`' arguments hold: their numbers, and their words (with the words of the name of each flag set:
+  /// `includeDone: true` covers "including the finished ones" as far as "including" goes).
+  static func argumentContent(of calls: [Transcript.ToolCall]) -> (numbers: [Double], words: Set<Substring>) {
+    var numbers: [Double] = []
+    var text = ""
+    for call in calls {
+      AnswerFigures.collect(call.arguments, into: &numbers)
+      text += " " + call.arguments.serialized()
+      for (name, value) in call.arguments.objectValue ?? [:] where value.boolValue == true {
+        text += " " + TopicWords.split(name).joined(separator: " ")
+      }
+    }
+    return (numbers, GroundingText(text).words)
   }
 
   /// Whether `call`'s arguments hold nothing the prompt says: no number or word of theirs is in it (flags do not

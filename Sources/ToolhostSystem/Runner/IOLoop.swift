@@ -133,53 +133,9 @@ final class IOLoop: Sendable {
     var polled = PollSet<IOJob>()
 
     while true {
-      // Commands.
-      for command in inbox.withLock({ c -> [Command] in
-        defer { c.removeAll(keepingCapacity: true) }
-        return c
-      }) {
-        switch command {
-        case .add(let job):
-          jobs[job.id] = job
-          activeCount.add(1, ordering: .relaxed)
-          if job.input.isEmpty { closeFD(&job.stdinFD) }
-          // Notices sent before the job arrived are in its flags (their commands found no job and were dropped).
-          if job.cancelRequested.load(ordering: .acquiring) { stop(job, .cancelled) }
-        case .cancel(let id):
-          if let job = jobs[id] { stop(job, .cancelled) }
-        }
-      }
+      takeCommands(into: &jobs)
 
-      // Timers.
-      let t = ContinuousClock.now
-      var nextTimer: ContinuousClock.Instant?
-      for job in jobs.values {
-        if let d = job.deadline {
-          if t >= d {
-            job.deadline = nil
-            stop(job, .timedOut)
-          } else {
-            nextTimer = earliest(nextTimer, d)
-          }
-        }
-        if let c = job.nextCheck {
-          if t >= c {
-            job.nextCheck = job.exited ? nil : t + IOJob.checkInterval
-            if job.pidfd < 0, job.reap() {
-              childExited(job)
-            } else if let limit = job.processLimit, !job.exited, job.cell.members().count > limit {
-              job.limitExceeded = .processes
-              killNow(job, at: t)
-            }
-            if let next = job.nextCheck { nextTimer = earliest(nextTimer, next) }
-          } else {
-            nextTimer = earliest(nextTimer, c)
-          }
-        }
-        let (actions, next) = job.life.timersDue(now: t)
-        perform(actions, on: job)
-        if let next { nextTimer = earliest(nextTimer, next) }
-      }
+      let nextTimer = runTimers(of: jobs, now: ContinuousClock.now)
       finishDone(&jobs)
 
       // Poll.
@@ -206,6 +162,60 @@ final class IOLoop: Sendable {
       }
       finishDone(&jobs)
     }
+  }
+
+  /// Takes the callers' commands: new jobs join `jobs` (a job cancelled before it arrived is stopped at once),
+  /// cancelled ones are stopped.
+  private func takeCommands(into jobs: inout [Int: IOJob]) {
+    for command in inbox.withLock({ c -> [Command] in
+      defer { c.removeAll(keepingCapacity: true) }
+      return c
+    }) {
+      switch command {
+      case .add(let job):
+        jobs[job.id] = job
+        activeCount.add(1, ordering: .relaxed)
+        if job.input.isEmpty { closeFD(&job.stdinFD) }
+        // Notices sent before the job arrived are in its flags (their commands found no job and were dropped).
+        if job.cancelRequested.load(ordering: .acquiring) { stop(job, .cancelled) }
+      case .cancel(let id):
+        if let job = jobs[id] { stop(job, .cancelled) }
+      }
+    }
+  }
+
+  /// Runs what is due at `now` for each job (its deadline, its periodic check of the exit and the process limit,
+  /// its lifecycle's timers) and returns when the next timer is due, if any.
+  private func runTimers(of jobs: [Int: IOJob], now t: ContinuousClock.Instant) -> ContinuousClock.Instant? {
+    var nextTimer: ContinuousClock.Instant?
+    for job in jobs.values {
+      if let d = job.deadline {
+        if t >= d {
+          job.deadline = nil
+          stop(job, .timedOut)
+        } else {
+          nextTimer = earliest(nextTimer, d)
+        }
+      }
+      if let c = job.nextCheck {
+        if t >= c {
+          job.nextCheck = job.exited ? nil : t + IOJob.checkInterval
+          if job.pidfd < 0, job.reap() {
+            childExited(job)
+          } else if let limit = job.processLimit, !job.exited, job.cell.members().count > limit {
+            job.limitExceeded = .processes
+            killNow(job, at: t)
+          }
+          if let next = job.nextCheck { nextTimer = earliest(nextTimer, next) }
+        } else {
+          nextTimer = earliest(nextTimer, c)
+        }
+      }
+      let (actions, next) = job.life.timersDue(now: t)
+      perform(actions, on: job)
+      if let next { nextTimer = earliest(nextTimer, next) }
+    }
+    return nextTimer
   }
 
   private func finishDone(_ jobs: inout [Int: IOJob]) {

@@ -51,27 +51,7 @@ final class PersistentLoop: @unchecked Sendable {
     while true {
       // Commands from callers, the alarm, and stdin (written here when callers could not finish, closed here).
       let now = ContinuousClock.now
-      let c = owner.shared.withLock { s in
-        var c = Commands()
-        c.kill = s.kill
-        s.kill = false
-        c.terminate = s.terminate
-        c.stopReason = s.stopReason
-        if let a = s.alarm, now >= a.at {
-          c.due = a.action
-          s.alarm = nil
-        }
-        if s.hasPending, !s.flush() { c.peerGone = true }
-        if s.stdinFD >= 0, s.inputClosed || (s.closeRequested && !s.hasPending) || life.exited {
-          close(s.stdinFD)
-          s.stdinFD = -1
-          s.inputClosed = true
-          s.pending = []
-          s.pendingOffset = 0
-        }
-        c.stdinFD = s.hasPending ? s.stdinFD : -1
-        return c
-      }
+      let c = takeCommands(now: now)
       c.due?()
       if c.stopReason != nil, stopReason == nil { stopReason = c.stopReason }
       if c.kill { perform(life.kill(now: now)) }
@@ -98,19 +78,7 @@ final class PersistentLoop: @unchecked Sendable {
       let (alarmAt, awaited) = owner.shared.withLock { s in
         (s.alarm?.at, s.alarm != nil)
       }
-      var n: Int32 = 0
-      if awaited, stdoutFD >= 0 {
-        // A reply is awaited: watch for it actively for a moment before sleeping. Fast plugins answer within
-        // tens of microseconds, and a thread already awake saves a wake-up on the reply's path (a third of a
-        // persistent call's cost here); sched_yield leaves the CPU to the child meanwhile.
-        let spinEnd = ContinuousClock.now + Self.replySpin
-        repeat {
-          n = polled.poll(until: nil, now: true)
-          if n != 0 { break }
-          sched_yield()
-        } while ContinuousClock.now < spinEnd
-      }
-      if n == 0 { n = polled.poll(until: alarmAt.map { earliest(nextTimer, $0) } ?? nextTimer) }
+      let n = waitForEvents(awaitingReply: awaited, until: alarmAt.map { earliest(nextTimer, $0) } ?? nextTimer)
       if n <= 0 { continue }
       polled.forEachReady { _, stream in
         switch stream {
@@ -127,6 +95,49 @@ final class PersistentLoop: @unchecked Sendable {
         }
       }
     }
+  }
+
+  /// Takes what callers asked for since the last turn (kill, terminate, the stop reason, an alarm that is due),
+  /// writes what stdin can take of the pending input, and closes stdin once it is no longer needed.
+  private func takeCommands(now: ContinuousClock.Instant) -> Commands {
+    owner.shared.withLock { s in
+      var c = Commands()
+      c.kill = s.kill
+      s.kill = false
+      c.terminate = s.terminate
+      c.stopReason = s.stopReason
+      if let a = s.alarm, now >= a.at {
+        c.due = a.action
+        s.alarm = nil
+      }
+      if s.hasPending, !s.flush() { c.peerGone = true }
+      if s.stdinFD >= 0, s.inputClosed || (s.closeRequested && !s.hasPending) || life.exited {
+        close(s.stdinFD)
+        s.stdinFD = -1
+        s.inputClosed = true
+        s.pending = []
+        s.pendingOffset = 0
+      }
+      c.stdinFD = s.hasPending ? s.stdinFD : -1
+      return c
+    }
+  }
+
+  /// Polls the watched descriptors until one is ready or `deadline`; returns how many are ready.
+  ///
+  /// While a reply is awaited, it watches actively for a moment first: fast plugins answer within tens of
+  /// microseconds, and a thread already awake saves a wake-up on the reply's path (a third of a persistent call's
+  /// cost here); sched_yield leaves the CPU to the child meanwhile.
+  private func waitForEvents(awaitingReply: Bool, until deadline: ContinuousClock.Instant?) -> Int32 {
+    if awaitingReply, stdoutFD >= 0 {
+      let spinEnd = ContinuousClock.now + Self.replySpin
+      repeat {
+        let n = polled.poll(until: nil, now: true)
+        if n != 0 { return n }
+        sched_yield()
+      } while ContinuousClock.now < spinEnd
+    }
+    return polled.poll(until: deadline)
   }
 
   struct Commands {
