@@ -171,10 +171,20 @@ func runnerBenchmarks() async throws -> [BenchRow] {
   let runner = ProcessRunner()
   // The other mechanism than the machine's strongest, for its per-call cost.
   let subreaper = ProcessRunner(containment: Containment(preference: .subreaper))
+  var (rows, cPer) = try await sequentialRunnerRows(tiny: tiny, request: request, runner: runner, subreaper: subreaper)
+  rows += try await throughputRows(tiny: tiny, request: request, runners: [runner, subreaper], cPer: cPer)
+  rows.append(try await sleeperRow(sleeper: sleeper, request: request, runner: runner))
+  rows += try await timeoutRows(runner: runner)
+  return rows
+}
+
+/// Sequential calls: the C floor and the runner (contained, confined, the subreaper, the full tool path, Foundation's
+/// Process), interleaved, medians of 5; and the C floor's time per call in µs.
+private func sequentialRunnerRows(
+  tiny: String, request: [UInt8], runner: ProcessRunner, subreaper: ProcessRunner
+) async throws -> (rows: [BenchRow], cPer: Double) {
   let n = 1000
   var rows: [BenchRow] = []
-
-  // Sequential: the C floor and our runner, interleaved, medians of 5.
   var cTimes: [Double] = []
   var ourTimes: [Double] = []
   var subreaperTimes: [Double] = []
@@ -264,7 +274,16 @@ func runnerBenchmarks() async throws -> [BenchRow] {
       value: med(toolTimes) / Double(n) * 1e6, unit: "µs/call", baselineName: "C posix_spawn+pipes",
       baselineValue: cPer, goal: "-"))
 
-  // Throughput at 1, 8, 64 in flight, with the machine's containment (and the subreaper where that is a cgroup).
+  return (rows, cPer)
+}
+
+/// Throughput at 1, 8, 64 in flight, with the machine's containment (and the subreaper where that is a cgroup).
+private func throughputRows(tiny: String, request: [UInt8], runners: [ProcessRunner], cPer: Double) async throws
+  -> [BenchRow]
+{
+  var rows: [BenchRow] = []
+  let runner = runners[0]
+  let subreaper = runners[1]
   let throughputRunners = [runner] + (runner.containment.mechanism == .subreaper ? [] : [subreaper])
   for width in [1, 8, 64] {
     for contained in throughputRunners {
@@ -288,7 +307,11 @@ func runnerBenchmarks() async throws -> [BenchRow] {
     }
   }
 
-  // 1,000 calls of a plugin that sleeps 100 ms, 64 at a time: ideal 1000/64 x 0.1 s.
+  return rows
+}
+
+/// 1,000 calls of a plugin that sleeps 100 ms, 64 at a time: ideal 1000/64 x 0.1 s.
+private func sleeperRow(sleeper: String, request: [UInt8], runner: ProcessRunner) async throws -> BenchRow {
   let ideal = (1000.0 / 64.0).rounded(.up) * 0.1
   let tSleep = try await medianAsync(runs: 3) {
     try await withThrowingTaskGroup(of: Void.self) { group in
@@ -301,12 +324,15 @@ func runnerBenchmarks() async throws -> [BenchRow] {
       try await group.waitForAll()
     }
   }
-  rows.append(
+  return
     BenchRow(
       suite: "runner", name: "1,000 calls of a 100 ms plugin, 64 in flight", value: tSleep, unit: "s",
-      baselineName: "ideal", baselineValue: ideal, goal: "<= 1.2x"))
+      baselineName: "ideal", baselineValue: ideal, goal: "<= 1.2x")
+}
 
-  // Timeout precision: a tree whose grandchild ignores SIGTERM and holds stdout.
+/// Timeout precision: a tree whose grandchild ignores SIGTERM and holds stdout.
+private func timeoutRows(runner: ProcessRunner) async throws -> [BenchRow] {
+  var rows: [BenchRow] = []
   var overshoots: [Double] = []
   for _ in 0..<10 {
     let spec = ProcessSpec(
