@@ -184,7 +184,6 @@ private func sequentialRunnerRows(
   tiny: String, request: [UInt8], runner: ProcessRunner, subreaper: ProcessRunner
 ) async throws -> (rows: [BenchRow], cPer: Double) {
   let n = 1000
-  var rows: [BenchRow] = []
   var cTimes: [Double] = []
   var ourTimes: [Double] = []
   var subreaperTimes: [Double] = []
@@ -195,13 +194,7 @@ private func sequentialRunnerRows(
   let confinement = Confinement(
     readable: [(tiny as NSString).deletingLastPathComponent], writable: [benchDir + "/tiny-tmp"])
   try? FileManager.default.createDirectory(atPath: benchDir + "/tiny-tmp", withIntermediateDirectories: true)
-  let dir = benchDir + "/tinyplugin"
-  try? FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
-  try """
-  {"manifestVersion": 1, "command": "\(tiny)", "tools": [{"name": "tiny", "description": "tiny",
-   "inputSchema": {"type": "object", "properties": {"city": {"type": "string"}}}}]}
-  """.write(toFile: dir + "/toolhost.json", atomically: false, encoding: .utf8)
-  let registry = await PluginCatalog.discover(folders: [benchDir]).registry()
+  let registry = try await tinyToolRegistry(command: tiny)
   _ = try await registry.call("tiny", arguments: ["city": "Boston"])
   for _ in 0..<5 {
     let c = request.withUnsafeBufferPointer { b in
@@ -236,10 +229,28 @@ private func sequentialRunnerRows(
     toolTimes.append(now() - t1)
     naiveTimes.append(try naiveFoundationLoop(tiny, request: request, n: n))
   }
+  let times = SequentialTimes(
+    c: cTimes, contained: ourTimes, subreaper: subreaperTimes, tool: toolTimes, naive: naiveTimes,
+    confined: confinedTimes)
+  return sequentialRows(times, calls: n, mechanism: runner.containment.mechanism.rawValue)
+}
+
+/// The times of the sequential rounds, in seconds per round of calls.
+private struct SequentialTimes {
+  var c, contained, subreaper, tool, naive, confined: [Double]
+}
+
+/// The sequential rows from their rounds' times (medians, in µs per call), and the C floor's time per call.
+private func sequentialRows(_ times: SequentialTimes, calls n: Int, mechanism: String) -> (
+  rows: [BenchRow], cPer: Double
+) {
+  var rows: [BenchRow] = []
+  let (cTimes, ourTimes, subreaperTimes, toolTimes, naiveTimes, confinedTimes) = (
+    times.c, times.contained, times.subreaper, times.tool, times.naive, times.confined
+  )
   func med(_ a: [Double]) -> Double { a.sorted()[a.count / 2] }
   let cPer = med(cTimes) / Double(n) * 1e6
   let naivePer = med(naiveTimes) / Double(n) * 1e6
-  let mechanism = runner.containment.mechanism.rawValue
   rows.append(
     BenchRow(
       suite: "runner", name: "sequential call, ProcessRunner contained (\(mechanism))",
@@ -275,6 +286,18 @@ private func sequentialRunnerRows(
       baselineValue: cPer, goal: "-"))
 
   return (rows, cPer)
+}
+
+/// A registry with the tiny plugin `command` as a tool of a plugin folder, for the full tool path.
+private func tinyToolRegistry(command tiny: String) async throws -> ToolRegistry {
+  let dir = benchDir + "/tinyplugin"
+  try? FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
+  try """
+  {"manifestVersion": 1, "command": "\(tiny)", "tools": [{"name": "tiny", "description": "tiny",
+   "inputSchema": {"type": "object", "properties": {"city": {"type": "string"}}}}]}
+  """.write(toFile: dir + "/toolhost.json", atomically: false, encoding: .utf8)
+  let registry = await PluginCatalog.discover(folders: [benchDir]).registry()
+  return registry
 }
 
 /// Throughput at 1, 8, 64 in flight, with the machine's containment (and the subreaper where that is a cgroup).

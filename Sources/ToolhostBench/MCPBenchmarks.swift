@@ -8,20 +8,7 @@ import ToolhostTools
 /// request, reply parsing) in the same run: sequential latency (median and p90 of every call of 5 interleaved
 /// rounds) and throughput with 8 calls in flight (median of 3 runs).
 func persistentBenchmarks() async throws -> [BenchRow] {
-  let exe = try compileTinyLinePlugin()
-  let root = benchDir + "/persistent-suite"
-  func plugin(_ name: String, persistent: Bool, poolSize: Int = 1) throws {
-    let dir = root + "/" + name
-    try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
-    let extra = persistent ? #", "persistent": true, "poolSize": \#(poolSize)"# : ""
-    try """
-    {"manifestVersion": 1, "command": "\(exe)"\(extra), "tools": [{"name": "\(name)", "description": "tiny",
-     "inputSchema": {"type": "object", "properties": {"city": {"type": "string"}}}}]}
-    """.write(toFile: dir + "/toolhost.json", atomically: false, encoding: .utf8)
-  }
-  try plugin("tinySpawned", persistent: false)
-  try plugin("tinyPersistent", persistent: true)
-  try plugin("tinyPool", persistent: true, poolSize: 2)
+  let root = try writePersistentSuitePlugins(command: try compileTinyLinePlugin())
   let catalog = await PluginCatalog.discover(folders: [root])
   let registry = catalog.registry()
   let arguments: JSONValue = ["city": "Boston"]
@@ -91,6 +78,25 @@ func persistentBenchmarks() async throws -> [BenchRow] {
 
   await catalog.shutdown()
   return rows
+}
+
+/// The persistent suite's three plugins, the tiny line plugin `command` spawned per call, kept running, and kept
+/// running in a pool of 2, in a folder of their own, which it returns.
+private func writePersistentSuitePlugins(command exe: String) throws -> String {
+  let root = benchDir + "/persistent-suite"
+  func plugin(_ name: String, persistent: Bool, poolSize: Int = 1) throws {
+    let dir = root + "/" + name
+    try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
+    let extra = persistent ? #", "persistent": true, "poolSize": \#(poolSize)"# : ""
+    try """
+    {"manifestVersion": 1, "command": "\(exe)"\(extra), "tools": [{"name": "\(name)", "description": "tiny",
+     "inputSchema": {"type": "object", "properties": {"city": {"type": "string"}}}}]}
+    """.write(toFile: dir + "/toolhost.json", atomically: false, encoding: .utf8)
+  }
+  try plugin("tinySpawned", persistent: false)
+  try plugin("tinyPersistent", persistent: true)
+  try plugin("tinyPool", persistent: true, poolSize: 2)
+  return root
 }
 
 /// Compiles the tiny plugin that answers in both modes.

@@ -14,17 +14,7 @@ import ToolhostTools
 func serveBenchmarks() async throws -> [BenchRow] {
   let binary = try toolhostBesideThisBinary()
   let exe = try compileTinyLinePlugin()
-  let root = benchDir + "/serve-suite"
-  try? FileManager.default.removeItem(atPath: root)
-  for (name, extra) in [("tinyPool", #", "persistent": true, "poolSize": 2"#), ("tinySpawned", "")] {
-    let dir = root + "/" + name
-    try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
-    try """
-    {"manifestVersion": 1, "command": "\(exe)"\(extra), "tools": [{"name": "\(name)", "description": "tiny",
-     "inputSchema": {"type": "object", "properties": {"city": {"type": "string"}}},
-     "annotations": {"readOnlyHint": true}}]}
-    """.write(toFile: dir + "/toolhost.json", atomically: false, encoding: .utf8)
-  }
+  let root = try writeServeSuitePlugins(command: exe)
   let arguments: JSONValue = ["city": "Boston"]
   var environment = ProcessInfo.processInfo.environment
   environment["HOME"] = root
@@ -42,34 +32,14 @@ func serveBenchmarks() async throws -> [BenchRow] {
   // Over HTTP: a `serve --mcp --http 127.0.0.1:0` with its default limits but for the calls in flight (raised to the
   // 64 measured here) and a bearer token, and toolhost's MCP client over HTTP.
   let token = MCPHTTPToken.generate()
-  let server = Process()
-  server.executableURL = URL(fileURLWithPath: binary)
-  server.arguments = [
-    "serve", "--mcp", "--http", "127.0.0.1:0", "--plugins", root, "--token-env", "BENCH_TOKEN", "--max-calls", "64",
-  ]
-  var serverEnvironment = environment
-  serverEnvironment["BENCH_TOKEN"] = token
-  server.environment = serverEnvironment
-  let stderr = Pipe()
-  server.standardError = stderr
-  try server.run()
+  let (server, url) = try startHTTPServe(binary: binary, root: root, environment: environment, token: token)
   defer {
     server.terminate()
     server.waitUntilExit()
   }
-  var said = ""
-  while !said.contains("/mcp\n") {
-    let chunk = stderr.fileHandleForReading.availableData
-    if chunk.isEmpty { throw BenchError("serve --mcp --http ended: \(said)") }
-    said += String(decoding: chunk, as: UTF8.self)
-  }
-  guard let found = said.range(of: #"http://[^ \n]+/mcp"#, options: .regularExpression) else {
-    throw BenchError("serve --mcp --http did not say where it listens: \(said)")
-  }
   let http = MCPServerConnection(
     MCPServerConfiguration(
-      name: "http", executable: String(said[found]),
-      transport: MCPHTTPClientTransport.opener(.init(url: String(said[found]), bearerToken: token))))
+      name: "http", executable: url, transport: MCPHTTPClientTransport.opener(.init(url: url, bearerToken: token))))
 
   typealias Call = @Sendable (String) async throws -> Void
   let direct: Call = { tool in
@@ -89,6 +59,67 @@ func serveBenchmarks() async throws -> [BenchRow] {
 
   let serverPIDs: [String: Int32] = ["stdio": stdio.processID ?? 0, "http": server.processIdentifier]
 
+  var rows = try await serveRows(paths: paths, serverPIDs: serverPIDs)
+  rows += try await wrkRows(
+    url: url, token: token, serverPID: server.processIdentifier, direct: direct)
+  await stdio.shutdown()
+  await http.shutdown()
+  await catalog.shutdown()
+  return rows
+}
+
+/// The serve suite's two plugins, the tiny line plugin `command` kept running (a pool of 2) and spawned per call,
+/// in a folder of their own, which it returns.
+private func writeServeSuitePlugins(command exe: String) throws -> String {
+  let root = benchDir + "/serve-suite"
+  try? FileManager.default.removeItem(atPath: root)
+  for (name, extra) in [("tinyPool", #", "persistent": true, "poolSize": 2"#), ("tinySpawned", "")] {
+    let dir = root + "/" + name
+    try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
+    try """
+    {"manifestVersion": 1, "command": "\(exe)"\(extra), "tools": [{"name": "\(name)", "description": "tiny",
+     "inputSchema": {"type": "object", "properties": {"city": {"type": "string"}}},
+     "annotations": {"readOnlyHint": true}}]}
+    """.write(toFile: dir + "/toolhost.json", atomically: false, encoding: .utf8)
+  }
+  return root
+}
+
+/// Starts `serve --mcp --http 127.0.0.1:0` over the plugins of `root`, with its default limits but for the calls in
+/// flight (raised to the 64 measured here) and the bearer `token`; returns it and the address it says it serves.
+private func startHTTPServe(binary: String, root: String, environment: [String: String], token: String) throws -> (
+  Process, String
+) {
+  let server = Process()
+  server.executableURL = URL(fileURLWithPath: binary)
+  server.arguments = [
+    "serve", "--mcp", "--http", "127.0.0.1:0", "--plugins", root, "--token-env", "BENCH_TOKEN", "--max-calls", "64",
+  ]
+  var serverEnvironment = environment
+  serverEnvironment["BENCH_TOKEN"] = token
+  server.environment = serverEnvironment
+  let stderr = Pipe()
+  server.standardError = stderr
+  try server.run()
+  var said = ""
+  while !said.contains("/mcp\n") {
+    let chunk = stderr.fileHandleForReading.availableData
+    if chunk.isEmpty { throw BenchError("serve --mcp --http ended: \(said)") }
+    said += String(decoding: chunk, as: UTF8.self)
+  }
+  guard let found = said.range(of: #"http://[^ \n]+/mcp"#, options: .regularExpression) else {
+    server.terminate()
+    server.waitUntilExit()
+    throw BenchError("serve --mcp --http did not say where it listens: \(said)")
+  }
+  return (server, String(said[found]))
+}
+
+/// Throughput, p50, p99 and the server's CPU per call over stdio and HTTP against the direct calls, for both plugins
+/// at 1, 8 and 64 calls in flight.
+private func serveRows(paths: [(String, @Sendable (String) async throws -> Void)], serverPIDs: [String: Int32])
+  async throws -> [BenchRow]
+{
   var rows: [BenchRow] = []
   for (tool, label, calls) in [("tinyPool", "persistent", 3000), ("tinySpawned", "spawned", 300)] {
     for inFlight in [1, 8, 64] {
@@ -133,11 +164,6 @@ func serveBenchmarks() async throws -> [BenchRow] {
       }
     }
   }
-  rows += try await wrkRows(
-    url: String(said[found]), token: token, serverPID: server.processIdentifier, direct: direct)
-  await stdio.shutdown()
-  await http.shutdown()
-  await catalog.shutdown()
   return rows
 }
 
