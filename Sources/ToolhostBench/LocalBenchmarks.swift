@@ -54,6 +54,59 @@ func localBenchmarks() async throws -> [BenchRow] {
   return rows
 }
 
+/// Streams `request` through the model: (seconds to the first text, seconds from first to last text, deltas).
+private func timedStream(_ model: LocalModel, _ request: ModelRequest) async throws -> (
+  first: Double, rest: Double, deltas: Int
+) {
+  let t0 = now()
+  var first: Double?
+  var last = t0
+  var deltas = 0
+  for try await event in model.streamTurn(for: request) {
+    if case .textDelta = event {
+      let t = now()
+      if first == nil { first = t }
+      last = t
+      deltas += 1
+    }
+  }
+  return ((first ?? now()) - t0, last - (first ?? last), deltas)
+}
+/// The same body POSTed with a plain HTTP client: (seconds to the first content chunk, first to last, chunks).
+private func timedRawStream(
+  _ request: ModelRequest, endpoint: LocalModelServer.Endpoint, raw: HTTPClient, modelName: String
+) async throws -> (first: Double, rest: Double, deltas: Int) {
+  let body = ChatCompletions.requestBody(for: request, model: modelName, stream: true)
+  var post = HTTPClientRequest(url: endpoint.baseURL + "/chat/completions")
+  post.method = .POST
+  post.headers.add(name: "Content-Type", value: "application/json")
+  post.headers.add(name: "Authorization", value: "Bearer \(endpoint.key)")
+  post.body = .bytes(Array(body.serialized().utf8))
+  let t0 = now()
+  let response = try await raw.execute(post, timeout: .seconds(300))
+  var first: Double?
+  var last = t0
+  var chunks = 0
+  var pending = ""
+  for try await buffer in response.body {
+    pending += String(buffer: buffer)
+    while let newline = pending.firstIndex(of: "\n") {
+      let line = pending[..<newline]
+      pending = String(pending[pending.index(after: newline)...])
+      guard line.hasPrefix("data: {"), let chunk = try? JSONValue.parse(String(line.dropFirst(6))) else {
+        continue
+      }
+      if let content = chunk["choices"]?[0]?["delta"]?["content"]?.stringValue, !content.isEmpty {
+        let t = now()
+        if first == nil { first = t }
+        last = t
+        chunks += 1
+      }
+    }
+  }
+  return ((first ?? now()) - t0, last - (first ?? last), chunks)
+}
+
 private func measureSpeed(model: LocalModel, endpoint: LocalModelServer.Endpoint, raw: HTTPClient) async throws
   -> [BenchRow]
 {
@@ -63,63 +116,14 @@ private func measureSpeed(model: LocalModel, endpoint: LocalModelServer.Endpoint
       transcript: Transcript(entries: [.prompt(.init(text: prompt))]), tools: tools, toolChoice: .auto,
       options: GenerationOptions(temperature: 0, maximumResponseTokens: maxTokens))
   }
-  /// Streams `request` through the model: (seconds to the first text, seconds from first to last text, deltas).
-  func stream(_ request: ModelRequest) async throws -> (first: Double, rest: Double, deltas: Int) {
-    let t0 = now()
-    var first: Double?
-    var last = t0
-    var deltas = 0
-    for try await event in model.streamTurn(for: request) {
-      if case .textDelta = event {
-        let t = now()
-        if first == nil { first = t }
-        last = t
-        deltas += 1
-      }
-    }
-    return ((first ?? now()) - t0, last - (first ?? last), deltas)
-  }
-  /// The same body POSTed with a plain HTTP client: (seconds to the first content chunk, first to last, chunks).
-  func rawStream(_ request: ModelRequest) async throws -> (first: Double, rest: Double, deltas: Int) {
-    let body = ChatCompletions.requestBody(for: request, model: modelName, stream: true)
-    var post = HTTPClientRequest(url: endpoint.baseURL + "/chat/completions")
-    post.method = .POST
-    post.headers.add(name: "Content-Type", value: "application/json")
-    post.headers.add(name: "Authorization", value: "Bearer \(endpoint.key)")
-    post.body = .bytes(Array(body.serialized().utf8))
-    let t0 = now()
-    let response = try await raw.execute(post, timeout: .seconds(300))
-    var first: Double?
-    var last = t0
-    var chunks = 0
-    var pending = ""
-    for try await buffer in response.body {
-      pending += String(buffer: buffer)
-      while let newline = pending.firstIndex(of: "\n") {
-        let line = pending[..<newline]
-        pending = String(pending[pending.index(after: newline)...])
-        guard line.hasPrefix("data: {"), let chunk = try? JSONValue.parse(String(line.dropFirst(6))) else {
-          continue
-        }
-        if let content = chunk["choices"]?[0]?["delta"]?["content"]?.stringValue, !content.isEmpty {
-          let t = now()
-          if first == nil { first = t }
-          last = t
-          chunks += 1
-        }
-      }
-    }
-    return ((first ?? now()) - t0, last - (first ?? last), chunks)
-  }
-
   var rows: [BenchRow] = []
   // Warm up (the first request maps the model's pages in).
-  _ = try await stream(request("Say hi.", maxTokens: 4))
+  _ = try await timedStream(model, request("Say hi.", maxTokens: 4))
 
   // First token of a short prompt: a different prompt each time, so no cached prefix beyond the chat template.
   var firstShort: [Double] = []
   for (i, city) in ["Lisbon", "Nairobi", "Lima", "Hanoi", "Quebec"].enumerated() {
-    let r = try await stream(request("In one sentence, what is \(city) known for? (\(i))", maxTokens: 8))
+    let r = try await timedStream(model, request("In one sentence, what is \(city) known for? (\(i))", maxTokens: 8))
     firstShort.append(r.first)
   }
   rows.append(
@@ -135,7 +139,7 @@ private func measureSpeed(model: LocalModel, endpoint: LocalModelServer.Endpoint
   var firstGuidedCold: Double = 0
   var firstGuidedWarm: [Double] = []
   for (i, question) in ["What is the capital of Italy?", "Who wrote Hamlet?", "What is 7 times 6?"].enumerated() {
-    let r = try await stream(request(question, tools: definitions, maxTokens: 24))
+    let r = try await timedStream(model, request(question, tools: definitions, maxTokens: 24))
     if i == 0 { firstGuidedCold = r.first } else { firstGuidedWarm.append(r.first) }
   }
   rows.append(
@@ -153,9 +157,9 @@ private func measureSpeed(model: LocalModel, endpoint: LocalModelServer.Endpoint
   var viaRaw: [Double] = []
   let long = request("Count from 1 to 60, separated by commas.", maxTokens: 160)
   for _ in 0..<3 {
-    let a = try await stream(long)
+    let a = try await timedStream(model, long)
     if a.deltas > 1 { viaToolhost.append(Double(a.deltas - 1) / a.rest) }
-    let b = try await rawStream(long)
+    let b = try await timedRawStream(long, endpoint: endpoint, raw: raw, modelName: modelName)
     if b.deltas > 1 { viaRaw.append(Double(b.deltas - 1) / b.rest) }
   }
   rows.append(

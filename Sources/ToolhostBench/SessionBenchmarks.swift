@@ -54,21 +54,23 @@ private func measureSession(baseURL: String) async throws -> [BenchRow] {
   }
 }
 
+/// POSTs `body` to `url` with a plain HTTP client and reads the whole reply: the raw baseline of a request.
+private func postRaw(_ body: [UInt8], to url: String, with raw: HTTPClient) async throws {
+  var request = HTTPClientRequest(url: url)
+  request.method = .POST
+  request.headers.add(name: "Content-Type", value: "application/json")
+  request.headers.add(name: "Authorization", value: "Bearer bench")
+  request.body = .bytes(body)
+  let response = try await raw.execute(request, timeout: .seconds(30))
+  _ = try await response.body.collect(upTo: 16 << 20)
+}
+
 private func measure(configuration: OpenAIConfiguration, registry: ToolRegistry, raw: HTTPClient)
   async throws
   -> [BenchRow]
 {
   let url = configuration.chatCompletionsURL
-
-  func post(_ body: [UInt8]) async throws {
-    var request = HTTPClientRequest(url: url)
-    request.method = .POST
-    request.headers.add(name: "Content-Type", value: "application/json")
-    request.headers.add(name: "Authorization", value: "Bearer bench")
-    request.body = .bytes(body)
-    let response = try await raw.execute(request, timeout: .seconds(30))
-    _ = try await response.body.collect(upTo: 16 << 20)
-  }
+  func post(_ body: [UInt8]) async throws { try await postRaw(body, to: url, with: raw) }
   func seconds(_ body: () async throws -> Void) async rethrows -> Double {
     let t0 = now()
     try await body()
@@ -131,27 +133,27 @@ private func measure(configuration: OpenAIConfiguration, registry: ToolRegistry,
     for i in 0..<loops { _ = try await instant.respond(to: "p\(i)") }
     let loopMicros = (now() - t0) / Double(loops) * 1e6
 
-    let ms = 1000.0
-    func rows(_ name: String, _ session: [Double], _ raw: [Double], rounds: Double) -> [BenchRow] {
-      let turn = median(session) * ms
-      let baseline = rounds * median(raw) * ms
-      return [
-        BenchRow(
-          suite: "session", name: name, value: turn, unit: "ms",
-          baselineName: rounds == 1 ? "raw HTTP" : "2 × raw HTTP", baselineValue: baseline),
-        BenchRow(
-          suite: "session", name: "  host overhead", value: turn - baseline, unit: "ms",
-          goal: "< 5 ms"),
-      ]
-    }
-    return rows("plain turn, whole reply", sessionWhole, rawWhole, rounds: 1)
-      + rows("plain turn, streamed (SSE)", sessionStream, rawStream, rounds: 1)
-      + rows("turn with one tool call (2 requests)", sessionTool, rawWhole, rounds: 2)
+    return sessionRows("plain turn, whole reply", sessionWhole, rawWhole, rounds: 1)
+      + sessionRows("plain turn, streamed (SSE)", sessionStream, rawStream, rounds: 1)
+      + sessionRows("turn with one tool call (2 requests)", sessionTool, rawWhole, rounds: 2)
       + [
         BenchRow(
           suite: "session", name: "loop alone, instant model", value: loopMicros, unit: "µs/turn")
       ]
   }
+}
+
+/// A session measurement's rows: its median turn against `rounds` raw HTTP requests, and the host's overhead.
+private func sessionRows(_ name: String, _ session: [Double], _ raw: [Double], rounds: Double) -> [BenchRow] {
+  let ms = 1000.0
+  let turn = median(session) * ms
+  let baseline = rounds * median(raw) * ms
+  return [
+    BenchRow(
+      suite: "session", name: name, value: turn, unit: "ms",
+      baselineName: rounds == 1 ? "raw HTTP" : "2 × raw HTTP", baselineValue: baseline),
+    BenchRow(suite: "session", name: "  host overhead", value: turn - baseline, unit: "ms", goal: "< 5 ms"),
+  ]
 }
 
 /// fakellm on a free port, through the tests' launcher script (which clears the inherited signal mask and exits
