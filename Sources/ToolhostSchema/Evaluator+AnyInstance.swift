@@ -6,6 +6,7 @@ import ToolhostJSON
 extension Program {
   // MARK: - Any instance
 
+  /// Evaluates one keyword that applies to any instance.
   func evaluateGeneral(_ check: Check, _ instance: JSONValue, _ context: inout Context)
     -> Bool
   {
@@ -34,13 +35,7 @@ extension Program {
       return evaluate(target, instance, &context)
 
     case .dynamicRef(let target, let anchor):
-      if let anchor {
-        // The outermost resource in the dynamic scope that has this dynamic anchor.
-        for resource in context.scope {
-          if let node = dynamicAnchors[resource][anchor] { return evaluate(node, instance, &context) }
-        }
-      }
-      return evaluate(target, instance, &context)
+      return evaluateDynamicRef(target, anchor, instance, &context)
 
     case .allOf(let subschemas):
       var valid = true
@@ -51,43 +46,10 @@ extension Program {
       return valid
 
     case .anyOf(let subschemas):
-      // When annotations are collected, every alternative that matches contributes, so none is skipped.
-      var any = false
-      for subschema in subschemas where matches(subschema, instance, &context) {
-        any = true
-        if context.evaluated == nil { break }
-      }
-      if any { return true }
-      if context.collect { reportNoAlternative(check, subschemas, instance, &context) }
-      return false
+      return evaluateAnyOf(check, subschemas, instance, &context)
 
     case .oneOf(let subschemas):
-      var first = -1
-      var second = -1
-      for (i, subschema) in subschemas.enumerated() where matches(subschema, instance, &context) {
-        if first < 0 {
-          first = i
-        } else {
-          guard context.collect else { return false }
-          second = i
-          break
-        }
-      }
-      if first >= 0 && second < 0 { return true }
-      guard context.collect else { return false }
-      if first < 0 {
-        reportNoAlternative(check, subschemas, instance, &context)
-      } else {
-        var matched: [String] = []
-        for (i, subschema) in subschemas.enumerated() where matchesQuietly(subschema, instance, context) {
-          matched.append(String(i + 1))
-        }
-        context.report(
-          check.keyword, check.location,
-          "matches alternatives \(Messages.conjunction(matched)) of the \(subschemas.count) in oneOf, but must match exactly one"
-        )
-      }
-      return false
+      return evaluateOneOf(check, subschemas, instance, &context)
 
     case .not(let subschema):
       if !matchesQuietly(subschema, instance, context) { return true }
@@ -110,6 +72,65 @@ extension Program {
     default:
       return true
     }
+  }
+
+  /// `$dynamicRef`: the outermost resource in the dynamic scope that has its dynamic anchor, else its static target.
+  private func evaluateDynamicRef(_ target: Int, _ anchor: String?, _ instance: JSONValue, _ context: inout Context)
+    -> Bool
+  {
+    if let anchor {
+      for resource in context.scope {
+        if let node = dynamicAnchors[resource][anchor] { return evaluate(node, instance, &context) }
+      }
+    }
+    return evaluate(target, instance, &context)
+  }
+
+  /// `anyOf`: at least one alternative matches.
+  private func evaluateAnyOf(_ check: Check, _ subschemas: [Int], _ instance: JSONValue, _ context: inout Context)
+    -> Bool
+  {
+    // When annotations are collected, every alternative that matches contributes, so none is skipped.
+    var any = false
+    for subschema in subschemas where matches(subschema, instance, &context) {
+      any = true
+      if context.evaluated == nil { break }
+    }
+    if any { return true }
+    if context.collect { reportNoAlternative(check, subschemas, instance, &context) }
+    return false
+  }
+
+  /// `oneOf`: exactly one alternative matches; reports none or the several that do.
+  private func evaluateOneOf(_ check: Check, _ subschemas: [Int], _ instance: JSONValue, _ context: inout Context)
+    -> Bool
+  {
+    var first = -1
+    var second = -1
+    for (i, subschema) in subschemas.enumerated() where matches(subschema, instance, &context) {
+      if first < 0 {
+        first = i
+      } else {
+        guard context.collect else { return false }
+        second = i
+        break
+      }
+    }
+    if first >= 0 && second < 0 { return true }
+    guard context.collect else { return false }
+    if first < 0 {
+      reportNoAlternative(check, subschemas, instance, &context)
+    } else {
+      var matched: [String] = []
+      for (i, subschema) in subschemas.enumerated() where matchesQuietly(subschema, instance, context) {
+        matched.append(String(i + 1))
+      }
+      context.report(
+        check.keyword, check.location,
+        "matches alternatives \(Messages.conjunction(matched)) of the \(subschemas.count) in oneOf, but must match exactly one"
+      )
+    }
+    return false
   }
 
   /// Reports an `anyOf` or `oneOf` that no alternative satisfies: with the expected types when every alternative

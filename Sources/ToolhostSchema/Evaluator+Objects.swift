@@ -6,6 +6,7 @@ import ToolhostJSON
 extension Program {
   // MARK: - Objects
 
+  /// Evaluates one keyword for objects on the members of an object instance (`instance` is the same object).
   func evaluateObject(
     _ check: Check, _ object: JSONObject, _ instance: JSONValue, _ context: inout Context
   )
@@ -34,32 +35,10 @@ extension Program {
       return false
 
     case .propertyNames(let schema):
-      var valid = true
-      for key in object.keys where !matchesQuietly(schema, .string(key), context) {
-        guard context.collect else { return false }
-        var inner = context.explaining()
-        _ = evaluate(schema, .string(key), &inner)
-        let reasons = inner.issues.map(\.message).joined(separator: "; ")
-        context.report(
-          check.keyword, inner.issues.first?.keywordLocation ?? check.location,
-          "property name \(Messages.quoted(key)) is not valid: \(reasons)")
-        valid = false
-      }
-      return valid
+      return evaluatePropertyNames(check, schema, object, &context)
 
     case .dependentRequired(let rules):
-      var valid = true
-      for (name, required) in rules where object[name] != nil {
-        for other in required where object[other] == nil {
-          guard context.collect else { return false }
-          context.report(
-            check.keyword, check.location,
-            "missing property \(Messages.quoted(other)), which is required when \(Messages.quoted(name)) is present"
-          )
-          valid = false
-        }
-      }
-      return valid
+      return evaluateDependentRequired(check, rules, object, &context)
 
     case .dependentSchemas(let rules):
       var valid = true
@@ -70,27 +49,70 @@ extension Program {
       return valid
 
     case .unevaluatedProperties(let schema):
-      let seen = context.evaluated ?? Evaluated()
-      var valid = true
-      for key in object.keys where !seen.covers(key: key) {
-        if case .nothing = nodes[schema].kind {
-          guard context.collect else { return false }
-          context.report(
-            check.keyword, check.location,
-            "property \(Messages.quoted(key)) is not allowed: no other keyword of the schema evaluates it "
-              + "(unevaluatedProperties is false)")
-          valid = false
-        } else if !evaluate(schema, object[key]!, at: .key(key), &context) {
-          guard context.collect else { return false }
-          valid = false
-        }
-      }
-      if valid { context.evaluated?.allKeys = true }
-      return valid
+      return evaluateUnevaluatedProperties(check, schema, object, &context)
 
     default:
       return true
     }
+  }
+
+  /// `propertyNames`: every member name, as a string, matches its subschema; a bad name is reported with the reasons.
+  private func evaluatePropertyNames(_ check: Check, _ schema: Int, _ object: JSONObject, _ context: inout Context)
+    -> Bool
+  {
+    var valid = true
+    for key in object.keys where !matchesQuietly(schema, .string(key), context) {
+      guard context.collect else { return false }
+      var inner = context.explaining()
+      _ = evaluate(schema, .string(key), &inner)
+      let reasons = inner.issues.map(\.message).joined(separator: "; ")
+      context.report(
+        check.keyword, inner.issues.first?.keywordLocation ?? check.location,
+        "property name \(Messages.quoted(key)) is not valid: \(reasons)")
+      valid = false
+    }
+    return valid
+  }
+
+  /// `dependentRequired`: each listed member that is present brings the members it requires.
+  private func evaluateDependentRequired(
+    _ check: Check, _ rules: [(String, [String])], _ object: JSONObject, _ context: inout Context
+  ) -> Bool {
+    var valid = true
+    for (name, required) in rules where object[name] != nil {
+      for other in required where object[other] == nil {
+        guard context.collect else { return false }
+        context.report(
+          check.keyword, check.location,
+          "missing property \(Messages.quoted(other)), which is required when \(Messages.quoted(name)) is present"
+        )
+        valid = false
+      }
+    }
+    return valid
+  }
+
+  /// `unevaluatedProperties`: the members that no other keyword evaluated, evaluated by its subschema.
+  private func evaluateUnevaluatedProperties(
+    _ check: Check, _ schema: Int, _ object: JSONObject, _ context: inout Context
+  ) -> Bool {
+    let seen = context.evaluated ?? Evaluated()
+    var valid = true
+    for key in object.keys where !seen.covers(key: key) {
+      if case .nothing = nodes[schema].kind {
+        guard context.collect else { return false }
+        context.report(
+          check.keyword, check.location,
+          "property \(Messages.quoted(key)) is not allowed: no other keyword of the schema evaluates it "
+            + "(unevaluatedProperties is false)")
+        valid = false
+      } else if !evaluate(schema, object[key]!, at: .key(key), &context) {
+        guard context.collect else { return false }
+        valid = false
+      }
+    }
+    if valid { context.evaluated?.allKeys = true }
+    return valid
   }
 
   /// `properties`, `required`, `patternProperties` and `additionalProperties` in one pass over the members.
