@@ -321,7 +321,7 @@ let package = Package(
       name: "ToolhostWebTests",
       dependencies: [
         "ToolhostCore", "ToolhostWeb", "ToolhostHistory", "ToolhostChat", "ToolhostSession", "ToolhostOpenAI",
-        "ToolhostLocal", "ToolhostJSON", "ToolhostTestSupport",
+        "ToolhostLocal", "ToolhostJSON", "ToolhostSchema", "ToolhostTestSupport",
       ], swiftSettings: upcomingFeatures),
     .testTarget(
       name: "ToolhostHistoryTests",

@@ -118,7 +118,7 @@ public final class WebChatEngine: Sendable {
     var chat: Int64
     var answer: OneShot<ToolApprover.Answer>
     /// The `approval` event that asked.
-    var event: JSONValue
+    var event: WebEvent
   }
 
   /// Makes an engine; nothing runs until ``send(_:to:tool:nonce:)``.
@@ -134,7 +134,7 @@ public final class WebChatEngine: Sendable {
       configuration: .init(
         model: configuration.model, tools: configuration.tools, rules: configuration.rules, setup: configuration.setup,
         approval: ChatApproval(
-          ask: ask, onNote: { [events] note in events.send(WebChatEngine.note(ChatRuntime.currentChat, note)) }),
+          ask: ask, onNote: { [events] note in events.send(.note(chat: ChatRuntime.currentChat, text: note)) }),
         describeError: configuration.describeError))
     box.engine = self
     runtime.observe { event in box.engine?.show(event) }
@@ -196,7 +196,7 @@ public final class WebChatEngine: Sendable {
     // draws an approval once).
     state.withLock { s in
       let waiting = s.approvals.sorted { $0.key < $1.key }.map(\.value.event)
-      return events.subscribe(greeting: [["type": "hello"]] + waiting)
+      return events.subscribe(greeting: [.hello] + waiting)
     }
   }
 
@@ -240,33 +240,26 @@ public final class WebChatEngine: Sendable {
   private func show(_ event: ChatEvent) {
     switch event {
     case .turnStarted(let chat?, let prompt, let tool, let nonce):
-      var json: JSONObject = [
-        "type": "turn", "chat": .integer(chat), "prompt": .string(prompt), "tool": tool.map(JSONValue.string) ?? .null,
-      ]
-      if let nonce { json["nonce"] = .string(nonce) }
       updateLive(chat) {
         $0 = [
           "prompt": .string(prompt), "tool": tool.map(JSONValue.string) ?? .null, "rounds": [], "response": .null,
           "error": .null,
         ]
       }
-      events.send(.object(json))
+      events.send(.turn(chat: chat, prompt: prompt, tool: tool, nonce: nonce))
     case .session(let chat?, let event):
       updateLive(chat) { live in if live != nil { Self.follow(event, in: &live!) } }
-      if let json = Self.json(event, chat: chat) { events.send(json) }
+      if let event = Self.event(event, chat: chat) { events.send(event) }
     case .turnFinished(let turn):
       guard let chat = turn.chat else { return }
       cancelApprovals(of: chat)
       // The answer is done for the page now, as the terminal shows it before keeping it.
       updateLive(chat) { $0 = nil }
-      events.send([
-        "type": "done", "chat": .integer(chat), "response": turn.response.map(JSONValue.string) ?? .null,
-        "error": turn.errorMessage.map(JSONValue.string) ?? .null, "stopped": .bool(turn.stopped),
-      ])
+      events.send(.done(chat: chat, response: turn.response, error: turn.errorMessage, stopped: turn.stopped))
     case .warning(let chat, let text):
-      events.send(Self.note(chat, text))
+      events.send(.note(chat: chat, text: text))
     case .chatsChanged:
-      events.send(["type": "chats"])
+      events.send(.chats)
     case .turnStarted(nil, _, _, _), .session(nil, _):
       break
     }
@@ -296,7 +289,7 @@ public final class WebChatEngine: Sendable {
     do throws(HistoryError) { try configuration.history.setTitle(text, source: .user, for: id) } catch {
       throw Failure(status: 500, description: error.description)
     }
-    events.send(["type": "chats"])
+    events.send(.chats)
     return WebJSON.summary(try stored(id).summary, running: runningChats.contains(id))
   }
 
@@ -311,7 +304,7 @@ public final class WebChatEngine: Sendable {
       await runtime.close(conversation.conversation)
     }
     do { try configuration.history.delete(id) } catch { throw Failure(status: 500, description: error.description) }
-    events.send(["type": "chats"])
+    events.send(.chats)
   }
 
   /// Answers the approval `id`; `false` when it is not waiting (answered already, or its answer was stopped).
@@ -324,7 +317,7 @@ public final class WebChatEngine: Sendable {
   private func settle(approval id: String, with answer: ToolApprover.Answer) -> Bool {
     guard let pending = state.withLock({ $0.approvals.removeValue(forKey: id) }) else { return false }
     pending.answer.complete(answer)
-    events.send(["type": "approval-done", "chat": .integer(pending.chat), "id": .string(id)])
+    events.send(.approvalDone(chat: pending.chat, id: id))
     return true
   }
 
@@ -379,15 +372,14 @@ public final class WebChatEngine: Sendable {
     let id = state.withLock { s -> String in
       s.nextApproval += 1
       let id = "a\(s.nextApproval)"
-      let event: JSONValue = [
-        "type": "approval", "chat": .integer(chat),
-        "approval": [
+      let event = WebEvent.approval(
+        chat: chat,
+        approval: [
           "id": .string(id), "call": .string(call.id), "tool": .string(call.toolName), "arguments": call.arguments,
           "shown": WebJSON.shownArguments(call.argumentsJSON), "reason": .string(decision.reason),
           "origin": origin.map(JSONValue.string) ?? .null,
           "reach": ((tool as? PluginTool)?.reach).map(JSONValue.string) ?? .null,
-        ],
-      ]
+        ])
       s.approvals[id] = Approval(chat: chat, answer: answer, event: event)
       return id
     }
@@ -403,11 +395,6 @@ public final class WebChatEngine: Sendable {
   private func cancelApprovals(of chat: Int64) {
     let waiting = state.withLock { $0.approvals.filter { $0.value.chat == chat }.map(\.key) }
     for id in waiting { settle(approval: id, with: .no) }
-  }
-
-  /// A note for the user, about chat `chat` (or none).
-  private static func note(_ chat: Int64?, _ text: String) -> JSONValue {
-    ["type": "note", "chat": chat.map(JSONValue.integer) ?? .null, "text": .string(text)]
   }
 
   /// What the user is told of an error, without a command line's hints.

@@ -126,7 +126,7 @@ public final class WebChatServer: Sendable {
     let pings = Task {
       while !Task.isCancelled {
         try? await Task.sleep(for: interval)
-        events.send(["type": "ping"])
+        events.send(.ping)
       }
     }
     defer { pings.cancel() }

@@ -18,10 +18,10 @@ public final class WebEventHub: Sendable {
 
   /// A new stream of every event sent from now on, after the `greeting` events; it ends when the hub ends it (too
   /// far behind, or ``finishAll()``), or when its consumer stops iterating.
-  public func subscribe(greeting: [JSONValue] = []) -> AsyncStream<JSONValue> {
+  public func subscribe(greeting: [WebEvent] = []) -> AsyncStream<JSONValue> {
     let id = nextID.add(1, ordering: .relaxed).newValue
     let (stream, continuation) = AsyncStream<JSONValue>.makeStream(bufferingPolicy: .bufferingOldest(maximumPending))
-    for event in greeting { continuation.yield(event) }
+    for event in greeting { continuation.yield(event.json) }
     continuation.onTermination = { [weak self] _ in
       _ = self?.subscribers.withLock { $0.removeValue(forKey: id) }
     }
@@ -30,10 +30,11 @@ public final class WebEventHub: Sendable {
   }
 
   /// Sends `event` to every open stream.
-  public func send(_ event: JSONValue) {
+  public func send(_ event: WebEvent) {
+    let json = event.json
     let all = subscribers.withLock { Array($0.values) }
     for continuation in all {
-      if case .dropped = continuation.yield(event) { continuation.finish() }
+      if case .dropped = continuation.yield(json) { continuation.finish() }
     }
   }
 

@@ -35,14 +35,13 @@ extension WebChatEngine {
   }
 
   /// A session event as the page's event, if the page shows it.
-  static func json(_ event: SessionEvent, chat: Int64) -> JSONValue? {
+  static func event(_ event: SessionEvent, chat: Int64) -> WebEvent? {
     switch event {
     case .requestStarted, .response: nil
-    case .modelTurnStarted(let round): ["type": "round", "chat": .integer(chat), "round": .integer(Int64(round))]
-    case .textDelta(let text): ["type": "text", "chat": .integer(chat), "text": .string(text)]
-    case .toolCallStarted(let call):
-      ["type": "call", "chat": .integer(chat), "call": WebJSON.call(call, status: "running")]
-    case .toolCallFinished(let record): ["type": "result", "chat": .integer(chat), "call": WebJSON.call(record)]
+    case .modelTurnStarted(let round): .round(chat: chat, round: round)
+    case .textDelta(let text): .text(chat: chat, text: text)
+    case .toolCallStarted(let call): .call(chat: chat, call: WebJSON.call(call, status: "running"))
+    case .toolCallFinished(let record): .result(chat: chat, call: WebJSON.call(record))
     }
   }
 }

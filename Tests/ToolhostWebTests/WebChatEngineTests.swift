@@ -9,6 +9,7 @@ import ToolhostCore
 import ToolhostHistory
 import ToolhostJSON
 import ToolhostOpenAI
+import ToolhostSchema
 import ToolhostSession
 import ToolhostTestSupport
 import ToolhostWeb
@@ -140,8 +141,11 @@ struct WebChatEngineTests {
     onEvent: @escaping @Sendable (JSONValue) -> Void = { _ in }
   ) async -> [JSONValue] {
     let collected = Mutex<[JSONValue]>([])
+    let schema = WebEventTests.schema
     let reader = Task {
       for await event in stream {
+        // Every event the engine sends is one of the page's events (WebEvent.schema).
+        #expect(schema.validate(event).isEmpty, "not a page event: \(event.serialized())")
         collected.withLock { $0.append(event) }
         onEvent(event)
         if event["type"] == "done", chat == nil || event["chat"] == .integer(chat!) { return }
