@@ -106,7 +106,7 @@ public final class WebChatEngine: Sendable {
     var keeper: ChatKeeper? { conversation.keeper as? ChatKeeper }
     /// The running turn as the page draws it (prompt, rounds, calls, text so far), until its `done`: the history
     /// has it only once it is kept.
-    let live = Mutex<JSONObject?>(nil)
+    let live = Mutex<WebTurn?>(nil)
     init(id: Int64, conversation: ChatConversation) {
       self.id = id
       self.conversation = conversation
@@ -240,15 +240,10 @@ public final class WebChatEngine: Sendable {
   private func show(_ event: ChatEvent) {
     switch event {
     case .turnStarted(let chat?, let prompt, let tool, let nonce):
-      updateLive(chat) {
-        $0 = [
-          "prompt": .string(prompt), "tool": tool.map(JSONValue.string) ?? .null, "rounds": [], "response": .null,
-          "error": .null,
-        ]
-      }
+      updateLive(chat) { $0 = WebTurn(prompt: prompt, tool: tool) }
       events.send(.turn(chat: chat, prompt: prompt, tool: tool, nonce: nonce))
     case .session(let chat?, let event):
-      updateLive(chat) { live in if live != nil { Self.follow(event, in: &live!) } }
+      updateLive(chat) { $0?.follow(event) }
       if let event = Self.event(event, chat: chat) { events.send(event) }
     case .turnFinished(let turn):
       guard let chat = turn.chat else { return }
@@ -266,7 +261,7 @@ public final class WebChatEngine: Sendable {
   }
 
   /// Changes the running turn of chat `chat` as the page draws it.
-  private func updateLive(_ chat: Int64, _ change: (inout JSONObject?) -> Void) {
+  private func updateLive(_ chat: Int64, _ change: (inout WebTurn?) -> Void) {
     state.withLock { $0.conversations[chat] }?.live.withLock { change(&$0) }
   }
 

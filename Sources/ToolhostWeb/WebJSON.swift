@@ -18,32 +18,28 @@ public enum WebJSON {
 
   /// A whole chat: its id, title, whether it is answering, and its turns as the call graph has them, then the
   /// running turn `live` (not in the history yet) when there is one.
-  public static func chat(_ stored: StoredChat, running: Bool, live: JSONObject? = nil) -> JSONValue {
-    let turns = CallGraph(stored).turns.map(turn) + (live.map { [.object($0)] } ?? [])
+  public static func chat(_ stored: StoredChat, running: Bool, live: WebTurn? = nil) -> JSONValue {
+    let turns = CallGraph(stored).turns.map { turn($0).json } + (live.map { [$0.json] } ?? [])
     return [
       "id": .integer(stored.summary.id), "title": .string(stored.summary.displayTitle), "running": .bool(running),
       "turns": .array(turns),
     ]
   }
 
-  /// One turn: the prompt, its rounds of calls, the response or the error.
-  static func turn(_ turn: CallGraph.Turn) -> JSONValue {
-    [
-      "prompt": turn.prompt.map(JSONValue.string) ?? .null, "tool": .null,
-      "rounds": .array(
-        turn.rounds.map { round in
-          [
-            "text": round.text.map(JSONValue.string) ?? .null,
-            "calls": .array(
-              round.calls.map { c in
-                call(
-                  c.call, status: c.status?.rawValue ?? (c.output == nil ? "error" : "ok"), durationMs: c.durationMs,
-                  output: c.output)
-              }),
-          ]
-        }),
-      "response": turn.response.map(JSONValue.string) ?? .null, "error": turn.error.map(JSONValue.string) ?? .null,
-    ]
+  /// One kept turn: the prompt, its rounds of calls, the response or the error.
+  static func turn(_ turn: CallGraph.Turn) -> WebTurn {
+    WebTurn(
+      prompt: turn.prompt, tool: nil,
+      rounds: turn.rounds.map { round in
+        WebTurn.Round(
+          text: round.text,
+          calls: round.calls.map { c in
+            call(
+              c.call, status: c.status?.rawValue ?? (c.output == nil ? "error" : "ok"), durationMs: c.durationMs,
+              output: c.output)
+          })
+      },
+      response: turn.response, error: turn.error)
   }
 
   /// One tool call: id, tool, arguments, status (`running`, `ok`, `error`, `refused`), duration and output.
