@@ -7,3 +7,4 @@ _ = planATrip
 _ = askAnHTTPModel(catalog:)
 _ = serveTheChatPage(model:registry:catalog:)
 _ = askTheLocalModel(catalog:)
+_ = chatLikeTheTerminal
