@@ -179,6 +179,14 @@ struct ContainmentTests {
     defer { for pid in daemons { kill(pid, SIGKILL) } }
     #expect(first == .exited(0))
     #expect(daemons.count == 1, "the script did not record its daemon")
+    // The program is running (as the shared server is once started), not still being exec'd by setsid.
+    for pid in daemons {
+      for _ in 0..<200 {
+        let comm = try? String(contentsOfFile: "/proc/\(pid)/comm", encoding: .utf8)
+        if comm?.hasPrefix("sleep") == true { break }
+        try await Task.sleep(for: .milliseconds(5))
+      }
+    }
     containment.sweepOrphans(marker: nil)
     for pid in daemons { #expect(ProcessProbe.isAlive(pid), "the sweep ended a program started to outlive toolhost") }
   }
