@@ -62,7 +62,8 @@ public final class ChatRuntime: Sendable {
   private let state = Mutex(State())
 
   private struct State {
-    var observers: [Int: @Sendable (ChatEvent) -> Void] = [:]
+    /// In the order they were added.
+    var observers: [(token: Int, handler: @Sendable (ChatEvent) -> Void)] = []
     var nextObserver = 0
     var conversations: [ObjectIdentifier: ChatConversation] = [:]
   }
@@ -88,14 +89,14 @@ public final class ChatRuntime: Sendable {
   public func observe(_ handler: @escaping @Sendable (ChatEvent) -> Void) -> Int {
     state.withLock { s in
       s.nextObserver += 1
-      s.observers[s.nextObserver] = handler
+      s.observers.append((s.nextObserver, handler))
       return s.nextObserver
     }
   }
 
   /// Stops calling the observer `token` names.
   public func removeObserver(_ token: Int) {
-    state.withLock { _ = $0.observers.removeValue(forKey: token) }
+    state.withLock { $0.observers.removeAll { $0.token == token } }
   }
 
   /// The events from now on, as a stream that ends when its reader stops reading.
@@ -107,7 +108,7 @@ public final class ChatRuntime: Sendable {
   }
 
   private func emit(_ event: ChatEvent) {
-    for observer in state.withLock({ $0.observers.sorted { $0.key < $1.key }.map(\.value) }) { observer(event) }
+    for observer in state.withLock({ $0.observers }) { observer.handler(event) }
   }
 
   // MARK: Conversations
@@ -197,12 +198,10 @@ public final class ChatRuntime: Sendable {
   }
 
   /// Stops every turn, waits until each is kept, lets titles being made finish for a moment, then shuts the model
-  /// and the tools down (``Configuration/shutdown``).
+  /// and the tools down (``Configuration/shutdown``). Conversations are forgotten only by ``close(_:)``.
   public func finish() async {
-    let all = state.withLock { s in
-      defer { s.conversations = [:] }
-      return Array(s.conversations.values)
-    }
+    // The conversations stay: a turn sent to one later still runs, and a later finish stops it too.
+    let all = state.withLock { Array($0.conversations.values) }
     await withTaskGroup(of: Void.self) { group in
       for conversation in all {
         group.addTask {

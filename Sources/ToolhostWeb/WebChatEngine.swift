@@ -103,7 +103,6 @@ public final class WebChatEngine: Sendable {
   private final class Conversation: Sendable {
     let id: Int64
     let conversation: ChatConversation
-    var keeper: ChatKeeper? { conversation.keeper as? ChatKeeper }
     /// The running turn as the page draws it (prompt, rounds, calls, text so far), until its `done`: the history
     /// has it only once it is kept.
     let live = Mutex<WebTurn?>(nil)
@@ -316,18 +315,10 @@ public final class WebChatEngine: Sendable {
     return true
   }
 
-  /// Stops every answer and waits for them; titles still being made get a moment. Later sends still work.
+  /// Stops every answer and waits for them; titles still being made get a moment (``ChatRuntime/finish()``, whose
+  /// shutdown is the caller's here). Later sends still work.
   public func finish() async {
-    let all = state.withLock { Array($0.conversations.values) }
-    await withTaskGroup(of: Void.self) { group in
-      for conversation in all {
-        group.addTask {
-          await self.stop(conversation.id)
-          await conversation.conversation.waitUntilKept()
-          await conversation.conversation.keeper?.finishKeeping()
-        }
-      }
-    }
+    await runtime.finish()
   }
 
   // MARK: Inside
