@@ -18,22 +18,27 @@ public enum TestPackage {
     return root.appendingPathComponent("../shared/testdata").appendingPathComponent(relative).standardizedFileURL
   }
 
-  /// The `toolhost` binary: `$TOOLHOST_BIN`, else the one built beside the test bundle (or in `.build/debug`); nil
-  /// when none is built.
+  /// The `toolhost` binary: `$TOOLHOST_BIN` (the test command's copy), else the one built beside the test bundle (or
+  /// in `.build/debug`); nil when none is built.
   public static let toolhostBinary: String? = {
     if let explicit = ProcessInfo.processInfo.environment["TOOLHOST_BIN"], !explicit.isEmpty { return explicit }
+    return builtProduct("toolhost")
+  }()
+
+  /// The executable product `name` built beside the test bundle (or in `.build/debug`); nil when it is not built.
+  public static func builtProduct(_ name: String) -> String? {
     let exe =
       (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")) ?? CommandLine.arguments[0]
     var dir = URL(fileURLWithPath: exe).deletingLastPathComponent()
     var candidates: [URL] = []
     // The bundle may be a directory (…/toolhostPackageTests.xctest/…) on some platforms.
     for _ in 0..<3 {
-      candidates.append(dir.appendingPathComponent("toolhost"))
+      candidates.append(dir.appendingPathComponent(name))
       dir.deleteLastPathComponent()
     }
-    candidates.append(root.appendingPathComponent(".build/debug/toolhost"))
+    candidates.append(root.appendingPathComponent(".build/debug/" + name))
     return candidates.first { FileManager.default.isExecutableFile(atPath: $0.path) }?.path
-  }()
+  }
 
   /// ``toolhostBinary``, or a failure that says how to get one.
   public static func requireToolhostBinary() throws(TestFailure) -> String {

@@ -35,11 +35,10 @@ enum LocalTestEnvironment {
   /// Runs a program the package builds beside `toolhost` (an example app) with `arguments`, in a scratch home with
   /// the local model, and checks that it left no model server running: how it exited and all it wrote.
   static func runExample(_ name: String, _ arguments: [String]) async throws -> (status: Int32, output: String) {
-    let toolhost = try TestPackage.requireToolhostBinary()
-    let binary = URL(fileURLWithPath: toolhost).deletingLastPathComponent().appendingPathComponent(name)
-    guard FileManager.default.isExecutableFile(atPath: binary.path) else {
-      throw TestFailure("\(name) is not built at \(binary.path); run swift build")
+    guard let path = TestPackage.builtProduct(name) else {
+      throw TestFailure("\(name) is not built beside the tests; run swift build")
     }
+    let binary = URL(fileURLWithPath: path)
     let home = try TemporaryFolder.make(prefix: "toolhost-example")
     defer { try? FileManager.default.removeItem(at: home) }
     let before = serverPIDs()
