@@ -4,6 +4,9 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 #include <unistd.h>
 #if defined(__linux__)
 #include <sys/prctl.h>
@@ -67,4 +70,70 @@ int toolhost_set_not_dumpable(void) {
   errno = ENOSYS;
   return -1;
 #endif
+}
+
+/* Reads a whole small file into buf (NUL-terminated); the length, or -1. */
+static ssize_t read_small(const char *path, char *buf, size_t size) {
+  int fd = open(path, O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return -1;
+  size_t len = 0;
+  while (len + 1 < size) {
+    ssize_t n = read(fd, buf + len, size - 1 - len);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) break;
+    len += (size_t)n;
+  }
+  close(fd);
+  buf[len] = 0;
+  return (ssize_t)len;
+}
+
+int toolhost_children_of(pid_t pid, pid_t *out, int capacity) {
+  char path[64];
+  snprintf(path, sizeof path, "/proc/%d/task", (int)pid);
+  DIR *d = opendir(path);
+  if (!d) return -1;
+  int count = 0;
+  struct dirent *e;
+  char buf[4096];
+  while ((e = readdir(d)) != NULL) {
+    if (e->d_name[0] < '0' || e->d_name[0] > '9') continue;
+    snprintf(path, sizeof path, "/proc/%d/task/%.16s/children", (int)pid, e->d_name);
+    /* A thread with more children than fit in the buffer is read in pieces: numbers are cut only at its end. */
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0) continue;
+    long value = -1;
+    for (;;) {
+      ssize_t n = read(fd, buf, sizeof buf);
+      if (n < 0 && errno == EINTR) continue;
+      if (n <= 0) break;
+      for (ssize_t i = 0; i < n; i++) {
+        char c = buf[i];
+        if (c >= '0' && c <= '9') {
+          value = (value < 0 ? 0 : value * 10) + (c - '0');
+        } else if (value >= 0) {
+          if (count < capacity) out[count] = (pid_t)value;
+          count++;
+          value = -1;
+        }
+      }
+    }
+    if (value >= 0) {
+      if (count < capacity) out[count] = (pid_t)value;
+      count++;
+    }
+    close(fd);
+  }
+  closedir(d);
+  return count;
+}
+
+long long toolhost_read_key_value(const char *path, const char *key) {
+  char buf[4096];
+  if (read_small(path, buf, sizeof buf) < 0) return -1;
+  size_t klen = strlen(key);
+  for (char *line = buf; line && *line; line = strchr(line, '\n') ? strchr(line, '\n') + 1 : NULL) {
+    if (strncmp(line, key, klen) == 0 && line[klen] == ' ') return strtoll(line + klen + 1, NULL, 10);
+  }
+  return 0;
 }

@@ -13,6 +13,15 @@ int toolhost_block_sigpipe_on_this_thread(void);
 int toolhost_pipe_cloexec(int fds[2]);
 /// Sets O_NONBLOCK on a descriptor.
 int toolhost_set_nonblocking(int fd);
+
+/* The children of every thread of `pid` (/proc/PID/task/N/children), at most `capacity` of them into `out`.
+   Returns how many there are (more than `capacity` when `out` was too small: call again with room for that many),
+   or -1 when the task folder cannot be read. */
+int toolhost_children_of(pid_t pid, pid_t *out, int capacity);
+
+/* The value of the line "KEY VALUE" of a small key-value file (cgroup.events, memory.events, pids.events): the
+   value, 0 when the file has no such line, -1 when it cannot be read. */
+long long toolhost_read_key_value(const char *path, const char *key);
 /// The number of open descriptors of this process (counts /proc/self/fd or /dev/fd entries), -1 on failure.
 int toolhost_count_open_fds(void);
 

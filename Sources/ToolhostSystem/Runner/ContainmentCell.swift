@@ -1,3 +1,4 @@
+import CToolhostSupport
 import Foundation
 import Synchronization
 
@@ -68,11 +69,8 @@ final class ContainmentCell: Sendable {
   func event(_ file: String, _ key: String) -> Int { Self.event(cgroup, file, key) }
 
   static func event(_ cgroup: String?, _ file: String, _ key: String) -> Int {
-    guard let cgroup, let text = Containment.readSmallFile(cgroup + "/" + file) else { return 0 }
-    for line in text.split(separator: "\n") where line.hasPrefix(key + " ") {
-      return Int(line.dropFirst(key.count + 1)) ?? 0
-    }
-    return 0
+    guard let cgroup else { return 0 }
+    return Int(max(0, toolhost_read_key_value(cgroup + "/" + file, key)))
   }
 
   /// The limit the cgroup saw exceeded during this cell, if any.

@@ -1,3 +1,4 @@
+import CToolhostSupport
 import Foundation
 
 /// What containment reads and writes in /proc and cgroupfs: a process's children, descendants, state and
@@ -5,13 +6,14 @@ import Foundation
 extension Containment {
   /// The children of every thread of `pid` (`/proc/PID/task/*/children`).
   static func children(of pid: Int32) -> [Int32] {
-    let tasks = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/\(pid)/task")) ?? []
-    var out: [Int32] = []
-    for task in tasks {
-      guard let text = readSmallFile("/proc/\(pid)/task/\(task)/children") else { continue }
-      out += text.split(separator: " ").compactMap { Int32($0.trimmingCharacters(in: .whitespacesAndNewlines)) }
+    var capacity = 64
+    while true {
+      var out = [Int32](repeating: 0, count: capacity)
+      let count = Int(toolhost_children_of(pid, &out, Int32(capacity)))
+      if count < 0 { return [] }
+      if count <= capacity { return Array(out.prefix(count)) }
+      capacity = count + 64
     }
-    return out
   }
 
   /// `pid`'s descendants, parents before children.

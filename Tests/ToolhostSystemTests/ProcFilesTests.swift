@@ -1,0 +1,54 @@
+import CToolhostSupport
+import Foundation
+import Testing
+import ToolhostTestSupport
+
+@testable import ToolhostSystem
+
+/// What containment reads in /proc and cgroupfs: key-value files and a process's children.
+@Suite struct ProcFilesTests {
+  @Test func aKeyValueFileGivesTheValueOfItsKeyOnly() throws {
+    let folder = try TemporaryFolder.make(prefix: "toolhost-procfiles")
+    defer { try? FileManager.default.removeItem(at: folder) }
+    let path = folder.appendingPathComponent("memory.events").path
+    try "low 0\nhigh 12\nmax 3\noom 0\noom_kill 7\n".write(toFile: path, atomically: true, encoding: .utf8)
+    #expect(toolhost_read_key_value(path, "oom_kill") == 7)
+    #expect(toolhost_read_key_value(path, "high") == 12)
+    #expect(toolhost_read_key_value(path, "low") == 0)
+    // A key is a whole word: "oom" is not "oom_kill", and a prefix of a key is not the key.
+    #expect(toolhost_read_key_value(path, "oom") == 0)
+    #expect(toolhost_read_key_value(path, "hig") == 0)
+    #expect(toolhost_read_key_value(path, "absent") == 0)
+    #expect(toolhost_read_key_value(folder.appendingPathComponent("none").path, "max") == -1)
+    #expect(ContainmentCell.event(folder.path, "memory.events", "max") == 3)
+    #expect(ContainmentCell.event(folder.path, "no.such.file", "max") == 0)
+  }
+
+  @Test func theChildrenOfAProcessAreAllCountedEvenBeyondTheRoomGiven() async throws {
+    let shell = Process()
+    shell.executableURL = URL(fileURLWithPath: "/bin/sh")
+    shell.arguments = ["-c", "sleep 30 & sleep 30 & sleep 30 & wait"]
+    try shell.run()
+    // SIGKILL: the shell inherits this process's blocked signals, so SIGTERM (and the SIGCHLD its `wait` needs) would
+    // stay pending.
+    defer {
+      for child in Containment.children(of: shell.processIdentifier) { kill(child, SIGKILL) }
+      kill(shell.processIdentifier, SIGKILL)
+      shell.waitUntilExit()
+    }
+    var children: [Int32] = []
+    for _ in 0..<200 {
+      children = Containment.children(of: shell.processIdentifier)
+      if children.count == 3 { break }
+      try await Task.sleep(for: .milliseconds(10))
+    }
+    #expect(children.count == 3)
+    var one: [pid_t] = [0]
+    #expect(toolhost_children_of(shell.processIdentifier, &one, 1) == 3)
+    #expect(children.contains(one[0]))
+    for child in children {
+      #expect(String(decoding: (try? readFile("/proc/\(child)/comm")) ?? [], as: UTF8.self) == "sleep\n")
+    }
+    #expect(toolhost_children_of(-5, &one, 1) == -1)
+  }
+}
