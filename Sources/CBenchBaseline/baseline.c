@@ -17,25 +17,49 @@ static double monotonic(void) {
   return ts.tv_sec + ts.tv_nsec / 1e9;
 }
 
+/* Starts `path` with stdin, stdout and stderr on new pipes (posix_spawn); the child's ends are closed here, the
+   parent's are in[1], out[0] and err[0]. 0, or -1 with nothing left open. */
+static int spawn_on_pipes(const char *path, pid_t *pid, int in[2], int out[2], int err[2]) {
+  if (pipe2(in, O_CLOEXEC)) return -1;
+  if (pipe2(out, O_CLOEXEC)) {
+    close(in[0]);
+    close(in[1]);
+    return -1;
+  }
+  if (pipe2(err, O_CLOEXEC)) {
+    close(in[0]);
+    close(in[1]);
+    close(out[0]);
+    close(out[1]);
+    return -1;
+  }
+  posix_spawn_file_actions_t fa;
+  posix_spawn_file_actions_init(&fa);
+  posix_spawn_file_actions_adddup2(&fa, in[0], 0);
+  posix_spawn_file_actions_adddup2(&fa, out[1], 1);
+  posix_spawn_file_actions_adddup2(&fa, err[1], 2);
+  char *argv[] = {(char *)path, NULL};
+  int rc = posix_spawn(pid, path, &fa, NULL, argv, environ);
+  posix_spawn_file_actions_destroy(&fa);
+  close(in[0]);
+  close(out[1]);
+  close(err[1]);
+  if (rc != 0) {
+    close(in[1]);
+    close(out[0]);
+    close(err[0]);
+    return -1;
+  }
+  return 0;
+}
+
 double toolhost_bench_posix_spawn_loop(const char *path, const char *input, size_t input_len, int n) {
   double t0 = monotonic();
   char buf[65536];
   for (int i = 0; i < n; i++) {
     int in[2], out[2], err[2];
-    if (pipe2(in, O_CLOEXEC) || pipe2(out, O_CLOEXEC) || pipe2(err, O_CLOEXEC)) return -1;
-    posix_spawn_file_actions_t fa;
-    posix_spawn_file_actions_init(&fa);
-    posix_spawn_file_actions_adddup2(&fa, in[0], 0);
-    posix_spawn_file_actions_adddup2(&fa, out[1], 1);
-    posix_spawn_file_actions_adddup2(&fa, err[1], 2);
-    char *argv[] = {(char *)path, NULL};
     pid_t pid;
-    int rc = posix_spawn(&pid, path, &fa, NULL, argv, environ);
-    posix_spawn_file_actions_destroy(&fa);
-    close(in[0]);
-    close(out[1]);
-    close(err[1]);
-    if (rc != 0) return -1;
+    if (spawn_on_pipes(path, &pid, in, out, err) != 0) return -1;
     size_t off = 0;
     while (off < input_len) {
       ssize_t w = write(in[1], input + off, input_len - off);
@@ -114,19 +138,7 @@ double toolhost_bench_handoff_loop(const char *path, const char *input, size_t i
   double t0 = monotonic(), result = 0;
   for (int i = 0; i < n; i++) {
     int in[2], out[2], err[2];
-    if (pipe2(in, O_CLOEXEC) || pipe2(out, O_CLOEXEC) || pipe2(err, O_CLOEXEC)) { result = -1; break; }
-    posix_spawn_file_actions_t fa;
-    posix_spawn_file_actions_init(&fa);
-    posix_spawn_file_actions_adddup2(&fa, in[0], 0);
-    posix_spawn_file_actions_adddup2(&fa, out[1], 1);
-    posix_spawn_file_actions_adddup2(&fa, err[1], 2);
-    char *argv[] = {(char *)path, NULL};
-    int rc = posix_spawn(&j.pid, path, &fa, NULL, argv, environ);
-    posix_spawn_file_actions_destroy(&fa);
-    close(in[0]);
-    close(out[1]);
-    close(err[1]);
-    if (rc != 0) { result = -1; break; }
+    if (spawn_on_pipes(path, &j.pid, in, out, err) != 0) { result = -1; break; }
     j.pidfd = (int)syscall(SYS_pidfd_open, j.pid, 0);
     j.in = in[1];
     j.out = out[0];
