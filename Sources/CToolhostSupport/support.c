@@ -88,6 +88,36 @@ static ssize_t read_small(const char *path, char *buf, size_t size) {
   return (ssize_t)len;
 }
 
+/* Adds the numbers of a children file to out (*count of them so far); -1 when it cannot be opened. A file longer
+   than the buffer is read in pieces, and a number is cut only at its end. */
+static int add_children(const char *path, pid_t *out, int capacity, int *count) {
+  int fd = open(path, O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return -1;
+  char buf[4096];
+  long value = -1;
+  for (;;) {
+    ssize_t n = read(fd, buf, sizeof buf);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) break;
+    for (ssize_t i = 0; i < n; i++) {
+      char c = buf[i];
+      if (c >= '0' && c <= '9') {
+        value = (value < 0 ? 0 : value * 10) + (c - '0');
+      } else if (value >= 0) {
+        if (*count < capacity) out[*count] = (pid_t)value;
+        (*count)++;
+        value = -1;
+      }
+    }
+  }
+  if (value >= 0) {
+    if (*count < capacity) out[*count] = (pid_t)value;
+    (*count)++;
+  }
+  close(fd);
+  return 0;
+}
+
 int toolhost_children_of(pid_t pid, pid_t *out, int capacity) {
   char path[64];
   snprintf(path, sizeof path, "/proc/%d/task", (int)pid);
@@ -95,36 +125,26 @@ int toolhost_children_of(pid_t pid, pid_t *out, int capacity) {
   if (!d) return -1;
   int count = 0;
   struct dirent *e;
-  char buf[4096];
   while ((e = readdir(d)) != NULL) {
     if (e->d_name[0] < '0' || e->d_name[0] > '9') continue;
     snprintf(path, sizeof path, "/proc/%d/task/%.16s/children", (int)pid, e->d_name);
-    /* A thread with more children than fit in the buffer is read in pieces: numbers are cut only at its end. */
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
-    if (fd < 0) continue;
-    long value = -1;
-    for (;;) {
-      ssize_t n = read(fd, buf, sizeof buf);
-      if (n < 0 && errno == EINTR) continue;
-      if (n <= 0) break;
-      for (ssize_t i = 0; i < n; i++) {
-        char c = buf[i];
-        if (c >= '0' && c <= '9') {
-          value = (value < 0 ? 0 : value * 10) + (c - '0');
-        } else if (value >= 0) {
-          if (count < capacity) out[count] = (pid_t)value;
-          count++;
-          value = -1;
-        }
-      }
-    }
-    if (value >= 0) {
-      if (count < capacity) out[count] = (pid_t)value;
-      count++;
-    }
-    close(fd);
+    (void)add_children(path, out, capacity, &count);
   }
   closedir(d);
+  return count;
+}
+
+int toolhost_adoptive_children(pid_t *out, int capacity) {
+  pid_t self = getpid();
+  char stat[512];
+  ssize_t len = read_small("/proc/self/stat", stat, sizeof stat);
+  char *close_paren = len > 0 ? strrchr(stat, ')') : NULL;
+  char state = close_paren && close_paren[1] == ' ' ? close_paren[2] : 0;
+  if (state == 0 || state == 'Z' || state == 'X') return toolhost_children_of(self, out, capacity);
+  char path[64];
+  snprintf(path, sizeof path, "/proc/%d/task/%d/children", (int)self, (int)self);
+  int count = 0;
+  if (add_children(path, out, capacity, &count) < 0) return toolhost_children_of(self, out, capacity);
   return count;
 }
 

@@ -1,5 +1,6 @@
 import CToolhostSupport
 import Foundation
+import Synchronization
 import Testing
 import ToolhostTestSupport
 
@@ -22,6 +23,36 @@ import ToolhostTestSupport
     #expect(toolhost_read_key_value(folder.appendingPathComponent("none").path, "max") == -1)
     #expect(ContainmentCell.event(folder.path, "memory.events", "max") == 3)
     #expect(ContainmentCell.event(folder.path, "no.such.file", "max") == 0)
+  }
+
+  /// An orphan re-parented to this process (a subreaper, as containment makes it) is among the children the sweep
+  /// reads, whichever thread started its parent.
+  @Test func anAdoptedOrphanIsAmongTheAdoptiveChildren() async throws {
+    _ = Containment.shared
+    let isSubreaper = Containment.isSubreaper.load(ordering: .acquiring)
+    try #require(isSubreaper, "containment did not make this process a subreaper")
+    let folder = try TemporaryFolder.make(prefix: "toolhost-procfiles")
+    defer { try? FileManager.default.removeItem(at: folder) }
+    let file = folder.appendingPathComponent("orphan").path
+    let shell = Process()
+    shell.executableURL = URL(fileURLWithPath: "/bin/sh")
+    shell.arguments = ["-c", "setsid sleep 30 </dev/null >/dev/null 2>&1 & echo $! > \(file)"]
+    try shell.run()
+    shell.waitUntilExit()
+    let orphan = try #require(
+      Int32(String(contentsOfFile: file, encoding: .utf8).trimmingCharacters(in: .whitespacesAndNewlines)))
+    defer {
+      kill(orphan, SIGKILL)
+      Containment.reap(orphan, within: .seconds(1))
+    }
+    var adopted: [Int32] = []
+    for _ in 0..<200 {
+      adopted = Containment.adoptiveChildren()
+      if adopted.contains(orphan) { break }
+      try await Task.sleep(for: .milliseconds(10))
+    }
+    #expect(adopted.contains(orphan), "\(orphan) is not among \(adopted)")
+    #expect(Containment.children(of: getpid()).contains(orphan))
   }
 
   @Test func theChildrenOfAProcessAreAllCountedEvenBeyondTheRoomGiven() async throws {

@@ -19,6 +19,12 @@ int toolhost_set_nonblocking(int fd);
    or -1 when the task folder cannot be read. */
 int toolhost_children_of(pid_t pid, pid_t *out, int capacity);
 
+/* The children of this process that an orphan re-parented to it (as subreaper) would be among, at most `capacity`
+   of them into `out`: the kernel gives an orphan to the first thread of its new parent that has not exited, which
+   is the main thread while it runs, so only the main thread's children are read; every thread's when the main
+   thread has ended (a zombie in /proc/self/stat) or cannot be read. Returns what toolhost_children_of does. */
+int toolhost_adoptive_children(pid_t *out, int capacity);
+
 /* The value of the line "KEY VALUE" of a small key-value file (cgroup.events, memory.events, pids.events): the
    value, 0 when the file has no such line, -1 when it cannot be read. */
 long long toolhost_read_key_value(const char *path, const char *key);

@@ -281,8 +281,8 @@ public final class Containment: Sendable {
     for zombie in adoptedChildren() where zombie.state == "Z" { reap(zombie.pid, within: .zero) }
   }
 
-  /// This process's children that no containment of it started, in another session: the orphans it adopted as
-  /// subreaper. (Every plugin starts in a session of its own and no descendant can come back to the host's, so a
+  /// This process's children that no containment of it started, in another session, among those of the thread that
+  /// adopts orphans (``adoptiveChildren()``): the orphans it adopted as subreaper. (Every plugin starts in a session of its own and no descendant can come back to the host's, so a
   /// child in the host's session is one the embedding program started itself: not ours to touch.) Decided under
   /// the lock that spawns hold in a subreaper, so that no child of toolhost's is missing from `liveSpawned`; but
   /// first without it: when every child in another session is one toolhost started, there is nothing to decide, and
@@ -290,12 +290,12 @@ public final class Containment: Sendable {
   static func adoptedChildren() -> [(pid: Int32, state: Character)] {
     let session = getsid(0)
     let recorded = recordedSpawns.withLock { $0 }
-    let unrecorded = children(of: getpid()).contains { child in
+    let unrecorded = adoptiveChildren().contains { child in
       !recorded.contains(child) && stat(of: child).map { $0.session != session } == true
     }
     guard unrecorded else { return [] }
     return liveSpawned.withLock { live in
-      children(of: getpid()).compactMap { child in
+      adoptiveChildren().compactMap { child in
         guard !live.contains(child), let stat = stat(of: child), stat.session != session else { return nil }
         return (child, stat.state)
       }

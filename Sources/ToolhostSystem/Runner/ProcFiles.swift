@@ -6,10 +6,23 @@ import Foundation
 extension Containment {
   /// The children of every thread of `pid` (`/proc/PID/task/*/children`).
   static func children(of pid: Int32) -> [Int32] {
+    collectPIDs { toolhost_children_of(pid, $0, $1) }
+  }
+
+  /// The children of this process that an orphan re-parented to it (as subreaper) would be among: the kernel gives an
+  /// orphan to the first thread of its new parent that has not exited, which is the main thread while it runs, so
+  /// only the main thread's are read (2 files, where every thread's are 1 to 2 a thread); every thread's once the
+  /// main thread has ended.
+  static func adoptiveChildren() -> [Int32] {
+    collectPIDs { toolhost_adoptive_children($0, $1) }
+  }
+
+  /// Calls `read(buffer, capacity)`, which returns how many pids there are (or -1), with room enough for them all.
+  private static func collectPIDs(_ read: (UnsafeMutablePointer<Int32>, Int32) -> Int32) -> [Int32] {
     var capacity = 64
     while true {
       var out = [Int32](repeating: 0, count: capacity)
-      let count = Int(toolhost_children_of(pid, &out, Int32(capacity)))
+      let count = Int(out.withUnsafeMutableBufferPointer { read($0.baseAddress!, Int32(capacity)) })
       if count < 0 { return [] }
       if count <= capacity { return Array(out.prefix(count)) }
       capacity = count + 64
