@@ -152,8 +152,11 @@ long long toolhost_read_key_value(const char *path, const char *key) {
   char buf[4096];
   if (read_small(path, buf, sizeof buf) < 0) return -1;
   size_t klen = strlen(key);
-  for (char *line = buf; line && *line; line = strchr(line, '\n') ? strchr(line, '\n') + 1 : NULL) {
+  for (char *line = buf; *line;) {
     if (strncmp(line, key, klen) == 0 && line[klen] == ' ') return strtoll(line + klen + 1, NULL, 10);
+    char *end = strchr(line, '\n');
+    if (!end) break;
+    line = end + 1;
   }
   return 0;
 }

@@ -282,11 +282,12 @@ public final class Containment: Sendable {
   }
 
   /// This process's children that no containment of it started, in another session, among those of the thread that
-  /// adopts orphans (``adoptiveChildren()``): the orphans it adopted as subreaper. (Every plugin starts in a session of its own and no descendant can come back to the host's, so a
-  /// child in the host's session is one the embedding program started itself: not ours to touch.) Decided under
-  /// the lock that spawns hold in a subreaper, so that no child of toolhost's is missing from `liveSpawned`; but
-  /// first without it: when every child in another session is one toolhost started, there is nothing to decide, and
-  /// a sweep (on an I/O thread) need not wait for a spawn under way, which can take a while on a busy machine.
+  /// adopts orphans (``adoptiveChildren()``): the orphans it adopted as subreaper. (Every plugin starts in a session
+  /// of its own and no descendant can come back to the host's, so a child in the host's session is one the embedding
+  /// program started itself: not ours to touch.) Decided under the lock that spawns hold in a subreaper, so that no
+  /// child of toolhost's is missing from `liveSpawned`; but first without it: when every child in another session is
+  /// one toolhost started, there is nothing to decide, and a sweep (on an I/O thread) need not wait for a spawn under
+  /// way, which can take a while on a busy machine.
   static func adoptedChildren() -> [(pid: Int32, state: Character)] {
     let session = getsid(0)
     let recorded = recordedSpawns.withLock { $0 }
