@@ -10,8 +10,9 @@ struct ChatOptions: ParsableArguments {
 
   @Option(
     help: ArgumentHelp(
-      "The model name (default: $TOOLHOST_MODEL, else gpt-4o-mini); `local` runs the default local model with "
-        + "llama.cpp, `local:1.5b` the larger one (`toolhost model install --with-1.5b`), "
+      "The model name (default: $TOOLHOST_MODEL, else gpt-4o-mini); `local` runs the default local model "
+        + "(Qwen2.5-Coder 1.5B) with llama.cpp, `local:0.5b` the smaller, faster one (`toolhost model install "
+        + "--with-0.5b`), "
         + "`local:/path/model.gguf` any GGUF file.", valueName: "name"))
   var model: String?
 

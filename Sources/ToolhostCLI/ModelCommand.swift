@@ -24,8 +24,17 @@ struct ModelCommand: AsyncParsableCommand {
   struct Common: ParsableArguments {
     @Option(
       help: ArgumentHelp(
-        "The local model: `local` (default), `local:1.5b` or `local:/path/model.gguf`.", valueName: "name"))
-    var model = "local"
+        "The local model: `local` (the 1.5B model), `local:0.5b` or `local:/path/model.gguf` (default: "
+          + "$TOOLHOST_MODEL when it names a local model, as for ask and chat, else `local`).", valueName: "name"))
+    var model: String?
+
+    /// The model `--model` names, else `$TOOLHOST_MODEL` when that is a local model, else `local`: the one `ask`
+    /// and `chat` would run, so that `model start` starts the server they use.
+    var localModel: String {
+      if let model { return model }
+      let named = ProcessInfo.processInfo.environment["TOOLHOST_MODEL"] ?? ""
+      return LocalModelSpecifier.isLocal(named) ? named : "local"
+    }
 
     @OptionGroup var output: OutputOptions
 
@@ -36,7 +45,7 @@ struct ModelCommand: AsyncParsableCommand {
       let configuration: LocalModelConfiguration
       do {
         configuration = try LocalModelConfiguration.named(
-          model, environment: environment,
+          localModel, environment: environment,
           keepAlive: try ModelChoice.keepAlive(keepAlive, environment: environment) ?? ModelChoice.defaultKeepAlive)
       } catch {
         throw printer.usageError(CommandLineHints.describe(error))

@@ -4,7 +4,7 @@ import ToolhostCommandLine
 import ToolhostLocal
 
 extension ModelCommand {
-  /// `toolhost model install [--with-1.5b]`: the steps of `scripts/install-local-model`, into the per-user folder.
+  /// `toolhost model install [--with-0.5b]`: the steps of `scripts/install-local-model`, into the per-user folder.
   struct Install: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
       abstract: "Install llama.cpp and the default local model for you (about 10 minutes the first time).",
@@ -14,15 +14,15 @@ extension ModelCommand {
         checkout's scripts/install-local-model; running it again does nothing once everything is in place.
         """)
     @Flag(
-      name: .customLong("with-1.5b"),
-      help: "Also install the larger model, Qwen2.5-Coder-1.5B (1.1 GB), that --model local:1.5b runs.")
-    var withLarger = false
+      name: .customLong("with-0.5b"),
+      help: "Also install the smaller model, Qwen2.5-Coder-0.5B (491 MB), that --model local:0.5b runs.")
+    var withSmall = false
     @OptionGroup var output: OutputOptions
 
     func run() async throws {
       let printer = output.printer
       do {
-        let folder = try LocalModelInstaller.install(withLarger: withLarger)
+        let folder = try LocalModelInstaller.install(withSmall: withSmall)
         printer.say("toolhost: the local model is in \(folder); `toolhost model status` shows it")
       } catch {
         printer.warn("toolhost: \(error.description)")

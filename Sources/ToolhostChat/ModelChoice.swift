@@ -4,7 +4,7 @@ public import ToolhostOpenAI
 public import ToolhostSession
 
 /// The model a name chooses, with the environment's defaults: a local GGUF model run with llama.cpp (`local`,
-/// `local:1.5b`, `local:PATH`) or a model behind an OpenAI-compatible server (any other name).
+/// `local:0.5b`, `local:PATH`) or a model behind an OpenAI-compatible server (any other name).
 ///
 /// ```swift
 /// let chosen = try ModelChoice(name: "local").makeModel()

@@ -10,7 +10,7 @@ public import ToolhostTools
 /// model: the local model when it is installed, else the HTTP model the environment names.
 ///
 /// It is chosen once, when first used, from the environment:
-/// 1. `TOOLHOST_MODEL`, when set, names it (`local`, `local:1.5b`, or an HTTP model's name at `TOOLHOST_BASE_URL`).
+/// 1. `TOOLHOST_MODEL`, when set, names it (`local`, `local:0.5b`, or an HTTP model's name at `TOOLHOST_BASE_URL`).
 /// 2. Else the local model, when `toolhost model install` has set it up (see ``LocalModelInstallation/locate(environment:searchingFrom:)``).
 /// 3. Else an HTTP model, when `TOOLHOST_BASE_URL`, `OPENAI_BASE_URL`, `TOOLHOST_API_KEY` or `OPENAI_API_KEY` is set.
 /// 4. Else it is unavailable: ``availability`` says why, and every request throws a ``LanguageModelError`` of kind

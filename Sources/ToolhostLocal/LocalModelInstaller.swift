@@ -13,13 +13,13 @@ public enum LocalModelInstaller {
     public var status: Int32?
   }
 
-  /// Installs the local model (and with `withLarger` the 1.5B model) for the user, or finds it in place, and
+  /// Installs the local model (and with `withSmall` the 0.5B model too) for the user, or finds it in place, and
   /// returns the installation's folder. Refuses a folder another user could change (``FileSafety``), as
   /// ``LocalModelInstallation/locate(environment:searchingFrom:)`` would refuse to use it.
   ///
   /// - Throws: ``Failure`` when the folder is refused, the installer cannot be written or started, or it fails
   ///   (it has said why on stderr).
-  public static func install(withLarger: Bool, environment: [String: String] = ProcessInfo.processInfo.environment)
+  public static func install(withSmall: Bool, environment: [String: String] = ProcessInfo.processInfo.environment)
     throws(Failure) -> String
   {
     let destination = LocalModelInstallation.installDirectory(environment: environment)
@@ -49,7 +49,7 @@ public enum LocalModelInstaller {
     childEnvironment["TOOLHOST_LOCAL_REQUIREMENTS"] = requirements
     let process = Process()
     process.executableURL = URL(fileURLWithPath: "/bin/sh")
-    process.arguments = [script] + (withLarger ? ["--with-1.5b"] : [])
+    process.arguments = [script] + (withSmall ? ["--with-0.5b"] : [])
     process.environment = childEnvironment
     do {
       try process.run()

@@ -190,7 +190,7 @@ struct CommandLineParsingTests {
     let start = try parse(ModelCommand.Start.self, ["model", "start", "--model", "local:1.5b", "--keep-alive", "90s"])
     #expect(start.common.model == "local:1.5b")
     #expect(start.keepAlive == "90s")
-    #expect(try parse(ModelCommand.Status.self, ["model"]).common.model == "local")
+    #expect(try parse(ModelCommand.Status.self, ["model"]).common.model == nil)
   }
 
   // MARK: Refused combinations and values

@@ -35,7 +35,7 @@ enum Aircraft {
   .enabled(if: LocalTestEnvironment.runsLocalModel, LocalTestEnvironment.skipReason))
 struct LocalGenerationTests {
   @Test func aNestedTypeFollowsItsSchema() async throws {
-    try await LocalModel.withModel(try LocalModelConfiguration.named("local")) { model in
+    try await LocalModel.withModel(try LocalModelConfiguration.named(LocalTestEnvironment.model)) { model in
       let session = LanguageModelSession(model: model, deferringErrorsOf: [])
       let response = try await session.respond(
         to: "A direct flight from Lisbon (LIS) to Oslo (OSL) of about four hours.", generating: Flight.self,

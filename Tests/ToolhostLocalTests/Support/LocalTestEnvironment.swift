@@ -18,15 +18,23 @@ enum LocalTestEnvironment {
   static let runsLocalModel =
     installation != nil || ProcessInfo.processInfo.environment["CI"] == "true"
 
+  /// The model the tests run: the smaller one (`scripts/install-local-model --with-0.5b`, which `.ci/run` installs).
+  /// They check toolhost's plumbing (servers, streaming, tools, shutdown), not the model's answers, and it runs them
+  /// in about half the time; the chat page's test (ToolhostWebTests) runs the default model, and the model's
+  /// answers are measured by the evals (BENCHMARKS.md).
+  static let model = "local:0.5b"
+
   static let skipReason: Comment =
     "the local model is not set up: run scripts/install-local-model (CI runs these tests)"
 
-  /// The environment toolhost runs with in these tests: no colours, HOME in `home`, and no keep-alive
+  /// The environment toolhost runs with in these tests: no colours, HOME in `home`, ``model`` as the model, no keep-alive
   /// (`TOOLHOST_MODEL_KEEP_ALIVE=0`), so that a server a test's toolhost starts ends with it and the test can check
   /// that it did; the tests of the shared server give their own (`extra`, or `--keep-alive`).
   static func environment(home: URL, extra: [String: String] = [:]) -> [String: String] {
     var env = Subprocess.cleanEnvironment(home: home.path)
     env["TOOLHOST_MODEL_KEEP_ALIVE"] = "0"
+    // For the example programs, which take `SystemLanguageModel.default`.
+    env["TOOLHOST_MODEL"] = model
     if let dir = ProcessInfo.processInfo.environment["TOOLHOST_LOCAL_DIR"] { env["TOOLHOST_LOCAL_DIR"] = dir }
     for (k, v) in extra { env[k] = v }
     return env
