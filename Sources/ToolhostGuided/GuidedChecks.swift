@@ -12,16 +12,26 @@ extension GuidedToolCalls {
   /// neither the reply's `need` nor the user's prompt has anything to do with the tool (no word of either is a word
   /// of the tool's name, description or parameters: "the discoverer of penicillin" and `searchBreadDatabase`).
   ///
-  /// A reply without a `need` is judged by its arguments only.
+  /// A reply without a `need` is judged by its arguments only; a call that changes something, by the user's words
+  /// only (``changesUnasked(_:in:)``).
   public static func servesNoNeed(
     _ call: Transcript.ToolCall, of tool: Transcript.ToolDefinition, need: String?, in transcript: Transcript
   ) -> Bool {
-    if inventsArguments(call, of: tool, in: transcript) { return true }
+    if inventsArguments(call, of: tool, in: transcript) || changesUnasked(tool, in: transcript) { return true }
     guard let need else { return false }
     let topic = TopicWords(tool)
     let prompt = transcript.lastPrompt ?? ""
     // A prompt with no word to judge by ("What is 2+2?") is judged by the need alone.
     return !topic.relates(need) && (TopicWords.contentWords(prompt).isEmpty || !topic.relates(prompt))
+  }
+
+  /// Whether a call of `tool` would change something (``Transcript/ToolDefinition/changesThings``: a write, a
+  /// delete) that the user's prompt does not speak of: no word of the prompt is a word of the tool
+  /// (``TopicWords/relates(_:)``). The model's `need` does not count here: a small model finds a reason for any
+  /// write ("Write a short poem about fresh bread." became a to-do item), and a needless write is worse than a
+  /// missed one, which the answer can still offer.
+  public static func changesUnasked(_ tool: Transcript.ToolDefinition, in transcript: Transcript) -> Bool {
+    tool.changesThings && !TopicWords(tool).relates(transcript.lastPrompt ?? "")
   }
 
   /// Whether another of `tools` shares more words with the need and the prompt than `call`'s tool

@@ -270,6 +270,7 @@ extension GuidedToolCalls {
           || GuidedToolCalls.picksTheWrongSibling(call, among: request.tools, prompt: prompt)
           || (callForList
             ? GuidedToolCalls.inventsArguments(call, of: tool, in: transcript)
+              || GuidedToolCalls.changesUnasked(tool, in: transcript)
               || GuidedToolCalls.anotherToolFitsBetter(call, among: request.tools, need: need, in: transcript)
             : GuidedToolCalls.servesNoNeed(call, of: tool, need: need, in: transcript))
         {

@@ -67,11 +67,13 @@ extension LanguageModelSession {
       for: ModelRequest(transcript: transcript, tools: tools, toolChoice: tools.isEmpty ? .none : .auto))
   }
 
-  /// The tools of `registry` as the session offers them to a model: name, description and parameters schema.
+  /// The tools of `registry` as the session offers them to a model: name, description, parameters schema, examples
+  /// and hints.
   public static func definitions(of registry: ToolRegistry) -> [Transcript.ToolDefinition] {
     registry.tools.map {
       Transcript.ToolDefinition(
-        name: $0.name, description: $0.description, parameters: $0.parameters, examples: $0.examples)
+        name: $0.name, description: $0.description, parameters: $0.parameters, examples: $0.examples,
+        annotations: $0.annotations)
     }
   }
 

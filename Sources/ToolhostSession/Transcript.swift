@@ -156,7 +156,8 @@ extension Transcript {
   }
 
   /// A tool as offered to the model: name, description and the JSON Schema of its arguments; and, toolhost's own,
-  /// the examples of requests it serves (``ToolExample``), which a small model is shown.
+  /// the examples of requests it serves (``ToolExample``), which a small model is shown, and its hints
+  /// (``ToolAnnotations``), by which a call that would change something the user did not ask to change is held back.
   public struct ToolDefinition: Sendable, Equatable, Codable {
     /// The tool's name.
     public var name: String
@@ -166,35 +167,51 @@ extension Transcript {
     public var parameters: JSONValue
     /// Requests the tool serves with their arguments (toolhost's; empty for most tools).
     public var examples: [ToolExample]
+    /// The tool's hints: read-only, destructive, idempotent, open world (toolhost's; none for most Swift tools).
+    public var annotations: ToolAnnotations
 
     /// Makes a definition.
-    public init(name: String, description: String, parameters: JSONValue, examples: [ToolExample] = []) {
+    public init(
+      name: String, description: String, parameters: JSONValue, examples: [ToolExample] = [],
+      annotations: ToolAnnotations = ToolAnnotations()
+    ) {
       self.name = name
       self.description = description
       self.parameters = parameters
       self.examples = examples
+      self.annotations = annotations
+    }
+
+    /// Whether a call changes something, as the tool says: `readOnlyHint: false` or `destructiveHint: true`. A tool
+    /// without hints is not taken as one (MCP's default would be "may write", which would hold back every plain
+    /// plugin's calls), as ``ToolAnnotations/isDestructive`` counts only an explicit hint.
+    public var changesThings: Bool {
+      annotations.readOnlyHint == false || annotations.destructiveHint == true
     }
 
     private enum CodingKeys: String, CodingKey {
-      case name, description, parameters, examples
+      case name, description, parameters, examples, annotations
     }
 
-    /// Decodes a definition; one saved without examples has none.
+    /// Decodes a definition; one saved without examples or hints has none.
     public init(from decoder: any Decoder) throws {
       let container = try decoder.container(keyedBy: CodingKeys.self)
       name = try container.decode(String.self, forKey: .name)
       description = try container.decode(String.self, forKey: .description)
       parameters = try container.decode(JSONValue.self, forKey: .parameters)
       examples = try container.decodeIfPresent([ToolExample].self, forKey: .examples) ?? []
+      annotations = try container.decodeIfPresent(ToolAnnotations.self, forKey: .annotations) ?? ToolAnnotations()
     }
 
-    /// Encodes a definition; `examples` only when there are some, so that saved transcripts keep their form.
+    /// Encodes a definition; `examples` and `annotations` only when there are some, so that saved transcripts keep
+    /// their form.
     public func encode(to encoder: any Encoder) throws {
       var container = encoder.container(keyedBy: CodingKeys.self)
       try container.encode(name, forKey: .name)
       try container.encode(description, forKey: .description)
       try container.encode(parameters, forKey: .parameters)
       if !examples.isEmpty { try container.encode(examples, forKey: .examples) }
+      if annotations != ToolAnnotations() { try container.encode(annotations, forKey: .annotations) }
     }
   }
 

@@ -2,6 +2,7 @@ import Foundation
 import Testing
 import ToolhostJSON
 import ToolhostSession
+import ToolhostTools
 
 @testable import ToolhostGuided
 @testable import ToolhostOpenAI
@@ -292,6 +293,38 @@ import ToolhostSession
   }
 
   // MARK: Needless calls
+
+  /// A call that changes something stands on the user's words alone: the model's reason for it does not count.
+  @Test func aWriteTheUserDidNotAskForIsNeedlessWhateverTheModelsReason() {
+    func bookmarks(_ annotations: ToolAnnotations) -> Transcript.ToolDefinition {
+      Transcript.ToolDefinition(
+        name: "saveBookmark", description: "Saves a web page's address among the user's bookmarks.",
+        parameters: [
+          "type": "object",
+          "properties": ["title": ["type": "string"], "address": ["type": "string", "format": "uri"]],
+        ], annotations: annotations)
+    }
+    let writer = bookmarks(ToolAnnotations(readOnlyHint: false))
+    let reader = bookmarks(ToolAnnotations(readOnlyHint: true))
+    let poem = transcript("Write a short poem about the sea.")
+    let save = call("saveBookmark", ["title": "a short poem about the sea"])
+    #expect(GuidedToolCalls.servesNoNeed(save, of: writer, need: "save the poem as a bookmark", in: poem))
+    #expect(GuidedToolCalls.changesUnasked(writer, in: poem))
+    #expect(
+      !GuidedToolCalls.servesNoNeed(save, of: reader, need: "save the poem as a bookmark", in: poem),
+      "a read-only tool's call may stand on the model's reason")
+    #expect(
+      !GuidedToolCalls.servesNoNeed(save, of: bookmarks(ToolAnnotations()), need: "save the poem", in: poem),
+      "a tool without hints is not taken as a writer")
+    #expect(
+      GuidedToolCalls.changesUnasked(bookmarks(ToolAnnotations(readOnlyHint: true, destructiveHint: true)), in: poem),
+      "a destructive tool changes things whatever else it says")
+    let asked = transcript("Bookmark https://swift.org as Swift, please.")
+    #expect(
+      !GuidedToolCalls.servesNoNeed(
+        call("saveBookmark", ["title": "Swift", "address": "https://swift.org"]), of: writer,
+        need: "a bookmark of swift.org", in: asked))
+  }
 
   @Test func aCallWithInventedArgumentsOrNoBearingOnTheQuestionIsNeedless() {
     let stock = transcript("What's the stock price of Apple?")
