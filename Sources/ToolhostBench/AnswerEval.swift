@@ -181,10 +181,24 @@ private func answerRun(
 /// `TOOLHOST_EVAL_BASELINE` names another, that one too, and scores both (see BENCHMARKS.md). `TOOLHOST_EVAL_SET`
 /// picks the question set (`answers`, the default, or `heldout`); `TOOLHOST_EVAL_ONLY` narrows the questions
 /// (categories or question numbers, comma-separated); `TOOLHOST_BENCH_MODEL` picks the model; `TOOLHOST_EVAL_OUT`
-/// where the per-question rows go.
+/// where the per-question rows go. `TOOLHOST_EVAL_EXTRA_PLUGINS` (plugin folders, comma-separated) asks the same
+/// questions with their plugins offered beside the set's, and compares that with the set's plugins alone in the
+/// same run (issue 49: `ask` with 20 tools against 11).
 func answersEvalBenchmarks() async throws -> [BenchRow] {
   let set = try AnswerSet.chosen()
-  let (setup, baseline, runs) = try askEvalPlan(set.plugins)
+  var (setup, baseline, runs) = try askEvalPlan(set.plugins)
+  var baselineName = "baseline"
+  if let extra = ProcessInfo.processInfo.environment["TOOLHOST_EVAL_EXTRA_PLUGINS"], !extra.isEmpty {
+    guard baseline == nil else {
+      throw BenchFailure("TOOLHOST_EVAL_EXTRA_PLUGINS and TOOLHOST_EVAL_BASELINE are two comparisons: give one")
+    }
+    baseline = setup
+    let folders = [setup.plugins.path] + extra.split(separator: ",").map(String.init)
+    setup.plugins = try combinedPluginFolder(folders)
+    baselineName = "\(try toolCount(in: [folders[0]])) tools"
+    FileHandle.standardError.write(
+      Data("  \(try toolCount(in: folders)) tools (\(setup.plugins.path)) against \(baselineName)\n".utf8))
+  }
   let questions = try answerQuestions(set)
   guard !questions.isEmpty else { throw BenchFailure("TOOLHOST_EVAL_ONLY left no question") }
   var rows: [BenchRow] = []
@@ -199,7 +213,7 @@ func answersEvalBenchmarks() async throws -> [BenchRow] {
     {
       BenchRow(
         suite: set.suite, name: "\(name), \(server)", value: value(current), unit: unit,
-        baselineName: before.map { _ in "baseline" }, baselineValue: before.map(value), goal: goal,
+        baselineName: before.map { _ in baselineName }, baselineValue: before.map(value), goal: goal,
         higherIsBetter: higher, showsRatio: unit == "s")
     }
     func percent(_ n: Int, of d: Int) -> Double { d == 0 ? 0 : Double(n) * 100 / Double(d) }
@@ -229,4 +243,45 @@ func answersEvalBenchmarks() async throws -> [BenchRow] {
     rows.append(row("worst time", { $0.times.max() ?? 0 }, unit: "s"))
   }
   return rows
+}
+
+/// A scratch plugin folder holding a link to every plugin of `folders` (each plugin a folder of its own, as
+/// `--plugins` reads them), for asking with all of their tools at once.
+///
+/// - Throws: ``BenchFailure`` when two folders hold plugins of the same name, or a folder cannot be read.
+private func combinedPluginFolder(_ folders: [String]) throws -> URL {
+  let combined = FileManager.default.temporaryDirectory.appendingPathComponent("toolhost-eval-plugins-\(getpid())")
+  try? FileManager.default.removeItem(at: combined)
+  try FileManager.default.createDirectory(at: combined, withIntermediateDirectories: true)
+  for folder in folders {
+    let absolute = URL(
+      fileURLWithPath: folder, relativeTo: URL(fileURLWithPath: FileManager.default.currentDirectoryPath))
+    for name in try FileManager.default.contentsOfDirectory(atPath: absolute.path).sorted() {
+      let plugin = absolute.appendingPathComponent(name)
+      guard FileManager.default.fileExists(atPath: plugin.appendingPathComponent("toolhost.json").path) else {
+        continue
+      }
+      let link = combined.appendingPathComponent(name)
+      guard !FileManager.default.fileExists(atPath: link.path) else {
+        throw BenchFailure("two plugin folders hold a plugin named \(name)")
+      }
+      try FileManager.default.createSymbolicLink(at: link, withDestinationURL: plugin.standardizedFileURL)
+    }
+  }
+  return combined
+}
+
+/// How many tools the manifests (`toolhost.json`) of the plugins in `folders` declare.
+private func toolCount(in folders: [String]) throws -> Int {
+  var count = 0
+  for folder in folders {
+    for name in try FileManager.default.contentsOfDirectory(atPath: folder) {
+      let manifest = URL(fileURLWithPath: folder).appendingPathComponent(name).appendingPathComponent("toolhost.json")
+      guard let data = FileManager.default.contents(atPath: manifest.path),
+        let value = try? JSONValue.parse(String(decoding: data, as: UTF8.self))
+      else { continue }
+      count += value["tools"]?.arrayValue?.count ?? 0
+    }
+  }
+  return count
 }
