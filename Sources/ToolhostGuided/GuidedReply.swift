@@ -276,7 +276,9 @@ extension GuidedToolCalls {
         {
           rejected.insert(call.toolName)
         } else {
-          kept.append(GuidedToolCalls.withoutUngivenArguments(call, of: tool, in: transcript))
+          kept.append(
+            GuidedToolCalls.keepingWhatTheConversationFixed(
+              GuidedToolCalls.withoutUngivenArguments(call, of: tool, in: transcript), of: tool, in: transcript))
         }
       }
       return (kept, rejected)

@@ -246,6 +246,50 @@ extension GuidedToolCalls {
     return calls
   }
 
+  /// The most words a follow-up prompt has whose calls keep what the conversation fixed before
+  /// (``keepingWhatTheConversationFixed(_:of:in:)``): "How about Madrid?", "And in Paris?", "¿Y en Lima?".
+  static let mostWordsOfAFollowUp = 6
+
+  /// `call` with the arguments the last successful call of the same tool for an earlier prompt had and it lacks,
+  /// when the last prompt is a short follow-up (at most ``mostWordsOfAFollowUp`` words) and `call` is of its first
+  /// round: "What's Lisbon like in March?" then "How about Madrid?" asks for March again, though the follow-up
+  /// names only the city. An argument the call gives, or the tool's schema does not have, is left as it is.
+  static func keepingWhatTheConversationFixed(
+    _ call: Transcript.ToolCall, of tool: Transcript.ToolDefinition, in transcript: Transcript
+  ) -> Transcript.ToolCall {
+    guard roundsSinceLastPrompt(transcript) == 0, var arguments = call.arguments.objectValue,
+      let prompt = transcript.lastPrompt,
+      prompt.split(whereSeparator: \.isWhitespace).count <= mostWordsOfAFollowUp
+    else { return call }
+    let properties = tool.parameters["properties"]?.objectValue ?? [:]
+    // The entries before the last prompt, newest first: the last call of this tool whose output was no error.
+    var beforePrompt = false
+    var failed: Set<String> = []
+    var earlier: JSONObject?
+    search: for entry in transcript.entries.reversed() {
+      switch entry {
+      case .prompt: beforePrompt = true
+      case .toolOutput(let output) where beforePrompt && output.isError: failed.insert(output.callID)
+      case .toolCalls(let round) where beforePrompt:
+        if let match = round.calls.last(where: { $0.toolName == call.toolName && !failed.contains($0.id) }) {
+          earlier = match.arguments.objectValue
+          break search
+        }
+      default: break
+      }
+    }
+    guard let earlier else { return call }
+    var changed = false
+    for (name, value) in earlier where arguments[name] == nil && properties[name] != nil {
+      arguments[name] = value
+      changed = true
+    }
+    guard changed else { return call }
+    var kept = call
+    kept.arguments = .object(arguments)
+    return kept
+  }
+
   /// How many rounds of calls were made since the transcript's last prompt.
   static func roundsSinceLastPrompt(_ transcript: Transcript) -> Int {
     var rounds = 0

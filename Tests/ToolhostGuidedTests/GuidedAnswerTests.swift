@@ -292,6 +292,51 @@ import ToolhostTools
     #expect(GuidedToolCalls.answersResults(transcript("Rye?", [.toolCalls(.init(calls: [])), .toolOutput(found)])))
   }
 
+  // MARK: Follow-ups
+
+  /// A short follow-up keeps what the conversation fixed: the month asked before goes into the call that names only
+  /// the new place.
+  @Test func aFollowUpKeepsTheArgumentsTheConversationFixed() {
+    let tides = Transcript.ToolDefinition(
+      name: "tideTable", description: "High and low tides of a harbour on a day of the year.",
+      parameters: [
+        "type": "object",
+        "properties": ["harbour": ["type": "string"], "month": ["type": "integer"], "day": ["type": "integer"]],
+        "required": ["harbour"],
+      ])
+    func conversation(_ followUp: String, earlierFailed: Bool = false) -> Transcript {
+      Transcript(entries: [
+        .prompt(.init(text: "When is high tide in Brest on the 3rd of May?")),
+        .toolCalls(.init(calls: [call("tideTable", ["harbour": "Brest", "month": 5, "day": 3], id: "a")])),
+        .toolOutput(
+          .init(
+            callID: "a", toolName: "tideTable", text: earlierFailed ? "{\"error\": {}}" : "{\"high\": \"06:12\"}",
+            value: earlierFailed ? nil : ["high": "06:12"], isError: earlierFailed)),
+        .response(.init(text: "At 06:12.")),
+        .prompt(.init(text: followUp)),
+      ])
+    }
+    let cadiz = call("tideTable", ["harbour": "Cádiz"], id: "b")
+    let kept = GuidedToolCalls.keepingWhatTheConversationFixed(cadiz, of: tides, in: conversation("And in Cádiz?"))
+    #expect(kept.arguments.jsonEquals(["harbour": "Cádiz", "month": 5, "day": 3]))
+    let ownDay = call("tideTable", ["harbour": "Cádiz", "day": 4], id: "b")
+    #expect(
+      GuidedToolCalls.keepingWhatTheConversationFixed(ownDay, of: tides, in: conversation("And Cádiz the day after?"))
+        .arguments.jsonEquals(["harbour": "Cádiz", "month": 5, "day": 4]), "what the call gives stands")
+    #expect(
+      GuidedToolCalls.keepingWhatTheConversationFixed(
+        cadiz, of: tides, in: conversation("Tell me everything you know about the harbour of Cádiz in Spain.")
+      )
+      .arguments.jsonEquals(["harbour": "Cádiz"]), "a question of its own is not a follow-up")
+    #expect(
+      GuidedToolCalls.keepingWhatTheConversationFixed(
+        cadiz, of: tides, in: conversation("And in Cádiz?", earlierFailed: true)
+      ).arguments == ["harbour": "Cádiz"], "a failed call fixed nothing")
+    #expect(
+      GuidedToolCalls.keepingWhatTheConversationFixed(cadiz, of: tides, in: transcript("And in Cádiz?")).arguments
+        .jsonEquals(["harbour": "Cádiz"]), "nothing before")
+  }
+
   // MARK: Needless calls
 
   /// A call that changes something stands on the user's words alone: the model's reason for it does not count.
