@@ -154,6 +154,16 @@ final class ChatConsole: Sendable {
     }
   }
 
+  /// Says that the answer just shown called no tool, so it is the model's own and not checked: a dim line on
+  /// stderr, or an `unchecked` event with `--json`.
+  func unchecked() {
+    if json {
+      Self.out(JSONValue.object(["type": "unchecked", "text": .string(ChatTurn.uncheckedNote)]).serialized() + "\n")
+    } else {
+      Self.err(paint("(\(ChatTurn.uncheckedNote))", "2") + "\n")
+    }
+  }
+
   /// Stops the spinner and ends any open text line (after a request, finished or not).
   func endTurn() {
     state.withLock { s in

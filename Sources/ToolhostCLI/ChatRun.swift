@@ -58,7 +58,9 @@ final class ChatRun: Sendable {
     runtime.observe { event in
       switch event {
       case .session(_, let event): console.show(event)
-      case .turnFinished: console.endTurn()
+      case .turnFinished(let turn):
+        console.endTurn()
+        if turn.answeredWithoutTools { console.unchecked() }
       case .warning(_, let text): console.note("toolhost: warning: \(text)")
       case .turnStarted, .chatsChanged: break
       }

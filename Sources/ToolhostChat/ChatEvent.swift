@@ -30,4 +30,10 @@ public struct ChatTurn: Sendable {
   public var errorMessage: String?
   /// Whether the turn was stopped (``ChatRuntime/stop(_:)``, Ctrl-C, the page's stop button).
   public var stopped: Bool
+  /// Whether the turn was answered with tools offered and none called: the answer is the model's own, not checked
+  /// against a tool, and front ends say so (issue 49: a question of fact no tool covers must not read as looked up).
+  public var answeredWithoutTools: Bool = false
+
+  /// What front ends say of an answer given ``answeredWithoutTools``.
+  public static let uncheckedNote = "no tool was called: this answer is the model's own, not checked"
 }

@@ -250,6 +250,7 @@ public final class WebChatEngine: Sendable {
       // The answer is done for the page now, as the terminal shows it before keeping it.
       updateLive(chat) { $0 = nil }
       events.send(.done(chat: chat, response: turn.response, error: turn.errorMessage, stopped: turn.stopped))
+      if turn.answeredWithoutTools { events.send(.note(chat: chat, text: ChatTurn.uncheckedNote)) }
     case .warning(let chat, let text):
       events.send(.note(chat: chat, text: text))
     case .chatsChanged:

@@ -66,6 +66,37 @@ struct AskAndChatTests {
     }
   }
 
+  /// An answer given with tools offered and none called is the model's own: `ask` says so on stderr (and as an
+  /// `unchecked` event with `--json`), and says nothing of the kind after a call.
+  @Test func anAnswerNoToolCheckedIsMarkedAsTheModelsOwn() async throws {
+    defer { try? FileManager.default.removeItem(at: work) }
+    let rules = """
+      rules:
+        - name: memory
+          when: {messages_contain: "capital"}
+          respond: {content: "The capital of Australia is Canberra."}
+      """
+    try await FakeLLM.with(rules: rules) { server in
+      let plain = try await toolhost(["ask"] + plugins + ["What is the capital of Australia?"], server: server)
+      #expect(plain.status == 0, "\(plain.allText)")
+      #expect(plain.stdoutText == "The capital of Australia is Canberra.\n")
+      #expect(
+        plain.stderrText.contains("(no tool was called: this answer is the model's own, not checked)"),
+        "\(plain.stderrText)")
+      let json = try await toolhost(
+        ["ask", "--json"] + plugins + ["What is the capital of Australia?"], server: server)
+      let events = try json.stdoutText.split(separator: "\n").map { try JSONValue.parse(String($0)) }
+      #expect(events.map { $0["type"]?.stringValue }.last == "unchecked", "\(json.stdoutText)")
+      let noTools = try await toolhost(["ask", "--no-tools", "What is the capital of Australia?"], server: server)
+      #expect(!noTools.stderrText.contains("not checked"), "no tool was offered: \(noTools.stderrText)")
+    }
+    try await FakeLLM.with(rules: Self.bostonRules) { server in
+      let called = try await toolhost(["ask"] + plugins + ["What is Boston like in April?"], server: server)
+      #expect(called.status == 0, "\(called.allText)")
+      #expect(!called.stderrText.contains("not checked"), "\(called.stderrText)")
+    }
+  }
+
   @Test func guidedToolCallingWorksWithAnyOpenAICompatibleServer() async throws {
     defer { try? FileManager.default.removeItem(at: work) }
     let rules = """
