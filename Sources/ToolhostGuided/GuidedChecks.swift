@@ -26,12 +26,13 @@ extension GuidedToolCalls {
   }
 
   /// Whether a call of `tool` would change something (``Transcript/ToolDefinition/changesThings``: a write, a
-  /// delete) that the user's prompt does not speak of: no word of the prompt is a word of the tool
-  /// (``TopicWords/relates(_:)``). The model's `need` does not count here: a small model finds a reason for any
-  /// write ("Write a short poem about fresh bread." became a to-do item), and a needless write is worse than a
-  /// missed one, which the answer can still offer.
+  /// delete) that the user's prompt does not ask for: no word of the prompt is a word of what the tool is for, its
+  /// name, title, first sentence or examples (``TopicWords/init(purposeOf:)``); the words of its parameters do not
+  /// count, since a request for something else shares them by chance (a time, a title). The model's `need` does
+  /// not count either: a small model finds a reason for any write ("Write a short poem about fresh bread." became a
+  /// to-do item), and a needless write is worse than a missed one, which the answer can still offer.
   public static func changesUnasked(_ tool: Transcript.ToolDefinition, in transcript: Transcript) -> Bool {
-    tool.changesThings && !TopicWords(tool).relates(transcript.lastPrompt ?? "")
+    tool.changesThings && !TopicWords(purposeOf: tool).relates(transcript.lastPrompt ?? "")
   }
 
   /// Whether another of `tools` shares more words with the need and the prompt than `call`'s tool
@@ -316,11 +317,28 @@ struct TopicWords {
     let name = TopicWords.split(tool.name).filter { !GuidedToolCalls.genericNameWords.contains($0) }
     var text = name.joined(separator: " ") + " " + tool.description
     TopicWords.collect(tool.parameters, into: &text)
+    self.init(text: text, examples: tool.examples)
+  }
+
+  /// The words of what the tool is for, not of what it takes: its name's parts, its title and the first sentence of
+  /// its description, and its examples' prompts, without the rest of the description and the parameters, whose
+  /// words (a title, a time, a place) a request for something else shares by chance.
+  init(purposeOf tool: Transcript.ToolDefinition) {
+    let name = TopicWords.split(tool.name).filter { !GuidedToolCalls.genericNameWords.contains($0) }
+    let text = [
+      name.joined(separator: " "), tool.annotations.title ?? "", GuidedToolCalls.summary(of: tool.description),
+    ]
+    .joined(separator: " ")
+    self.init(text: text, examples: tool.examples)
+  }
+
+  private init(text: String, examples: [ToolExample]) {
+    var text = text
     for quote in PromptList.quotations(text) where quote.contains(where: \.isUppercase) {
       text = text.replacingOccurrences(of: quote, with: " ")
     }
     var words = Set(TopicWords.contentWords(text))
-    for example in tool.examples.prefix(ToolExample.mostPerTool) {
+    for example in examples.prefix(ToolExample.mostPerTool) {
       guard let prompt = example.prompt else { continue }
       let given = GuidedToolCalls.texts(in: example.arguments).joined(separator: " ")
       let instance = Set(TopicWords.contentWords(given))

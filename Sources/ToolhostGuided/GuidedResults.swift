@@ -134,13 +134,13 @@ extension GuidedToolCalls {
       return argumentWords.contains { $0 == lowered || GroundingText.sameStem($0, lowered) }
     }
     let calledTools = tools.filter { tool in calls.contains { $0.toolName == tool.name } }
-    let called = calledTools.map(TopicWords.init)
-    let offered = tools.map(TopicWords.init)
+    let called = calledTools.map { TopicWords($0) }
+    let offered = tools.map { TopicWords($0) }
     // Tools of another family than every called one: within a family ("todoList", "todoClear") their words tell
     // the members apart too poorly to say a clause is about another.
     let families = Set(calledTools.compactMap { TopicWords.family(of: $0.name) })
     let others = tools.filter { TopicWords.family(of: $0.name).map { !families.contains($0) } ?? true }
-      .filter { tool in !calls.contains { $0.toolName == tool.name } }.map(TopicWords.init)
+      .filter { tool in !calls.contains { $0.toolName == tool.name } }.map { TopicWords($0) }
     var parts: [String] = []
     var isFirst = true
     for clause in PromptList.clauses(prompt) {

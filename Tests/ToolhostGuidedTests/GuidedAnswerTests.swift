@@ -346,7 +346,11 @@ import ToolhostTools
         name: "saveBookmark", description: "Saves a web page's address among the user's bookmarks.",
         parameters: [
           "type": "object",
-          "properties": ["title": ["type": "string"], "address": ["type": "string", "format": "uri"]],
+          // A parameter's words are not what the tool is for: "short" does not make a poem a bookmark.
+          "properties": [
+            "title": ["type": "string", "description": "A short name for the page."],
+            "address": ["type": "string", "format": "uri"],
+          ],
         ], annotations: annotations)
     }
     let writer = bookmarks(ToolAnnotations(readOnlyHint: false))
