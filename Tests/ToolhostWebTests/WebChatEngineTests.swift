@@ -188,7 +188,12 @@ struct WebChatEngineTests {
       let again = try engine.send("Thanks", to: chat)
       #expect(again == chat)
       #expect(throws: WebChatEngine.Failure.self) { try engine.send("More", to: chat) }
-      _ = await collect(stream, until: chat)
+      let thanks = await collect(stream, until: chat)
+      #expect(!thanks.contains { $0["type"] == "note" }, "the turn with a call got a note: \(thanks)")
+      // The answer to "Thanks" called no tool: the page is told that it is the model's own.
+      let after = await collect(stream, within: 2)
+      #expect(
+        after.contains { $0["type"] == "note" && $0["text"] == .string(ChatTurn.uncheckedNote) }, "\(after)")
       #expect(try await engine.chat(chat)["turns"]?.arrayValue?.count == 2)
       await close(engine)
     }
