@@ -195,9 +195,10 @@ func answersEvalBenchmarks() async throws -> [BenchRow] {
     baseline = setup
     let folders = [setup.plugins.path] + extra.split(separator: ",").map(String.init)
     setup.plugins = try combinedPluginFolder(folders)
-    baselineName = "\(try toolCount(in: [folders[0]])) tools"
+    baselineName = "\(try toolCount(setup, in: URL(fileURLWithPath: folders[0]))) tools"
     FileHandle.standardError.write(
-      Data("  \(try toolCount(in: folders)) tools (\(setup.plugins.path)) against \(baselineName)\n".utf8))
+      Data(
+        "  \(try toolCount(setup, in: setup.plugins)) tools (\(setup.plugins.path)) against \(baselineName)\n".utf8))
   }
   let questions = try answerQuestions(set)
   guard !questions.isEmpty else { throw BenchFailure("TOOLHOST_EVAL_ONLY left no question") }
@@ -271,17 +272,14 @@ private func combinedPluginFolder(_ folders: [String]) throws -> URL {
   return combined
 }
 
-/// How many tools the manifests (`toolhost.json`) of the plugins in `folders` declare.
-private func toolCount(in folders: [String]) throws -> Int {
-  var count = 0
-  for folder in folders {
-    for name in try FileManager.default.contentsOfDirectory(atPath: folder) {
-      let manifest = URL(fileURLWithPath: folder).appendingPathComponent(name).appendingPathComponent("toolhost.json")
-      guard let data = FileManager.default.contents(atPath: manifest.path),
-        let value = try? JSONValue.parse(String(decoding: data, as: UTF8.self))
-      else { continue }
-      count += value["tools"]?.arrayValue?.count ?? 0
-    }
+/// How many tools `setup`'s toolhost offers from the plugins of `folder` (`toolhost list --json
+/// --start-servers`, so an MCP server's tools count too).
+private func toolCount(_ setup: AskEvalSetup, in folder: URL) throws -> Int {
+  let home = try setup.scratch(plugins: folder)
+  defer { try? FileManager.default.removeItem(at: home) }
+  let listed = try setup.run(["list", "--json", "--start-servers", "--plugins", folder.path], in: home, timeout: 60)
+  guard listed.status == 0, let tools = (try? JSONValue.parse(listed.stdout))?["tools"]?.arrayValue else {
+    throw BenchFailure("toolhost list --plugins \(folder.path) failed: \(listed.stderr)")
   }
-  return count
+  return tools.count
 }
