@@ -44,7 +44,7 @@ struct GuidedRequestBodyBytesTests {
   /// More tools than a request lists, so that a shortlist is ranked.
   static let many: [Transcript.ToolDefinition] =
     few
-    + (1...12).map { i in
+    + (1...22).map { i in
       tool(
         "tool\(i)", "Looks up fact number \(i) about \(["stocks", "trains", "movies", "rivers"][i % 4]).",
         ["query": ["type": "string"], "limit": ["type": "integer", "maximum": 10]], required: ["query"])

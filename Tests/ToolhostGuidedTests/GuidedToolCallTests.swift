@@ -86,7 +86,7 @@ import ToolhostSession
   }
 
   @Test func manyToolsAreShortlisted() {
-    let tools = (0..<20).map { i in
+    let tools = (0..<30).map { i in
       Transcript.ToolDefinition(
         name: "tool\(i)", description: i == 17 ? "Finds recipes for bread." : "Does thing number \(i).",
         parameters: ["type": "object"])
@@ -102,8 +102,11 @@ import ToolhostSession
     let calls = body["response_format"]?["schema"]?["anyOf"]?[0]?["properties"]?["calls"]?["items"]?["anyOf"]
     #expect(calls?.arrayValue?.count == GuidedToolCalls.shortlistSize)
     // Up to the threshold every tool is offered, in the order given.
-    let few = ModelRequest(transcript: request.transcript, tools: Array(tools.prefix(12)), toolChoice: .auto)
-    #expect(GuidedToolCalls.offeredTools(for: few).map(\.name) == tools.prefix(12).map(\.name))
+    let few = ModelRequest(
+      transcript: request.transcript, tools: Array(tools.prefix(GuidedToolCalls.shortlistThreshold)), toolChoice: .auto)
+    #expect(
+      GuidedToolCalls.offeredTools(for: few).map(\.name)
+        == tools.prefix(GuidedToolCalls.shortlistThreshold).map(\.name))
   }
 
   /// The offer is where the strategy narrows the tools: the shortlist, then what a second try may call.
