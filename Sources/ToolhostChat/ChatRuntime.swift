@@ -214,15 +214,6 @@ public final class ChatRuntime: Sendable {
     await configuration.shutdown()
   }
 
-  /// Whether `transcript` holds a tool call after its last prompt.
-  static func calledATool(_ transcript: Transcript) -> Bool {
-    for entry in transcript.entries.reversed() {
-      if case .prompt = entry { return false }
-      if case .toolCalls(let calls) = entry, !calls.calls.isEmpty { return true }
-    }
-    return false
-  }
-
   /// The one turn: ask, end, keep, title.
   private func turn(
     _ prompt: String, in conversation: ChatConversation, tool: String?, nonce: String?, options: GenerationOptions
@@ -247,7 +238,8 @@ public final class ChatRuntime: Sendable {
     let message = failure.map { stopped ? "stopped" : configuration.describeError($0) }
     var turn = ChatTurn(
       chat: chat, prompt: prompt, response: response, error: failure, errorMessage: message, stopped: stopped)
-    turn.answeredWithoutTools = response != nil && !session.tools.tools.isEmpty && !Self.calledATool(session.transcript)
+    turn.answeredWithoutTools =
+      response != nil && !session.tools.tools.isEmpty && !session.transcript.calledToolSinceLastPrompt
     // The answer is done for the user now; the turn is kept after, and the next turn waits for that.
     conversation.running.withLock { $0 = nil }
     emit(.turnFinished(turn))
