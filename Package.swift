@@ -246,10 +246,12 @@ let package = Package(
         "ToolhostWeb",
       ], path: "Examples/Snippets", swiftSettings: upcomingFeatures),
     // What several test targets need: paths, the built binary and its one driver, temporary folders and plugin
-    // folders, running and checking processes, fakellm, a Swift tool (used only by tests; every test target depends on
-    // it). Peers/ holds the Python scripts that run and check fakellm.
+    // folders, running and checking processes, fakellm, the scripted model, a Swift tool (used only by tests; every
+    // test target depends on it). Peers/ holds the Python scripts that run and check fakellm.
     .target(
-      name: "ToolhostTestSupport", dependencies: ["ToolhostCore", "ToolhostGeneration", "ToolhostJSON"], path: "Tests/ToolhostTestSupport",
+      name: "ToolhostTestSupport",
+      dependencies: ["ToolhostCore", "ToolhostGeneration", "ToolhostJSON", "ToolhostSession"],
+      path: "Tests/ToolhostTestSupport",
       exclude: ["Peers"], swiftSettings: upcomingFeatures),
     // Each test target depends on what its files import.
     // The macros' expansions and diagnostics, checked on source text (swift-syntax's own test support).

@@ -32,10 +32,7 @@ final class ToolFolder: Sendable {
 }
 
 /// A model that answers every request with "ok" and is never started.
-struct AnsweringModel: LanguageModel {
-  let displayName = "answering"
-  func turn(for request: ModelRequest) async throws -> ModelTurn { ModelTurn(text: "ok") }
-}
+func answering() -> ScriptedModel { ScriptedModel(turns: [ModelTurn(text: "ok")]) }
 
 @Suite("Tool selection")
 struct ToolSelectionTests {
@@ -134,7 +131,7 @@ struct ChatSetupTests {
       .response(Transcript.Response(text: "hello")),
     ])
     var setup = ChatSetup(tools: .named(["readNote"]), resumedTranscript: saved)
-    let session = try await setup.makeSession(model: AnsweringModel(), catalog: folder.catalog())
+    let session = try await setup.makeSession(model: answering(), catalog: folder.catalog())
     #expect(session.transcript.count == 3)
     guard case .instructions(let first) = session.transcript.entries[0] else {
       Issue.record("no instructions first")
@@ -143,7 +140,7 @@ struct ChatSetupTests {
     #expect(first.text.hasPrefix("Use the tool readNote to answer"), "\(first.text)")
     // Without instructions of its own (no named tools, none given), the saved ones are kept.
     setup.tools = .allowed
-    let kept = try await setup.makeSession(model: AnsweringModel(), catalog: folder.catalog())
+    let kept = try await setup.makeSession(model: answering(), catalog: folder.catalog())
     #expect(kept.transcript == saved)
   }
 
@@ -151,7 +148,7 @@ struct ChatSetupTests {
     let setup = ChatSetup(
       tools: .allowed, instructions: "Be brief.", maximumToolRounds: 3, toolTimeout: .seconds(2), requireTool: true,
       temperature: 0.5)
-    let session = try await setup.makeSession(model: AnsweringModel(), catalog: folder.catalog(denying: ["wipeNotes"]))
+    let session = try await setup.makeSession(model: answering(), catalog: folder.catalog(denying: ["wipeNotes"]))
     #expect(session.tools.tools.map(\.name) == ["readNote"])
     #expect(session.policy.maximumToolRounds == 3)
     #expect(session.policy.toolFailures == .reportToModel)
@@ -176,7 +173,7 @@ struct ChatSetupTests {
     #expect(reason == "the user has not approved running readNote", "\(reason)")
     let notes = Mutex<[String]>([])
     let hinted = setup.makeSession(
-      model: AnsweringModel(), tools: session.tools, rules: UserConfiguration(path: ""),
+      model: answering(), tools: session.tools, rules: UserConfiguration(path: ""),
       approval: ChatApproval(onNote: { note in notes.withLock { $0.append(note) } }, unattendedHint: "say yes"))
     if case .refuse(let reason)? = await hinted.policy.approveCall?(call, readNote) {
       #expect(!reason.contains("say yes"), "\(reason)")
@@ -185,7 +182,7 @@ struct ChatSetupTests {
     #expect(told.count == 1 && told[0].contains("no terminal to ask on (say yes, or "), "\(told)")
     var yes = setup
     yes.assumeYes = true
-    let unattended = try await yes.makeSession(model: AnsweringModel(), catalog: folder.catalog())
+    let unattended = try await yes.makeSession(model: answering(), catalog: folder.catalog())
     #expect(await unattended.policy.approveCall?(call, readNote) == .allow)
   }
 }

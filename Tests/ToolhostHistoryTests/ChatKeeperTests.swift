@@ -31,7 +31,7 @@ struct ChatKeeperTests {
 
   @Test func aKeptChatIsRecordedTitledByTheModelAndClearedIntoANewOne() async throws {
     let history = try ChatHistory.open(at: path)
-    let model = ChatTitleTests.Replies(["Boston April Weather"])
+    let model = ScriptedModel(turns: [ModelTurn(text: "Boston April Weather")])
     let keeper = ChatKeeper(
       history: history, newChat: .init(command: "chat", model: "m"), model: model, titlesByModel: true)
     #expect(keeper.chatID == nil)
@@ -51,7 +51,7 @@ struct ChatKeeperTests {
     // A second title request for the same chat asks nothing.
     keeper.titleInBackground(prompt: "again") { _ in }
     await keeper.finish()
-    #expect(model.asked.withLock { $0.count } == 1)
+    #expect(model.requests.count == 1)
 
     #expect(try keeper.startAnotherChat() == id)
     #expect(keeper.chatID != id)
@@ -77,7 +77,7 @@ struct ChatKeeperTests {
     let id = try history.startChat(.init(command: "chat", model: "m"))
     try history.setTitle("Kept title", source: .model, for: id)
     let keeper = ChatKeeper(
-      history: history, newChat: .init(command: "chat", model: "m"), model: Silent(), titlesByModel: true)
+      history: history, newChat: .init(command: "chat", model: "m"), model: Self.silent(), titlesByModel: true)
     keeper.continueChat(try history.chat(id))
     #expect(keeper.chatID == id)
     keeper.titleInBackground(prompt: "more") { _ in }
@@ -85,7 +85,7 @@ struct ChatKeeperTests {
     #expect(try history.chat(id).summary.title == "Kept title")
 
     let fresh = ChatKeeper(
-      history: history, newChat: .init(command: "chat", model: "m"), model: Silent(), titlesByModel: true)
+      history: history, newChat: .init(command: "chat", model: "m"), model: Self.silent(), titlesByModel: true)
     try fresh.startNewChat()
     let started = ContinuousClock.now
     fresh.titleInBackground(prompt: "a prompt") { _ in }
@@ -95,9 +95,8 @@ struct ChatKeeperTests {
   }
 
   /// A model that never answers until it is cancelled.
-  final class Silent: LanguageModel {
-    let displayName = "silent"
-    func turn(for request: ModelRequest) async throws -> ModelTurn {
+  static func silent() -> ScriptedModel {
+    ScriptedModel { _ in
       try await Task.sleep(for: .seconds(60))
       return ModelTurn(text: "late")
     }

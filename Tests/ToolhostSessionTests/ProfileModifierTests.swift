@@ -305,29 +305,11 @@ struct Shelf {
   var books: [Book]
 }
 
-/// Streams its answer a few characters at a time.
-struct ChunkedModel: LanguageModel {
-  let text: String
-  let displayName = "chunked"
-  func turn(for request: ModelRequest) async throws -> ModelTurn { ModelTurn(text: text) }
-  func streamTurn(for request: ModelRequest) -> ModelStream {
-    let text = self.text
-    return AsyncThrowingStream { continuation in
-      var rest = Substring(text)
-      while !rest.isEmpty {
-        continuation.yield(.textDelta(String(rest.prefix(5))))
-        rest = rest.dropFirst(5)
-      }
-      continuation.yield(.finished(ModelTurn(text: text)))
-      continuation.finish()
-    }
-  }
-}
-
 /// `GenerationID`s stay the same across a stream's snapshots and its answer, for the value and what is inside it.
 struct GenerationIdentityTests {
   @Test func theSameBookHasTheSameIdentityInEverySnapshotAndTheAnswer() async throws {
-    let model = ChunkedModel(text: #"{"books": [{"title": "Emma"}, {"title": "Persuasion"}]}"#)
+    let model = ScriptedModel(
+      turns: [ModelTurn(text: #"{"books": [{"title": "Emma"}, {"title": "Persuasion"}]}"#)], streamPiece: 5)
     let session = LanguageModelSession(model: model, tools: .empty)
     let stream = session.streamResponse(to: "Two books", generating: Shelf.self)
     var firstBook: Set<GenerationID> = []

@@ -1,6 +1,6 @@
 /// The chat page's chats without HTTP (``WebChatEngine``): a turn's events in order, what the history keeps, a
-/// picked tool, approvals answered on the page, a stop that ends a running tool, rename and delete. Against fakellm
-/// (the real OpenAI-compatible peer) with in-process tools.
+/// picked tool, approvals answered on the page, a stop that ends a running tool, rename and delete. Against the
+/// tests' scripted model, with in-process tools.
 import Foundation
 import Synchronization
 import Testing
@@ -8,49 +8,39 @@ import ToolhostChat
 import ToolhostCore
 import ToolhostHistory
 import ToolhostJSON
-import ToolhostOpenAI
 import ToolhostSchema
 import ToolhostSession
 import ToolhostTestSupport
 import ToolhostWeb
 
-@Suite(
-  "chat page: the chats",
-  .enabled(
-    if: TestEnvironment.hasFakeLLM,
-    "fakellm 0.3.5 is not installed for \(TestEnvironment.python): \(TestEnvironment.pipCommand)"))
+@Suite("chat page: the chats")
 struct WebChatEngineTests {
-  /// Turn 1 by the prompt's word: WEATHER calls climate, GUARDED calls guarded, SLOW calls slow; turn 2 says what
-  /// came back. Anything else (a title request too) is answered "Plain answer.".
-  static let rules = """
-    rules:
-      - name: weather
-        when: {turn: 1, messages_contain: "WEATHER"}
-        respond:
-          tool_calls:
-            - {name: climate, arguments: {city: Oslo}}
-      - name: guarded
-        when: {turn: 1, messages_contain: "GUARDED"}
-        respond:
-          tool_calls:
-            - {name: guarded, arguments: {}}
-      - name: slow
-        when: {turn: 1, messages_contain: "SLOW"}
-        respond:
-          tool_calls:
-            - {name: slow, arguments: {}}
-      - name: ran
-        when: {turn: 2, tool_result_contains: "ran"}
-        respond: {content: "It ran."}
-      - name: high
-        when: {turn: 2, tool_result_contains: "averageHigh"}
-        respond: {content: "Oslo is 16 °C."}
-      - name: refused
-        when: {turn: 2}
-        respond: {content: "It did not run."}
-      - name: plain
-        respond: {content: "Plain answer."}
-    """
+  /// The model of these tests and the server's. By the last prompt's word, when that tool is offered: WEATHER calls
+  /// climate (Oslo), GUARDED calls guarded, SLOW calls slow. Once a tool's output is in, it says what came back: "It
+  /// ran.", "Oslo is 16 °C." or, for a refused call, "It did not run.". Anything else (a title request too) is answered
+  /// "Plain answer.". Text streams in pieces of four characters.
+  static func model() -> ScriptedModel {
+    ScriptedModel(streamPiece: 4) { request in
+      let entries = request.transcript.entries
+      let lastPrompt = entries.lastIndex { if case .prompt = $0 { true } else { false } }
+      let sincePrompt = entries.suffix(from: (lastPrompt ?? -1) + 1)
+      let outputs = sincePrompt.compactMap { if case .toolOutput(let o) = $0 { o } else { nil } }
+      if let output = outputs.last {
+        if output.isError { return ModelTurn(text: "It did not run.", finishReason: "stop") }
+        if output.text.contains("averageHigh") { return ModelTurn(text: "Oslo is 16 °C.", finishReason: "stop") }
+        return ModelTurn(text: output.text == "ran" ? "It ran." : "It did not run.", finishReason: "stop")
+      }
+      let prompt = request.transcript.lastPrompt ?? ""
+      let offered = Set(request.tools.map(\.name))
+      for (word, tool, arguments) in [
+        ("WEATHER", "climate", ["city": "Oslo"] as JSONValue), ("GUARDED", "guarded", [:]), ("SLOW", "slow", [:]),
+      ] where prompt.contains(word) && offered.contains(tool) {
+        let call = Transcript.ToolCall(id: "call-\(tool)", toolName: tool, arguments: arguments)
+        return ModelTurn(toolCalls: [call], finishReason: "tool_calls")
+      }
+      return ModelTurn(text: "Plain answer.", finishReason: "stop")
+    }
+  }
 
   /// Answers `{"city", "averageHigh": 16.0, "temperatureUnit": "°C"}`.
   struct Climate: Tool {
@@ -105,15 +95,13 @@ struct WebChatEngineTests {
     var count: Int { value.withLock { $0 } }
   }
 
-  /// An engine over the four tools against `server`, with a fresh history; `streaming` as given.
+  /// An engine over the four tools against `model`, with a fresh history.
   func engine(
-    _ server: FakeLLM, folder: TemporaryFolder, runs: Counter = Counter(),
+    _ model: ScriptedModel, folder: TemporaryFolder, runs: Counter = Counter(),
     slow: (Counter, Counter) = (Counter(), Counter())
   )
     throws -> WebChatEngine
   {
-    let model = try OpenAIModel(
-      configuration: OpenAIConfiguration(baseURL: server.baseURL, model: "fake", apiKey: "test"))
     var rules = UserConfiguration(path: folder.file("config.json"))
     rules.toolRules = [
       .init(pattern: "guarded", value: .ask), .init(pattern: "forbidden", value: .deny),
@@ -129,10 +117,9 @@ struct WebChatEngineTests {
         newChat: .init(command: "chat", model: "fake")))
   }
 
-  /// Stops the engine's answers and its model's HTTP client.
+  /// Stops the engine's answers.
   func close(_ engine: WebChatEngine) async {
     await engine.finish()
-    try? await (engine.configuration.model as? OpenAIModel)?.shutdown()
   }
 
   /// The events of `stream` until `chat`'s `done` (or `seconds` pass).
@@ -162,171 +149,163 @@ struct WebChatEngineTests {
 
   @Test func aTurnStreamsItsEventsInOrderAndIsKept() async throws {
     let folder = TemporaryFolder(prefix: "toolhost-web-engine")
-    try await FakeLLM.with(rules: Self.rules) { server in
-      let engine = try engine(server, folder: folder)
-      let stream = engine.events.subscribe()
-      let chat = try engine.send("WEATHER in Oslo?", nonce: "n-1")
-      let events = await collect(stream, until: chat)
-      let types = events.compactMap { $0["type"]?.stringValue }
-      #expect(types.first == "turn" && events.first?["nonce"] == "n-1", "\(events)")
-      let calls = types.firstIndex(of: "call")
-      let results = types.firstIndex(of: "result")
-      let done = types.lastIndex(of: "done")
-      #expect(calls != nil && results != nil && done != nil && calls! < results! && results! < done!, "\(types)")
-      #expect(types.contains("text"), "nothing streamed: \(types)")
-      let result = try #require(events.first { $0["type"] == "result" })
-      #expect(result["call"]?["status"] == "ok" && result["call"]?["tool"] == "climate")
-      #expect(result["call"]?["output"]?["value"]?["averageHigh"] == .real(16), "\(result)")
-      #expect(events.last?["response"] == "Oslo is 16 °C." && events.last?["error"] == .null, "\(events.last!)")
-      // Kept in the history, whole, and listed first.
-      let stored = try await engine.chat(chat)
-      #expect(stored["turns"]?[0]?["prompt"] == "WEATHER in Oslo?")
-      #expect(stored["turns"]?[0]?["rounds"]?[0]?["calls"]?[0]?["status"] == "ok", "\(stored)")
-      #expect(stored["turns"]?[0]?["response"] == "Oslo is 16 °C.")
-      #expect(try engine.chats().chats.first?["id"] == .integer(chat))
-      // The same chat goes on; a second send while it answers is refused.
-      let again = try engine.send("Thanks", to: chat)
-      #expect(again == chat)
-      #expect(throws: WebChatEngine.Failure.self) { try engine.send("More", to: chat) }
-      let thanks = await collect(stream, until: chat)
-      #expect(!thanks.contains { $0["type"] == "note" }, "the turn with a call got a note: \(thanks)")
-      // The answer to "Thanks" called no tool: the page is told that it is the model's own.
-      let after = await collect(stream, within: 2)
-      #expect(
-        after.contains { $0["type"] == "note" && $0["text"] == .string(ChatTurn.uncheckedNote) }, "\(after)")
-      #expect(try await engine.chat(chat)["turns"]?.arrayValue?.count == 2)
-      await close(engine)
-    }
+    let model = Self.model()
+    let engine = try engine(model, folder: folder)
+    let stream = engine.events.subscribe()
+    let chat = try engine.send("WEATHER in Oslo?", nonce: "n-1")
+    let events = await collect(stream, until: chat)
+    let types = events.compactMap { $0["type"]?.stringValue }
+    #expect(types.first == "turn" && events.first?["nonce"] == "n-1", "\(events)")
+    let calls = types.firstIndex(of: "call")
+    let results = types.firstIndex(of: "result")
+    let done = types.lastIndex(of: "done")
+    #expect(calls != nil && results != nil && done != nil && calls! < results! && results! < done!, "\(types)")
+    #expect(types.contains("text"), "nothing streamed: \(types)")
+    let result = try #require(events.first { $0["type"] == "result" })
+    #expect(result["call"]?["status"] == "ok" && result["call"]?["tool"] == "climate")
+    #expect(result["call"]?["output"]?["value"]?["averageHigh"] == .real(16), "\(result)")
+    #expect(events.last?["response"] == "Oslo is 16 °C." && events.last?["error"] == .null, "\(events.last!)")
+    // Kept in the history, whole, and listed first.
+    let stored = try await engine.chat(chat)
+    #expect(stored["turns"]?[0]?["prompt"] == "WEATHER in Oslo?")
+    #expect(stored["turns"]?[0]?["rounds"]?[0]?["calls"]?[0]?["status"] == "ok", "\(stored)")
+    #expect(stored["turns"]?[0]?["response"] == "Oslo is 16 °C.")
+    #expect(try engine.chats().chats.first?["id"] == .integer(chat))
+    // The same chat goes on; a second send while it answers is refused.
+    let again = try engine.send("Thanks", to: chat)
+    #expect(again == chat)
+    #expect(throws: WebChatEngine.Failure.self) { try engine.send("More", to: chat) }
+    let thanks = await collect(stream, until: chat)
+    #expect(!thanks.contains { $0["type"] == "note" }, "the turn with a call got a note: \(thanks)")
+    // The answer to "Thanks" called no tool: the page is told that it is the model's own.
+    let after = await collect(stream, within: 2)
+    #expect(
+      after.contains { $0["type"] == "note" && $0["text"] == .string(ChatTurn.uncheckedNote) }, "\(after)")
+    #expect(try await engine.chat(chat)["turns"]?.arrayValue?.count == 2)
+    await close(engine)
   }
 
   @Test func deniedToolsAreNotOfferedAndAPickedToolMustBeOffered() async throws {
     let folder = TemporaryFolder(prefix: "toolhost-web-engine")
-    try await FakeLLM.with(rules: Self.rules) { server in
-      let engine = try engine(server, folder: folder)
-      let names = engine.toolsJSON.compactMap { $0["name"]?.stringValue }
-      #expect(names == ["climate", "guarded", "slow"])
-      #expect(engine.toolsJSON.first { $0["name"] == "guarded" }?["approval"] == "ask")
-      #expect(throws: WebChatEngine.Failure.self) { try engine.send("hi", tool: "forbidden") }
-      #expect(throws: WebChatEngine.Failure.self) { try engine.send("   ") }
-      let stream = engine.events.subscribe()
-      let chat = try engine.send("WEATHER please", tool: "climate")
-      let events = await collect(stream, until: chat)
-      #expect(events.first?["tool"] == "climate")
-      // Only the picked tool went to the model.
-      let offered = try server.requests().first?["tools"] as? [[String: Any]]
-      #expect(
-        offered?.compactMap { ($0["function"] as? [String: Any])?["name"] as? String } == ["climate"],
-        "\(offered ?? [])")
-      await close(engine)
-    }
+    let model = Self.model()
+    let engine = try engine(model, folder: folder)
+    let names = engine.toolsJSON.compactMap { $0["name"]?.stringValue }
+    #expect(names == ["climate", "guarded", "slow"])
+    #expect(engine.toolsJSON.first { $0["name"] == "guarded" }?["approval"] == "ask")
+    #expect(throws: WebChatEngine.Failure.self) { try engine.send("hi", tool: "forbidden") }
+    #expect(throws: WebChatEngine.Failure.self) { try engine.send("   ") }
+    let stream = engine.events.subscribe()
+    let chat = try engine.send("WEATHER please", tool: "climate")
+    let events = await collect(stream, until: chat)
+    #expect(events.first?["tool"] == "climate")
+    // Only the picked tool went to the model.
+    let offered = model.requests.map { $0.tools.map(\.name) }.filter { !$0.isEmpty }
+    #expect(offered.first == ["climate"] && offered.allSatisfy { $0 == ["climate"] }, "\(offered)")
+    await close(engine)
   }
 
   @Test(arguments: [WebChatEngine.ApprovalAnswer.once, .deny])
   func anApprovalIsAskedOnThePage(answer: WebChatEngine.ApprovalAnswer) async throws {
     let folder = TemporaryFolder(prefix: "toolhost-web-engine")
-    try await FakeLLM.with(rules: Self.rules) { server in
-      let runs = Counter()
-      let engine = try engine(server, folder: folder, runs: runs)
-      let stream = engine.events.subscribe()
-      let chat = try engine.send("GUARDED run it")
-      let events = await collect(stream, until: chat) { event in
-        if event["type"] == "approval", let id = event["approval"]?["id"]?.stringValue {
-          #expect(event["approval"]?["tool"] == "guarded")
-          // A plugin's approval says what it may reach; a tool of the program itself runs in it, and has none.
-          #expect(event["approval"]?["reach"] == .null)
-          #expect(engine.answer(approval: id, with: answer))
-          #expect(!engine.answer(approval: id, with: answer), "answered twice")
-        }
+    let model = Self.model()
+    let runs = Counter()
+    let engine = try engine(model, folder: folder, runs: runs)
+    let stream = engine.events.subscribe()
+    let chat = try engine.send("GUARDED run it")
+    let events = await collect(stream, until: chat) { event in
+      if event["type"] == "approval", let id = event["approval"]?["id"]?.stringValue {
+        #expect(event["approval"]?["tool"] == "guarded")
+        // A plugin's approval says what it may reach; a tool of the program itself runs in it, and has none.
+        #expect(event["approval"]?["reach"] == .null)
+        #expect(engine.answer(approval: id, with: answer))
+        #expect(!engine.answer(approval: id, with: answer), "answered twice")
       }
-      #expect(events.contains { $0["type"] == "approval-done" })
-      #expect(runs.count == (answer == .once ? 1 : 0))
-      #expect(events.last?["response"] == (answer == .once ? "It ran." : "It did not run."), "\(events)")
-      let status = events.first { $0["type"] == "result" }?["call"]?["status"]
-      #expect(status == (answer == .once ? "ok" : "refused"))
-      await close(engine)
     }
+    #expect(events.contains { $0["type"] == "approval-done" })
+    #expect(runs.count == (answer == .once ? 1 : 0))
+    #expect(events.last?["response"] == (answer == .once ? "It ran." : "It did not run."), "\(events)")
+    let status = events.first { $0["type"] == "result" }?["call"]?["status"]
+    #expect(status == (answer == .once ? "ok" : "refused"))
+    await close(engine)
   }
 
   /// "Always" holds in every chat (one approver for all) and is written to the configuration file.
   @Test func alwaysHoldsInEveryChat() async throws {
     let folder = TemporaryFolder(prefix: "toolhost-web-engine")
-    try await FakeLLM.with(rules: Self.rules) { server in
-      let runs = Counter()
-      let engine = try engine(server, folder: folder, runs: runs)
-      let stream = engine.events.subscribe()
-      let first = try engine.send("GUARDED once")
-      _ = await collect(stream, until: first) { event in
-        if let id = event["approval"]?["id"]?.stringValue { _ = engine.answer(approval: id, with: .always) }
-      }
-      let second = try engine.send("GUARDED again")
-      let events = await collect(stream, until: second)
-      #expect(!events.contains { $0["type"] == "approval" }, "asked again after always: \(events)")
-      #expect(runs.count == 2)
-      let config = try String(contentsOfFile: folder.file("config.json"), encoding: .utf8)
-      #expect(config.contains("guarded"), "\(config)")
-      #expect(engine.toolsJSON.first { $0["name"] == "guarded" }?["approval"] == "auto")
-      await close(engine)
+    let model = Self.model()
+    let runs = Counter()
+    let engine = try engine(model, folder: folder, runs: runs)
+    let stream = engine.events.subscribe()
+    let first = try engine.send("GUARDED once")
+    _ = await collect(stream, until: first) { event in
+      if let id = event["approval"]?["id"]?.stringValue { _ = engine.answer(approval: id, with: .always) }
     }
+    let second = try engine.send("GUARDED again")
+    let events = await collect(stream, until: second)
+    #expect(!events.contains { $0["type"] == "approval" }, "asked again after always: \(events)")
+    #expect(runs.count == 2)
+    let config = try String(contentsOfFile: folder.file("config.json"), encoding: .utf8)
+    #expect(config.contains("guarded"), "\(config)")
+    #expect(engine.toolsJSON.first { $0["name"] == "guarded" }?["approval"] == "auto")
+    await close(engine)
   }
 
   @Test func stopEndsTheRunningToolAndAWaitingApproval() async throws {
     let folder = TemporaryFolder(prefix: "toolhost-web-engine")
-    try await FakeLLM.with(rules: Self.rules) { server in
-      let (started, cancelled) = (Counter(), Counter())
-      let engine = try engine(server, folder: folder, slow: (started, cancelled))
-      let stream = engine.events.subscribe()
-      let chat = try engine.send("SLOW one")
-      let events = await collect(stream, until: chat) { event in
-        guard event["type"] == "call" else { return }
-        Task {
-          // Once the tool runs.
-          while started.count == 0 { try? await Task.sleep(for: .milliseconds(5)) }
-          await engine.stop(chat)
-        }
+    let model = Self.model()
+    let (started, cancelled) = (Counter(), Counter())
+    let engine = try engine(model, folder: folder, slow: (started, cancelled))
+    let stream = engine.events.subscribe()
+    let chat = try engine.send("SLOW one")
+    let events = await collect(stream, until: chat) { event in
+      guard event["type"] == "call" else { return }
+      Task {
+        // Once the tool runs.
+        while started.count == 0 { try? await Task.sleep(for: .milliseconds(5)) }
+        await engine.stop(chat)
       }
-      #expect(events.last?["stopped"] == true && events.last?["error"] == "stopped", "\(events.last!)")
-      #expect(started.count == 1 && cancelled.count == 1, "the tool went on after the stop")
-      #expect(engine.runningChats.isEmpty)
-      // A stopped approval is refused and goes away.
-      let second = try engine.send("GUARDED now", to: chat)
-      let more = await collect(stream, until: second) { event in
-        if event["type"] == "approval" { Task { await engine.stop(second) } }
-      }
-      #expect(more.contains { $0["type"] == "approval-done" }, "\(more)")
-      #expect(more.last?["stopped"] == true)
-      await close(engine)
     }
+    #expect(events.last?["stopped"] == true && events.last?["error"] == "stopped", "\(events.last!)")
+    #expect(started.count == 1 && cancelled.count == 1, "the tool went on after the stop")
+    #expect(engine.runningChats.isEmpty)
+    // A stopped approval is refused and goes away.
+    let second = try engine.send("GUARDED now", to: chat)
+    let more = await collect(stream, until: second) { event in
+      if event["type"] == "approval" { Task { await engine.stop(second) } }
+    }
+    #expect(more.contains { $0["type"] == "approval-done" }, "\(more)")
+    #expect(more.last?["stopped"] == true)
+    await close(engine)
   }
 
   /// A page that opens while a chat answers sees the turn so far and the approval it waits for.
   @Test func aRunningChatShowsItsTurnAndItsApprovalToANewPage() async throws {
     let folder = TemporaryFolder(prefix: "toolhost-web-engine")
-    try await FakeLLM.with(rules: Self.rules) { server in
-      let engine = try engine(server, folder: folder)
-      let stream = engine.events.subscribe()
-      let chat = try engine.send("GUARDED while a page opens")
-      let asked = OneShotID()
-      let collecting = Task {
-        await collect(stream, until: chat) { event in
-          if let id = event["approval"]?["id"]?.stringValue { asked.set(id) }
-        }
+    let model = Self.model()
+    let engine = try engine(model, folder: folder)
+    let stream = engine.events.subscribe()
+    let chat = try engine.send("GUARDED while a page opens")
+    let asked = OneShotID()
+    let collecting = Task {
+      await collect(stream, until: chat) { event in
+        if let id = event["approval"]?["id"]?.stringValue { asked.set(id) }
       }
-      let id = await asked.wait()
-      let whole = try await engine.chat(chat)
-      let last = whole["turns"]?.arrayValue?.last
-      #expect(whole["running"] == true && last?["prompt"] == "GUARDED while a page opens", "\(whole)")
-      #expect(last?["rounds"]?[0]?["calls"]?[0]?["status"] == "running", "\(whole)")
-      var greeting = engine.subscribe().makeAsyncIterator()
-      #expect(await greeting.next()?["type"] == "hello")
-      #expect(await greeting.next()?["approval"]?["id"] == .string(id))
-      #expect(engine.answer(approval: id, with: .deny))
-      let events = await collecting.value
-      #expect(events.last?["response"] == "It did not run.")
-      // Done: the chat is the history's again, with the turn kept.
-      let after = try await engine.chat(chat)
-      #expect(after["running"] == false && after["turns"]?.arrayValue?.count == 1, "\(after)")
-      await close(engine)
     }
+    let id = await asked.wait()
+    let whole = try await engine.chat(chat)
+    let last = whole["turns"]?.arrayValue?.last
+    #expect(whole["running"] == true && last?["prompt"] == "GUARDED while a page opens", "\(whole)")
+    #expect(last?["rounds"]?[0]?["calls"]?[0]?["status"] == "running", "\(whole)")
+    var greeting = engine.subscribe().makeAsyncIterator()
+    #expect(await greeting.next()?["type"] == "hello")
+    #expect(await greeting.next()?["approval"]?["id"] == .string(id))
+    #expect(engine.answer(approval: id, with: .deny))
+    let events = await collecting.value
+    #expect(events.last?["response"] == "It did not run.")
+    // Done: the chat is the history's again, with the turn kept.
+    let after = try await engine.chat(chat)
+    #expect(after["running"] == false && after["turns"]?.arrayValue?.count == 1, "\(after)")
+    await close(engine)
   }
 
   /// The first approval id an event brings, for a test to wait on.
@@ -355,22 +334,21 @@ struct WebChatEngineTests {
 
   @Test func renameAndDelete() async throws {
     let folder = TemporaryFolder(prefix: "toolhost-web-engine")
-    try await FakeLLM.with(rules: Self.rules) { server in
-      let engine = try engine(server, folder: folder)
-      let stream = engine.events.subscribe()
-      let chat = try engine.send("hello")
-      _ = await collect(stream, until: chat)
-      let renamed = try engine.rename(chat, to: "  My chat ")
-      #expect(renamed["title"] == "My chat")
-      #expect(try engine.chats(matching: "My ch").chats.count == 1)
-      #expect(throws: WebChatEngine.Failure.self) { try engine.rename(chat, to: " ") }
-      try await engine.delete(chat)
-      #expect(try engine.chats().chats.isEmpty)
-      do throws(WebChatEngine.Failure) {
-        _ = try await engine.chat(chat)
-        Issue.record("a deleted chat is still there")
-      } catch { #expect(error.status == 404) }
-      await close(engine)
-    }
+    let model = Self.model()
+    let engine = try engine(model, folder: folder)
+    let stream = engine.events.subscribe()
+    let chat = try engine.send("hello")
+    _ = await collect(stream, until: chat)
+    let renamed = try engine.rename(chat, to: "  My chat ")
+    #expect(renamed["title"] == "My chat")
+    #expect(try engine.chats(matching: "My ch").chats.count == 1)
+    #expect(throws: WebChatEngine.Failure.self) { try engine.rename(chat, to: " ") }
+    try await engine.delete(chat)
+    #expect(try engine.chats().chats.isEmpty)
+    do throws(WebChatEngine.Failure) {
+      _ = try await engine.chat(chat)
+      Issue.record("a deleted chat is still there")
+    } catch { #expect(error.status == 404) }
+    await close(engine)
   }
 }

@@ -5,43 +5,6 @@ import ToolhostJSON
 import ToolhostSession
 import ToolhostTestSupport
 
-/// A model that plays back scripted turns and records what it was asked; for tests of the loop without a server.
-final class ScriptedModel: LanguageModel {
-  private struct State {
-    var script: [@Sendable (ModelRequest) async throws -> ModelTurn]
-    var requests: [ModelRequest] = []
-    var prewarms: [ModelRequest] = []
-  }
-
-  private let state: Mutex<State>
-  let displayName = "scripted"
-
-  /// Turns played in order; once they run out, the last one repeats.
-  init(_ script: [@Sendable (ModelRequest) async throws -> ModelTurn]) {
-    state = Mutex(State(script: script))
-  }
-
-  convenience init(turns: [ModelTurn]) {
-    self.init(turns.map { turn in { _ in turn } })
-  }
-
-  var requests: [ModelRequest] { state.withLock { $0.requests } }
-  /// The requests ``prewarm(for:)`` was given.
-  var prewarms: [ModelRequest] { state.withLock { $0.prewarms } }
-
-  func prewarm(for request: ModelRequest) async {
-    state.withLock { $0.prewarms.append(request) }
-  }
-
-  func turn(for request: ModelRequest) async throws -> ModelTurn {
-    let step = state.withLock { s -> @Sendable (ModelRequest) async throws -> ModelTurn in
-      s.requests.append(request)
-      return s.script.count > 1 ? s.script.removeFirst() : s.script[0]
-    }
-    return try await step(request)
-  }
-}
-
 /// Builds a tool call.
 func call(_ name: String, _ arguments: JSONValue, id: String) -> Transcript.ToolCall {
   Transcript.ToolCall(id: id, toolName: name, arguments: arguments)
