@@ -70,6 +70,57 @@ import ToolhostSession
     #expect(instructions.contains(#"{"tool": "getStockPrice", "arguments": {"symbol": "Globex"}}]}"#))
   }
 
+  /// Under each tool, a line for each argument whose description says more than its name: the description, cut to
+  /// about 250 characters.
+  @Test func argumentsAreDescribedUnderTheirTool() throws {
+    let booking = Transcript.ToolDefinition(
+      name: "bookTable", description: "Books a table.",
+      parameters: [
+        "type": "object",
+        "properties": [
+          "city": ["type": "string", "description": "The city."],
+          "day": ["type": "string", "description": "The day, in the form YYYY-MM-DD. Today if left out."],
+          "party": ["type": "integer"],
+          "note": [
+            "type": "string", "description": .string(String(repeating: "A long remark for the staff ", count: 10)),
+          ],
+        ],
+        "required": ["city"],
+      ])
+    let lines = GuidedToolCalls.toolInstructions(tools: [booking], choice: .auto).split(separator: "\n")
+    let tool = try #require(lines.firstIndex { $0.hasPrefix("- bookTable(") })
+    #expect(lines[tool + 1] == "    day: The day, in the form YYYY-MM-DD. Today if left out.")
+    let note = lines[tool + 2]
+    #expect(note.hasPrefix("    note: A long remark for the staff"), "\(note)")
+    #expect(note.hasSuffix("…") && note.count < 270, "\(note)")
+    #expect(!lines[tool + 3].hasPrefix("    "), "no line for city (its name says it all) or party (no description)")
+    // An object's members and those of an array's objects follow it, one level down.
+    let device = Transcript.ToolDefinition(
+      name: "setDevice", description: "Sets a device.",
+      parameters: [
+        "type": "object",
+        "properties": [
+          "body": [
+            "type": "object", "description": "The settings to change.",
+            "properties": [
+              "fan": ["type": "string", "description": "The strength of the air flow."],
+              "deep": [
+                "type": "object", "properties": ["x": ["type": "integer", "description": "Not shown, too deep."]],
+              ],
+            ],
+          ],
+          "people": [
+            "type": "array",
+            "items": ["type": "object", "properties": ["age": ["type": "integer", "description": "In years."]]],
+          ],
+        ],
+      ])
+    #expect(
+      GuidedToolCalls.argumentNotes(of: device.parameters) == [
+        "body: The settings to change.", "body.fan: The strength of the air flow.", "people[].age: In years.",
+      ])
+  }
+
   @Test func toolsAreRankedAgainstTheRequest() {
     let todo = Transcript.ToolDefinition(
       name: "todoAdd", description: "Adds an item to the user's to-do list.",
