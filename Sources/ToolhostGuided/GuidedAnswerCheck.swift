@@ -107,6 +107,28 @@ extension GuidedToolCalls {
     }
   }
 
+  /// Whether `answer`, given without a call, says it cannot do what the prompt asks (``refusals``: "I can't
+  /// arrange a flight for you", "Lo siento, no puedo…") while an offered tool is for it: a content word of the
+  /// prompt is a word of what the tool is for (its name, title, first sentence or examples, ``TopicWords``). A
+  /// model that refuses with `book_flight` offered has only not seen that the tool does it.
+  public static func declinesWhatAToolDoes(
+    _ answer: String, prompt: String, tools: [Transcript.ToolDefinition]
+  ) -> Bool {
+    // Words between single spaces, a curly apostrophe as a straight one: "I can\u{2019}t." is " i can't ".
+    let words = answer.lowercased().replacingOccurrences(of: "\u{2019}", with: "'")
+      .split { !($0.isLetter || $0.isNumber || $0 == "'") }
+    let said = " " + words.joined(separator: " ") + " "
+    guard refusals.contains(where: { said.contains(" " + $0 + " ") }) else { return false }
+    return tools.contains { TopicWords(purposeOf: $0).matches(prompt) > 0 }
+  }
+
+  /// How an answer says it cannot do something, in the six languages the checks know: whole words, lowercase.
+  static let refusals: [String] = [
+    "can't", "cannot", "can not", "unable to", "not able to", "don't have access", "do not have access", "no puedo",
+    "no es posible", "je ne peux pas", "je ne suis pas en mesure", "ich kann nicht", "ich kann leider nicht",
+    "non posso", "non sono in grado", "não posso", "não consigo",
+  ]
+
   /// Verbs in tool names that change something or compute it, which an answer cannot do by itself.
   static let actionWords: Set<String> = [
     "add", "remove", "delete", "clear", "done", "mark", "complete", "create", "update", "send", "save", "convert",

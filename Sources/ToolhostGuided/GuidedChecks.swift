@@ -262,6 +262,41 @@ extension GuidedToolCalls {
     return pruned
   }
 
+  /// `call` with every string argument that the model wrapped whole in quote marks (`'JBL Flip 4'`, `"Shape of
+  /// You"`, `«Le Monde»`) given as the text inside them: a user quotes a name or a title to set it apart in the
+  /// prompt, and the model copies the marks along with it, which no tool wants in the value.
+  static func withoutQuoteMarks(_ call: Transcript.ToolCall) -> Transcript.ToolCall {
+    var unquoted = call
+    unquoted.arguments = withoutQuoteMarks(call.arguments)
+    return unquoted
+  }
+
+  /// The quote marks that wrap a quotation, by the mark that opens it.
+  static let closingQuoteMark: [Character: Character] = [
+    "'": "'", "\"": "\"", "‘": "’", "“": "”", "«": "»", "„": "“", "‚": "‘", "「": "」",
+  ]
+
+  private static func withoutQuoteMarks(_ value: JSONValue) -> JSONValue {
+    switch value {
+    case .string(let text):
+      let trimmed = text.trimmingCharacters(in: .whitespaces)
+      guard trimmed.count > 2, let first = trimmed.first, let closing = closingQuoteMark[first],
+        trimmed.last == closing
+      else { return value }
+      let inside = trimmed.dropFirst().dropLast()
+      // 'a' and 'b' is two quotations, not one.
+      guard !inside.contains(first), !inside.contains(closing), !inside.trimmingCharacters(in: .whitespaces).isEmpty
+      else { return value }
+      return .string(String(inside))
+    case .array(let items):
+      return .array(items.map(withoutQuoteMarks))
+    case .object(let members):
+      return .object(JSONObject(members.map { ($0.key, withoutQuoteMarks($0.value)) }))
+    default:
+      return value
+    }
+  }
+
   private static func isGiven(_ value: JSONValue, named name: String, schema: JSONValue, in conversation: GroundingText)
     -> Bool
   {

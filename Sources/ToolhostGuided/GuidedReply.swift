@@ -86,7 +86,8 @@ extension GuidedToolCalls {
   ///   the reply; when no call is left, the reply is asked for again without those tools and the tools unlikely to
   ///   serve (``unlikelyTools(_:prompt:need:)``), at most ``maximumExclusions`` times (never when no other offered
   ///   tool is about the prompt or the need, ``TopicWords``), and then as an answer only. The calls that stand lose
-  ///   the optional arguments the user did not give (``withoutUngivenArguments(_:of:in:today:)``), and in the
+  ///   the quote marks the model copied around a value (``withoutQuoteMarks(_:)``) and the optional arguments the
+  ///   user did not give (``withoutUngivenArguments(_:of:in:today:)``), and in the
   ///   first round are completed over the lists the prompt names (``completingLists(_:prompt:)``); when they still
   ///   leave parts of the prompt undone (``uncoveredParts(of:by:tools:)``), the calls for those parts are asked for
   ///   once (``continuation``) and join them in the same round.
@@ -96,7 +97,8 @@ extension GuidedToolCalls {
   ///   (``needNamesATool(_:_:)``), or that gives figures about something the prompt names
   ///   (``inventsFiguresAboutANamedThing(_:prompt:)``) or in words of a tool's topic
   ///   (``inventsFiguresOnATopic(_:prompt:tools:)``), or that says it did what a tool does
-  ///   (``claimsAnAction(_:_:)``: "I've added it to your list"), is asked for again as a call
+  ///   (``claimsAnAction(_:_:)``: "I've added it to your list") or that it cannot do what a tool is for
+  ///   (``declinesWhatAToolDoes(_:prompt:tools:)``: "I can't arrange a flight"), is asked for again as a call
   ///   (``callRequired``); that call is reviewed like any other (for a list, only its arguments), so a needless
   ///   one still ends in an answer.
   /// - An answer given once the call asked for, or tried, was not made (no offered tool served the question) that
@@ -167,6 +169,7 @@ extension GuidedToolCalls {
           || GuidedToolCalls.inventsFiguresAboutANamedThing(answer, prompt: prompt)
           || GuidedToolCalls.inventsFiguresOnATopic(answer, prompt: prompt, tools: request.tools)
           || GuidedToolCalls.claimsAnAction(answer, request.tools)
+          || GuidedToolCalls.declinesWhatAToolDoes(answer, prompt: prompt, tools: request.tools)
           || GuidedToolCalls.judgesFromMemory(answer, prompt: prompt, tools: request.tools)
       else { return false }
       // Asked for again as a call among the tools the prompt or the need is about: among all of them, a small
@@ -278,7 +281,8 @@ extension GuidedToolCalls {
         } else {
           kept.append(
             GuidedToolCalls.keepingWhatTheConversationFixed(
-              GuidedToolCalls.withoutUngivenArguments(call, of: tool, in: transcript), of: tool, in: transcript))
+              GuidedToolCalls.withoutUngivenArguments(
+                GuidedToolCalls.withoutQuoteMarks(call), of: tool, in: transcript), of: tool, in: transcript))
         }
       }
       return (kept, rejected)

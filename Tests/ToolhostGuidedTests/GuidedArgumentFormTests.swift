@@ -91,4 +91,28 @@ import ToolhostSession
       GuidedToolCalls.answersFromMemory(
         "1.5", need: "convert half a cup to tablespoons", in: transcript, tools: [units]))
   }
+
+  /// A value the model wrapped whole in the user's quote marks is the text inside them; quotes within a value, two
+  /// quotations, and values of other types stay as they are.
+  @Test func quoteMarksCopiedAroundAValueGo() {
+    let call = Transcript.ToolCall(
+      id: "c1", toolName: "play",
+      arguments: [
+        "query": "'Shape of You'", "device": "\u{201C}JBL Flip 4\u{201D}", "paper": "«Le Monde»",
+        "phrase": "say 'hi' twice", "two": "'a' and 'b'", "empty": "''", "count": 2,
+        "tags": ["\"rock\"", "pop"], "nested": ["name": "\u{2018}Emma\u{2019}"],
+      ])
+    let arguments = GuidedToolCalls.withoutQuoteMarks(call).arguments
+    #expect(arguments["query"] == "Shape of You")
+    #expect(arguments["device"] == "JBL Flip 4")
+    #expect(arguments["paper"] == "Le Monde")
+    #expect(arguments["phrase"] == "say 'hi' twice")
+    #expect(arguments["two"] == "'a' and 'b'")
+    #expect(arguments["empty"] == "''")
+    #expect(arguments["count"] == 2)
+    #expect(arguments["tags"] == ["rock", "pop"])
+    #expect(arguments["nested"]?["name"] == "Emma")
+    let plain = Transcript.ToolCall(id: "c2", toolName: "play", arguments: ["query": "Shape of You"])
+    #expect(GuidedToolCalls.withoutQuoteMarks(plain) == plain)
+  }
 }

@@ -121,6 +121,32 @@ import ToolhostSession
       ])
   }
 
+  /// An answer that says it cannot do what an offered tool is for is asked for again as a call; one that cannot do
+  /// something no tool is for, or that does not refuse, is not.
+  @Test func aRefusalOfWhatAToolDoesIsNoAnswer() {
+    let flights = Transcript.ToolDefinition(
+      name: "book_flight", description: "Books a flight from a place at a time.",
+      parameters: ["type": "object", "properties": ["from": ["type": "string"]]])
+    let prompt = "Can you arrange a flight from New York to Paris on June 20?"
+    #expect(
+      GuidedToolCalls.declinesWhatAToolDoes("I can't arrange a flight for you.", prompt: prompt, tools: [flights]))
+    #expect(GuidedToolCalls.declinesWhatAToolDoes("Lo siento, no puedo hacerlo.", prompt: prompt, tools: [flights]))
+    #expect(GuidedToolCalls.declinesWhatAToolDoes("Sorry, I can't.", prompt: prompt, tools: [flights]))
+    #expect(
+      !GuidedToolCalls.declinesWhatAToolDoes("The uncannot word.", prompt: prompt, tools: [flights]), "whole words")
+    #expect(
+      GuidedToolCalls.declinesWhatAToolDoes("I can\u{2019}t do that.", prompt: prompt, tools: [flights]),
+      "a curly apostrophe")
+    #expect(!GuidedToolCalls.declinesWhatAToolDoes("Your flight is booked.", prompt: prompt, tools: [flights]))
+    #expect(
+      !GuidedToolCalls.declinesWhatAToolDoes("I can't write poems.", prompt: "Write a poem", tools: [flights]),
+      "no offered tool is for it")
+    #expect(
+      !GuidedToolCalls.declinesWhatAToolDoes(
+        "I can't see your plans.", prompt: "From where do I leave on Monday?", tools: [flights]),
+      "words of the parameters are not what the tool is for")
+  }
+
   @Test func toolsAreRankedAgainstTheRequest() {
     let todo = Transcript.ToolDefinition(
       name: "todoAdd", description: "Adds an item to the user's to-do list.",
